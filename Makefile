@@ -1,0 +1,61 @@
+# Two commands matter: `make book` and `make test`. Both set themselves up (an idempotent .venv).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# The CPU wheel of torch lies on local disk here; pass it explicitly so nothing resolves a CUDA build.
+FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
+PIP := $(BIN)/python -m pip --disable-pip-version-check -q
+JOBS ?= 2
+SWEEP ?= notebooks/sweeps/foundations-abduction-error.yaml
+export HF_HUB_OFFLINE := 1
+export MPLBACKEND := Agg
+
+.PHONY: setup data book notebooks test lab sweep lint clean browser-deps help
+
+help:
+	@echo "make book   build the book (executes notebooks at book scale, cached) -> _build/html"
+	@echo "make test   run the test suite (notebooks at smoke scale, book build, browser test)"
+	@echo "make setup | notebooks | lab | sweep SWEEP=... | lint | clean"
+
+$(STAMP): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip
+	$(PIP) install $(FIND_LINKS) torch==2.13.0
+	$(PIP) install $(FIND_LINKS) -r requirements.txt
+	$(PIP) install --no-deps --no-build-isolation -e .
+	@touch $(STAMP)
+
+setup: $(STAMP) data
+
+data: $(STAMP)
+	@$(BIN)/cflib data fetch
+
+notebooks: setup
+	$(BIN)/cflib run --scale book --jobs $(JOBS)
+
+book: setup
+	$(BIN)/cflib book --jobs $(JOBS)
+
+browser-deps:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else echo "install Debian's chromium and chromium-driver for the browser test (sudo apt-get install chromium chromium-driver)"; fi; }
+
+test: setup browser-deps
+	$(BIN)/python -m pytest
+
+lab: setup
+	$(PIP) install "jupyterlab>=4,<5"
+	$(BIN)/jupyter lab notebooks/
+
+sweep: setup
+	$(BIN)/cflib sweep $(SWEEP)
+
+lint: setup
+	$(PIP) install ruff
+	$(BIN)/ruff check cflib tests benchmarks
+
+clean:
+	rm -rf _build .pytest_cache

@@ -1,0 +1,144 @@
+"""The ``cflib`` command: run notebooks, sweeps, the book, the reproduction report and data set-up."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+__all__ = ["main"]
+
+
+def _parse_params(items: list[str]) -> dict:
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise ValueError(f"-p expects NAME=VALUE (a YAML value), got {item!r}")
+        k, v = item.split("=", 1)
+        out[k.strip()] = yaml.safe_load(v)
+    return out
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .runner import run
+
+    run(args.notebooks or None, args.scale, output_dir=args.output, force=args.force, jobs=args.jobs,
+        parameters=_parse_params(args.param) or None)
+    return 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import run_sweep
+
+    result = run_sweep(args.file, scheduler=args.scheduler, workers=args.workers, output=args.output, force=args.force)
+    print(f"{result.table_path}: {len(result.table)} rows, {result.n_failed} failed point(s)")
+    return 1 if result.n_failed else 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .claims import gather, report_markdown
+    from .paths import build_dir
+
+    directory = args.directory or build_dir() / "executed" / args.scale
+    text = report_markdown(gather(directory))
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _cmd_book(args: argparse.Namespace) -> int:
+    from .book import build
+
+    build(scale=args.scale, jobs=args.jobs, force=args.force)
+    return 0
+
+
+def _cmd_data(args: argparse.Namespace) -> int:
+    from .data.real import fetch
+
+    fetch(tuple(args.names) if args.names else None, wheel=args.wheel)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``cflib`` command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    p = argparse.ArgumentParser(prog="cflib", description="Counterfactual auditing: notebooks, sweeps, book, data.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="execute notebooks with papermill at a scale (cached)")
+    r.add_argument("notebooks", nargs="*", help="paths relative to notebooks/ (default: every notebook in _toc.yml)")
+    r.add_argument("--scale", choices=("smoke", "book", "full"), default="book")
+    r.add_argument("--jobs", type=int, default=1, help="notebooks executed at once")
+    r.add_argument("--force", action="store_true", help="ignore the cache")
+    r.add_argument("--output", type=Path, default=None, help="output folder (default _build/executed/<scale>)")
+    r.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", help="override a parameter")
+    r.set_defaults(func=_cmd_run)
+
+    s = sub.add_parser("sweep", help="run a notebook over a parameter grid on Dask")
+    s.add_argument("file", type=Path, help="sweep definition (notebooks/sweeps/*.yaml)")
+    s.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler (tcp://host:port)")
+    s.add_argument("--workers", type=int, default=None, help="workers of the embedded LocalCluster")
+    s.add_argument("--output", type=Path, default=None, help="output folder (default _build/sweeps/<name>)")
+    s.add_argument("--force", action="store_true", help="re-run completed points")
+    s.set_defaults(func=_cmd_sweep)
+
+    b = sub.add_parser("book", help="execute the notebooks (cached) and build the HTML book")
+    b.add_argument("--scale", choices=("smoke", "book", "full"), default="book")
+    b.add_argument("--jobs", type=int, default=1)
+    b.add_argument("--force", action="store_true")
+    b.set_defaults(func=_cmd_book)
+
+    rep = sub.add_parser("report", help="print the reproduction report (markdown) from executed notebooks")
+    rep.add_argument("--scale", choices=("smoke", "book", "full"), default="book")
+    rep.add_argument("--directory", type=Path, default=None)
+    rep.add_argument("--output", type=Path, default=None)
+    rep.set_defaults(func=_cmd_report)
+
+    d = sub.add_parser("data", help="real-data set-up")
+    dsub = d.add_subparsers(dest="data_command", required=True)
+    f = dsub.add_parser("fetch", help="fetch COMPAS, Adult and German credit into data/ (sha256-verified)")
+    f.add_argument("names", nargs="*", help="compas, adult, german (default: all)")
+    f.add_argument("--wheel", type=Path, default=None, help="a local fairness-0.1.8 wheel to extract from")
+    f.set_defaults(func=_cmd_data)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``cflib`` console script.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status: 0 success, 1 a notebook or sweep point failed, 2 bad input.
+    """
+    from .runner import NotebookError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except NotebookError as exc:
+        if exc.traceback:
+            print(exc.traceback, file=sys.stderr)
+        print(f"cflib: error: {exc}", file=sys.stderr)
+        return 1
+    except (ValueError, FileNotFoundError, TypeError) as exc:
+        print(f"cflib: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

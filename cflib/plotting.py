@@ -1,0 +1,286 @@
+"""One figure style for the whole book, and axes-level helpers.
+
+Every figure in the book comes from here or from a result object's ``plot`` method, which call
+these helpers. Functions take an optional ``ax`` and return the axes they drew on, so figures
+compose (``fig, axes = subplots(1, 2)``, then ``helper(..., ax=axes[0])``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+
+__all__ = [
+    "PALETTE",
+    "set_style",
+    "subplots",
+    "line_with_band",
+    "image_grid",
+    "qq_uniform",
+    "scatter_with_fit",
+    "identity_line",
+    "verdict_colors",
+]
+
+#: Colour-blind-safe palette (Okabe-Ito) used for every categorical series in the book.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+
+#: Colours for claim verdicts in tables and figures.
+verdict_colors = {
+    "reproduced": "#009E73",
+    "not reproduced": "#D55E00",
+    "inconclusive at this scale": "#E69F00",
+}
+
+
+def set_style(context: str = "notebook", dpi: int = 110) -> None:
+    """Apply the book's matplotlib/seaborn theme.
+
+    Parameters
+    ----------
+    context : {"paper", "notebook", "talk"}
+        Seaborn scaling context.
+    dpi : int
+        Figure resolution for inline display.
+    """
+    import seaborn as sns
+
+    if context not in ("paper", "notebook", "talk", "poster"):
+        raise ValueError(f"context must be 'paper', 'notebook', 'talk' or 'poster', got {context!r}")
+    sns.set_theme(context=context, style="whitegrid", palette=PALETTE, font="DejaVu Sans")
+    mpl.rcParams.update(
+        {
+            "figure.dpi": dpi,
+            "savefig.dpi": 150,
+            "figure.figsize": (6.4, 4.0),
+            "figure.constrained_layout.use": True,
+            "axes.titleweight": "bold",
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "image.cmap": "viridis",
+            "legend.frameon": False,
+        }
+    )
+
+
+def subplots(nrows: int = 1, ncols: int = 1, width: float = 4.0, height: float = 3.2, **kwargs):
+    """Create a figure with a grid of axes sized per panel.
+
+    Parameters
+    ----------
+    nrows, ncols : int
+        Grid shape.
+    width, height : float
+        Size of one panel in inches.
+    **kwargs
+        Passed to :func:`matplotlib.pyplot.subplots`.
+
+    Returns
+    -------
+    (matplotlib.figure.Figure, matplotlib.axes.Axes or numpy.ndarray)
+    """
+    return plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), **kwargs)
+
+
+def _ax(ax):
+    return plt.gca() if ax is None else ax
+
+
+def line_with_band(
+    x: Sequence[float],
+    y: Sequence[float],
+    lo: Sequence[float] | None = None,
+    hi: Sequence[float] | None = None,
+    *,
+    label: str | None = None,
+    color: str | None = None,
+    ax=None,
+    **kwargs,
+):
+    """Plot a line with an optional shaded band (a confidence interval).
+
+    Parameters
+    ----------
+    x, y : sequence of float
+        The line.
+    lo, hi : sequence of float, optional
+        Lower and upper edges of the band.
+    label, color : str, optional
+        Legend label and colour.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on (current axes by default).
+    **kwargs
+        Passed to ``ax.plot``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    ax = _ax(ax)
+    (line,) = ax.plot(x, y, marker="o", ms=4, label=label, color=color, **kwargs)
+    if lo is not None and hi is not None:
+        ax.fill_between(x, lo, hi, alpha=0.2, color=line.get_color(), linewidth=0)
+    return ax
+
+
+def image_grid(
+    images: np.ndarray,
+    *,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    cmap: str | None = "gray",
+    vmin: float | None = None,
+    vmax: float | None = None,
+    panel: float = 1.1,
+    fig=None,
+):
+    """Show a grid of images, e.g. rows of counterfactuals.
+
+    Parameters
+    ----------
+    images : numpy.ndarray
+        Array of shape ``(rows, cols, H, W)`` (grey) or ``(rows, cols, H, W, 3)`` /
+        ``(rows, cols, 3, H, W)`` (colour, values in [0, 1]).
+    row_labels, col_labels : sequence of str, optional
+        Labels written left of each row and above each column.
+    cmap : str, optional
+        Colour map for grey images.
+    vmin, vmax : float, optional
+        Grey-level range.
+    panel : float
+        Size of one image in inches.
+    fig : matplotlib.figure.Figure, optional
+        Figure to draw into; a new one by default.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes
+        The ``(rows, cols)`` axes.
+    """
+    images = np.asarray(images)
+    if images.ndim not in (4, 5):
+        raise ValueError(f"images must have shape (rows, cols, H, W[, 3]), got {images.shape}")
+    if images.ndim == 5 and images.shape[2] in (1, 3) and images.shape[-1] not in (1, 3):
+        images = np.moveaxis(images, 2, -1)
+    if images.ndim == 5 and images.shape[-1] == 1:
+        images = images[..., 0]
+    rows, cols = images.shape[:2]
+    if row_labels is not None and len(row_labels) != rows:
+        raise ValueError(f"row_labels has {len(row_labels)} entries for {rows} rows")
+    if col_labels is not None and len(col_labels) != cols:
+        raise ValueError(f"col_labels has {len(col_labels)} entries for {cols} columns")
+    if fig is None:
+        fig = plt.figure(figsize=(panel * cols + (1.2 if row_labels is not None else 0.2), panel * rows + 0.4))
+    axes = np.asarray(fig.subplots(rows, cols, squeeze=False))
+    for r in range(rows):
+        for c in range(cols):
+            ax = axes[r, c]
+            img = images[r, c]
+            ax.imshow(np.clip(img, 0, 1) if img.ndim == 3 else img, cmap=None if img.ndim == 3 else cmap, vmin=vmin, vmax=vmax)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.grid(False)
+            for side in ax.spines.values():
+                side.set_visible(False)
+            if r == 0 and col_labels is not None:
+                ax.set_title(col_labels[c], fontsize=9, fontweight="normal")
+            if c == 0 and row_labels is not None:
+                ax.set_ylabel(row_labels[r], fontsize=9, rotation=0, ha="right", va="center")
+    return axes
+
+
+def qq_uniform(pvalues: Sequence[float], *, label: str | None = None, ax=None, band: float = 0.95):
+    """QQ plot of p-values against the uniform distribution with a pointwise band.
+
+    Parameters
+    ----------
+    pvalues : sequence of float
+        P-values in [0, 1].
+    label : str, optional
+        Legend label.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on.
+    band : float
+        Coverage of the pointwise Beta band for uniform order statistics.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    from scipy import stats
+
+    p = np.sort(np.asarray(pvalues, dtype=float))
+    if p.size == 0 or np.any((p < 0) | (p > 1)) or np.any(np.isnan(p)):
+        raise ValueError("pvalues must be a non-empty sequence of numbers in [0, 1]")
+    n = p.size
+    k = np.arange(1, n + 1)
+    expected = k / (n + 1)
+    ax = _ax(ax)
+    lo = stats.beta.ppf((1 - band) / 2, k, n + 1 - k)
+    hi = stats.beta.ppf(1 - (1 - band) / 2, k, n + 1 - k)
+    ax.fill_between(expected, lo, hi, color="0.85", linewidth=0, label=f"{band:.0%} band")
+    ax.plot(expected, p, ".", ms=3, label=label)
+    identity_line(ax)
+    ax.set_xlabel("uniform quantile")
+    ax.set_ylabel("p-value quantile")
+    return ax
+
+
+def identity_line(ax=None, **kwargs):
+    """Draw the line y = x across the current limits of ``ax``.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on.
+    **kwargs
+        Passed to ``ax.plot``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    ax = _ax(ax)
+    lo = min(ax.get_xlim()[0], ax.get_ylim()[0])
+    hi = max(ax.get_xlim()[1], ax.get_ylim()[1])
+    kwargs = {"color": "0.4", "lw": 1, "ls": "--", **kwargs}
+    ax.plot([lo, hi], [lo, hi], **kwargs)
+    return ax
+
+
+def scatter_with_fit(x: Sequence[float], y: Sequence[float], *, label: str | None = None, ax=None, **kwargs):
+    """Scatter ``y`` against ``x`` with a least-squares line and Pearson's r in the legend.
+
+    Parameters
+    ----------
+    x, y : sequence of float
+        Points (NaNs are dropped pairwise).
+    label : str, optional
+        Series label; Pearson's r is appended.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on.
+    **kwargs
+        Passed to ``ax.scatter``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
+    ok = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[ok], y[ok]
+    ax = _ax(ax)
+    r = np.corrcoef(x, y)[0, 1] if x.size > 2 and np.std(x) > 0 and np.std(y) > 0 else np.nan
+    text = f"r = {r:.2f}" if label is None else f"{label} (r = {r:.2f})"
+    pts = ax.scatter(x, y, s=kwargs.pop("s", 12), alpha=kwargs.pop("alpha", 0.7), label=text, **kwargs)
+    if np.isfinite(r):
+        slope, intercept = np.polyfit(x, y, 1)
+        grid = np.linspace(x.min(), x.max(), 50)
+        ax.plot(grid, slope * grid + intercept, color=pts.get_facecolor()[0], lw=1.2)
+    return ax

@@ -1,0 +1,497 @@
+"""Execute the book's notebooks with papermill at a scale, with caching.
+
+Three scales (see ``DESIGN.md``): ``smoke`` (seconds, for the tests), ``book`` (the notebooks'
+own defaults, what the rendered book shows) and ``full`` (paper scale, for a GPU). Overrides of
+the ``parameters`` cell come from ``notebooks/params/<scale>.yaml``, a mapping from a notebook's
+path relative to ``notebooks/`` to ``{parameter: value}``; an unknown notebook or parameter is an
+error, never a silent no-op.
+
+A notebook is re-executed only when its source cells, its resolved parameters, the scale or the
+``cflib`` source changed since its last successful run. Outputs are written atomically: the
+executed notebook and its ``.claims.json`` appear under their final names only after the whole
+notebook succeeded, and a stamp file (``.run.json``) holding the cache key is written last.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import yaml
+
+from .paths import build_dir, notebooks_dir, repo_root
+
+__all__ = [
+    "SCALES",
+    "NotebookError",
+    "RunResult",
+    "toc_notebooks",
+    "notebook_parameters",
+    "load_overrides",
+    "resolve_parameters",
+    "cache_key",
+    "execute",
+    "run",
+]
+
+SCALES = ("smoke", "book", "full")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class NotebookError(RuntimeError):
+    """A notebook failed while executing.
+
+    Attributes
+    ----------
+    notebook : str
+        Path relative to ``notebooks/``.
+    cell : int or None
+        Index of the failing code cell in the source notebook (0-based), when known.
+    traceback : str
+        The kernel's traceback without terminal colour codes.
+    """
+
+    def __init__(self, notebook: str, cell: int | None, message: str, traceback: str = "") -> None:
+        self.notebook = notebook
+        self.cell = cell
+        self.traceback = traceback
+        where = f" in cell {cell}" if cell is not None else ""
+        super().__init__(f"notebooks/{notebook} failed{where}: {message}")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Outcome of running one notebook.
+
+    Attributes
+    ----------
+    notebook : str
+        Path relative to ``notebooks/``.
+    status : str
+        ``"executed"`` or ``"cached"`` (skipped because nothing it depends on changed).
+    seconds : float
+        Wall time of the execution (of the original run, for a cached result).
+    output : pathlib.Path
+        The executed notebook.
+    parameters : dict
+        The parameters it ran with (overrides only; defaults are the notebook's).
+    """
+
+    notebook: str
+    status: str
+    seconds: float
+    output: Path
+    parameters: dict
+
+
+def _check_scale(scale: str) -> None:
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+
+
+def toc_notebooks() -> list[str]:
+    """Notebooks listed in ``_toc.yml``, in book order, relative to ``notebooks/``.
+
+    Returns
+    -------
+    list of str
+    """
+    toc = yaml.safe_load((repo_root() / "_toc.yml").read_text())
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            f = node.get("file")
+            if isinstance(f, str) and f.startswith("notebooks/"):
+                found.append(f.removeprefix("notebooks/") + ("" if f.endswith(".ipynb") else ".ipynb"))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(toc)
+    return found
+
+
+def _resolve_notebook(notebook: str | os.PathLike) -> tuple[str, Path]:
+    """Accept 'slug/nn-x.ipynb', 'notebooks/slug/nn-x.ipynb' or an absolute path."""
+    nbdir = notebooks_dir()
+    p = Path(notebook)
+    if not p.is_absolute():
+        text = str(p)
+        p = repo_root() / text if text.startswith("notebooks/") else nbdir / text
+    if p.suffix != ".ipynb":
+        p = p.with_suffix(".ipynb")
+    p = p.resolve()
+    try:
+        rel = p.relative_to(nbdir.resolve()).as_posix()
+    except ValueError as exc:
+        raise ValueError(f"notebook {notebook!s} is not inside {nbdir}") from exc
+    if not p.exists():
+        raise FileNotFoundError(f"notebook {notebook!s} does not exist (looked for {p})")
+    return rel, p
+
+
+def _parameters_cell(nb: nbformat.NotebookNode, name: str) -> tuple[int, str]:
+    cells = [(i, c) for i, c in enumerate(nb.cells) if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        raise ValueError(f"notebook {name} must have exactly one cell tagged 'parameters', found {len(cells)}")
+    return cells[0][0], cells[0][1].source
+
+
+def notebook_parameters(notebook: str | os.PathLike) -> dict[str, Any]:
+    """Names and default values of a notebook's ``parameters`` cell.
+
+    Parameters
+    ----------
+    notebook : str or path-like
+        Path relative to ``notebooks/`` (or with the ``notebooks/`` prefix, or absolute).
+
+    Returns
+    -------
+    dict
+        Parameter name -> default (the literal value, or the source text when not a literal).
+    """
+    rel, path = _resolve_notebook(notebook)
+    nb = nbformat.read(path, as_version=4)
+    _, source = _parameters_cell(nb, rel)
+    out: dict[str, Any] = {}
+    for node in ast.parse(source).body:
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        for t in targets:
+            if isinstance(t, ast.Name):
+                try:
+                    out[t.id] = ast.literal_eval(value)
+                except ValueError:
+                    out[t.id] = ast.get_source_segment(source, value)
+    return out
+
+
+def load_overrides(scale: str) -> dict[str, dict[str, Any]]:
+    """Read and validate ``notebooks/params/<scale>.yaml``.
+
+    Parameters
+    ----------
+    scale : {"smoke", "book", "full"}
+
+    Returns
+    -------
+    dict
+        Notebook path (relative to ``notebooks/``) -> parameter overrides. Empty when the file is
+        absent (the ``book`` scale usually has none: the notebooks' defaults are the book scale).
+
+    Raises
+    ------
+    ValueError
+        Malformed YAML, an unknown notebook or an unknown parameter name.
+    """
+    _check_scale(scale)
+    path = notebooks_dir() / "params" / f"{scale}.yaml"
+    if not path.exists():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping 'notebook path: {{parameter: value}}', got {type(data).__name__}")
+    out: dict[str, dict[str, Any]] = {}
+    for key, params in data.items():
+        try:
+            rel, _ = _resolve_notebook(key)
+        except (FileNotFoundError, ValueError) as exc:
+            raise ValueError(f"{path}: {exc}") from None
+        if not isinstance(params, dict):
+            raise ValueError(f"{path}: {key} must map to {{parameter: value}}, got {params!r}")
+        _check_known(rel, params, f"{path.name}")
+        out[rel] = dict(params)
+    return out
+
+
+def _check_known(rel: str, params: Mapping[str, Any], source: str) -> None:
+    known = notebook_parameters(rel)
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise ValueError(
+            f"{source}: notebook {rel} has no parameter {', '.join(map(repr, unknown))} "
+            f"(its parameters are: {', '.join(known) or 'none'})"
+        )
+
+
+def resolve_parameters(notebook: str, scale: str, parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Overrides for one notebook: the scale's YAML entry updated with explicit ``parameters``.
+
+    Parameters
+    ----------
+    notebook : str
+        Path relative to ``notebooks/``.
+    scale : {"smoke", "book", "full"}
+    parameters : mapping, optional
+        Explicit values (a sweep point, ``cflib run -p``); they win over the YAML.
+
+    Returns
+    -------
+    dict
+    """
+    rel, _ = _resolve_notebook(notebook)
+    params = dict(load_overrides(scale).get(rel, {}))
+    if parameters:
+        _check_known(rel, parameters, "parameters")
+        params.update(parameters)
+    return params
+
+
+def _cflib_source_hash() -> str:
+    h = hashlib.sha256()
+    pkg = Path(__file__).resolve().parent
+    for f in sorted(pkg.rglob("*.py")):
+        h.update(f.relative_to(pkg).as_posix().encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def cache_key(notebook: str, scale: str, parameters: Mapping[str, Any]) -> str:
+    """Hash of everything an executed notebook depends on.
+
+    Parameters
+    ----------
+    notebook : str
+        Path relative to ``notebooks/``.
+    scale : str
+        The scale name.
+    parameters : mapping
+        The resolved overrides.
+
+    Returns
+    -------
+    str
+        Hex digest over the source cells (outputs ignored), parameters, scale and the ``cflib``
+        source tree.
+    """
+    _, path = _resolve_notebook(notebook)
+    nb = nbformat.read(path, as_version=4)
+    cells = [{"type": c.cell_type, "source": c.source, "tags": c.get("metadata", {}).get("tags", [])} for c in nb.cells]
+    payload = json.dumps(
+        {"cells": cells, "parameters": parameters, "scale": scale, "cflib": _cflib_source_hash()},
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _outputs(output_dir: Path, rel: str) -> dict[str, Path]:
+    out = output_dir / rel
+    stem = out.with_suffix("")
+    return {
+        "notebook": out,
+        "claims": Path(f"{stem}.claims.json"),
+        "stamp": Path(f"{stem}.run.json"),
+        "failed": Path(f"{stem}.failed.ipynb"),
+        "partial": out.parent / f".{out.stem}.partial.ipynb",
+        "input": out.parent / f".{out.name}.input.ipynb",
+    }
+
+
+def _injected_cell(rel: str, scale: str, claims: Path, seed_env: Mapping[str, str] | None) -> nbformat.NotebookNode:
+    env = {"CFLIB_SCALE": scale, "CFLIB_NOTEBOOK": rel, "CFLIB_CLAIMS_FILE": str(claims), **(seed_env or {})}
+    src = "# Injected by cflib.runner: tells cflib.claims where to write and which scale this is.\nimport os\n"
+    src += "".join(f"os.environ[{k!r}] = {v!r}\n" for k, v in env.items())
+    cell = nbformat.v4.new_code_cell(src)
+    cell.metadata["tags"] = ["remove-cell", "cflib-injected"]
+    return cell
+
+
+def execute(
+    notebook: str | os.PathLike,
+    scale: str = "book",
+    parameters: Mapping[str, Any] | None = None,
+    *,
+    output_dir: str | os.PathLike | None = None,
+    force: bool = False,
+    env: Mapping[str, str] | None = None,
+) -> RunResult:
+    """Execute one notebook at a scale (or return its cached result).
+
+    Parameters
+    ----------
+    notebook : str or path-like
+        Path relative to ``notebooks/`` (the ``notebooks/`` prefix and absolute paths also work).
+    scale : {"smoke", "book", "full"}
+        Which overrides to apply.
+    parameters : mapping, optional
+        Extra overrides on top of the scale's YAML.
+    output_dir : path-like, optional
+        Where the executed notebook goes (default ``_build/executed/<scale>``); the notebook's
+        folder under ``notebooks/`` is kept.
+    force : bool
+        Execute even when the cache says nothing changed.
+    env : mapping, optional
+        Extra environment variables set in the kernel before the first cell.
+
+    Returns
+    -------
+    RunResult
+
+    Raises
+    ------
+    NotebookError
+        When a cell raises; the message names the cell and the traceback is attached. The partly
+        executed notebook is kept as ``<name>.failed.ipynb`` and no result under the final name
+        is left behind.
+    """
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    _check_scale(scale)
+    rel, path = _resolve_notebook(notebook)
+    params = resolve_parameters(rel, scale, parameters)
+    key = cache_key(rel, scale, params)
+    output_dir = Path(output_dir) if output_dir is not None else build_dir() / "executed" / scale
+    o = _outputs(output_dir, rel)
+    if not force and o["stamp"].exists() and o["notebook"].exists():
+        stamp = json.loads(o["stamp"].read_text())
+        if stamp.get("key") == key:
+            return RunResult(rel, "cached", stamp.get("seconds", 0.0), o["notebook"], params)
+
+    o["notebook"].parent.mkdir(parents=True, exist_ok=True)
+    for name in ("stamp", "notebook", "claims", "failed"):
+        o[name].unlink(missing_ok=True)  # nothing stale may survive a failed re-run
+    partial_claims = Path(f"{o['claims']}.partial")
+    partial_claims.unlink(missing_ok=True)
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.insert(0, _injected_cell(rel, scale, partial_claims, env))
+    nbformat.write(nb, o["input"])
+    t0 = time.perf_counter()
+    try:
+        pm.execute_notebook(
+            str(o["input"]),
+            str(o["partial"]),
+            parameters=params,
+            kernel_name="python3",
+            progress_bar=False,
+            log_output=False,
+            request_save_on_cell_execute=False,
+        )
+    except PapermillExecutionError as exc:
+        if o["partial"].exists():
+            os.replace(o["partial"], o["failed"])
+        partial_claims.unlink(missing_ok=True)
+        # papermill's cell index counts the injected cells (ours and its parameters cell).
+        cell = _source_cell_index(o["failed"], exc.cell_index) if o["failed"].exists() else None
+        tb = _ANSI.sub("", "\n".join(exc.traceback or []))
+        raise NotebookError(rel, cell, f"{exc.ename}: {_ANSI.sub('', str(exc.evalue))}", tb) from None
+    except BaseException:
+        o["partial"].unlink(missing_ok=True)
+        partial_claims.unlink(missing_ok=True)
+        raise
+    finally:
+        o["input"].unlink(missing_ok=True)
+    seconds = time.perf_counter() - t0
+    if partial_claims.exists():
+        os.replace(partial_claims, o["claims"])
+    os.replace(o["partial"], o["notebook"])
+    stamp = {"key": key, "seconds": round(seconds, 2), "scale": scale, "parameters": params, "finished": time.time()}
+    tmp = o["stamp"].with_suffix(".tmp")
+    tmp.write_text(json.dumps(stamp, default=str))
+    os.replace(tmp, o["stamp"])
+    return RunResult(rel, "executed", seconds, o["notebook"], params)
+
+
+def _source_cell_index(executed: Path, index: int) -> int | None:
+    """Map papermill's cell index in the executed copy back to the source notebook's index."""
+    nb = nbformat.read(executed, as_version=4)
+    injected = 0
+    for i, c in enumerate(nb.cells):
+        if i == index:
+            return index - injected
+        tags = c.get("metadata", {}).get("tags", [])
+        if "cflib-injected" in tags or "injected-parameters" in tags:
+            injected += 1
+    return None
+
+
+def run(
+    notebooks: Iterable[str] | None = None,
+    scale: str = "book",
+    *,
+    output_dir: str | os.PathLike | None = None,
+    force: bool = False,
+    jobs: int = 1,
+    parameters: Mapping[str, Any] | None = None,
+    log=sys.stderr,
+) -> list[RunResult]:
+    """Execute several notebooks (by default every notebook in ``_toc.yml``).
+
+    Parameters
+    ----------
+    notebooks : iterable of str, optional
+        Paths relative to ``notebooks/``; default: the table of contents.
+    scale : {"smoke", "book", "full"}
+    output_dir : path-like, optional
+        Default ``_build/executed/<scale>``.
+    force : bool
+        Ignore the cache.
+    jobs : int
+        Notebooks executed at once (each in its own kernel).
+    parameters : mapping, optional
+        Overrides applied to every notebook (each must be a parameter of every notebook).
+    log : file-like
+        Where progress lines go (``None`` for silence).
+
+    Returns
+    -------
+    list of RunResult
+        In the order given.
+
+    Raises
+    ------
+    NotebookError
+        The first failure, after the notebooks already running have finished.
+    """
+    _check_scale(scale)
+    if not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    names = list(notebooks) if notebooks is not None else toc_notebooks()
+    names = [_resolve_notebook(n)[0] for n in names]
+    load_overrides(scale)  # validate the whole file up front: one clear error, nothing executed
+    for n in names:
+        resolve_parameters(n, scale, parameters)
+    results: dict[str, RunResult] = {}
+    errors: list[NotebookError] = []
+
+    def one(i_name: tuple[int, str]) -> None:
+        i, name = i_name
+        if errors:
+            return
+        try:
+            r = execute(name, scale, parameters, output_dir=output_dir, force=force)
+        except NotebookError as exc:
+            errors.append(exc)
+            if log:
+                print(f"[{i + 1}/{len(names)}] {name}: FAILED", file=log, flush=True)
+            return
+        results[name] = r
+        if log:
+            print(f"[{i + 1}/{len(names)}] {name}: {r.status} ({r.seconds:.1f} s)", file=log, flush=True)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(one, enumerate(names)))
+    if errors:
+        raise errors[0]
+    return [results[n] for n in names]
