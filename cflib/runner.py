@@ -41,6 +41,7 @@ __all__ = [
     "load_overrides",
     "resolve_parameters",
     "cache_key",
+    "is_cached",
     "execute",
     "run",
 ]
@@ -257,17 +258,14 @@ def resolve_parameters(notebook: str, scale: str, parameters: Mapping[str, Any] 
     return params
 
 
-def _cflib_source_hash() -> str:
-    h = hashlib.sha256()
+def _cflib_files() -> dict[str, str]:
+    """sha256 of every source file of the ``cflib`` package, keyed by its path inside the package."""
     pkg = Path(__file__).resolve().parent
-    for f in sorted(pkg.rglob("*.py")):
-        h.update(f.relative_to(pkg).as_posix().encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()
+    return {f.relative_to(pkg).as_posix(): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(pkg.rglob("*.py"))}
 
 
 def cache_key(notebook: str, scale: str, parameters: Mapping[str, Any]) -> str:
-    """Hash of everything an executed notebook depends on.
+    """Hash of what an executed notebook depends on, apart from the ``cflib`` modules it imported.
 
     Parameters
     ----------
@@ -281,18 +279,72 @@ def cache_key(notebook: str, scale: str, parameters: Mapping[str, Any]) -> str:
     Returns
     -------
     str
-        Hex digest over the source cells (outputs ignored), parameters, scale and the ``cflib``
-        source tree.
+        Hex digest over the source cells (outputs ignored), declared dependencies, parameters and
+        scale. The ``cflib`` modules a run imported are recorded in its stamp and checked separately
+        (:func:`is_cached`), so editing one chapter's module does not re-run the other chapters.
     """
-    _, path = _resolve_notebook(notebook)
+    return hashlib.sha256(
+        json.dumps({"notebook": _notebook_hash(notebook), "parameters": parameters, "scale": scale}, sort_keys=True, default=str).encode()
+    ).hexdigest()
+
+
+def is_cached(notebook: str, scale: str, parameters: Mapping[str, Any], output_dir: str | os.PathLike) -> dict | None:
+    """The stamp of a still-valid earlier run of ``notebook`` in ``output_dir``, else ``None``.
+
+    A run is valid when its notebook, dependencies, parameters and scale are unchanged and every
+    ``cflib`` source file it imported (all of them, for a notebook with declared dependencies, which
+    may run other notebooks) still has the same content.
+
+    Parameters
+    ----------
+    notebook : str
+        Path relative to ``notebooks/``.
+    scale : str
+        The scale name.
+    parameters : mapping
+        The resolved overrides.
+    output_dir : path-like
+        The folder the run wrote into.
+
+    Returns
+    -------
+    dict or None
+    """
+    rel, _ = _resolve_notebook(notebook)
+    o = _outputs(Path(output_dir), rel)
+    if not (o["stamp"].exists() and o["notebook"].exists()):
+        return None
+    stamp = json.loads(o["stamp"].read_text())
+    if stamp.get("key") != cache_key(rel, scale, parameters):
+        return None
+    current = _cflib_files()
+    modules = stamp.get("modules")
+    if not isinstance(modules, dict) or any(current.get(f) != h for f, h in modules.items()):
+        return None
+    return stamp
+
+
+def _file_hash(path: Path, by: str) -> str:
+    if not path.is_file():
+        raise ValueError(f"notebook {by} declares a dependency on {path}, which does not exist")
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _notebook_hash(notebook: str, _seen: frozenset = frozenset()) -> str:
+    """Hash of a notebook's source cells and of what it declares it depends on (metadata
+    ``{"cflib": {"depends": [...]}}``: notebooks, hashed recursively, or other files such as a sweep
+    definition, paths relative to ``notebooks/``), for a notebook that runs or reads other notebooks."""
+    rel, path = _resolve_notebook(notebook)
     nb = nbformat.read(path, as_version=4)
     cells = [{"type": c.cell_type, "source": c.source, "tags": c.get("metadata", {}).get("tags", [])} for c in nb.cells]
-    payload = json.dumps(
-        {"cells": cells, "parameters": parameters, "scale": scale, "cflib": _cflib_source_hash()},
-        sort_keys=True,
-        default=str,
-    )
-    return hashlib.sha256(payload.encode()).hexdigest()
+    deps = nb.metadata.get("cflib", {}).get("depends", [])
+    if rel in _seen:
+        raise ValueError(f"notebook {rel} depends on itself through {sorted(_seen)}")
+    dep_hashes = {
+        d: _notebook_hash(d, _seen | {rel}) if d.endswith(".ipynb") else _file_hash(notebooks_dir() / d, rel)
+        for d in deps
+    }
+    return hashlib.sha256(json.dumps({"cells": cells, "depends": dep_hashes}, sort_keys=True).encode()).hexdigest()
 
 
 def _outputs(output_dir: Path, rel: str) -> dict[str, Path]:
@@ -303,18 +355,39 @@ def _outputs(output_dir: Path, rel: str) -> dict[str, Path]:
         "claims": Path(f"{stem}.claims.json"),
         "stamp": Path(f"{stem}.run.json"),
         "failed": Path(f"{stem}.failed.ipynb"),
+        "modules": out.parent / f".{out.stem}.modules.json",
         "partial": out.parent / f".{out.stem}.partial.ipynb",
         "input": out.parent / f".{out.name}.input.ipynb",
     }
 
 
-def _injected_cell(rel: str, scale: str, claims: Path, seed_env: Mapping[str, str] | None) -> nbformat.NotebookNode:
-    env = {"CFLIB_SCALE": scale, "CFLIB_NOTEBOOK": rel, "CFLIB_CLAIMS_FILE": str(claims), **(seed_env or {})}
+def _injected_cell(rel: str, scale: str, claims: Path, env: Mapping[str, str] | None) -> nbformat.NotebookNode:
+    env = {"CFLIB_SCALE": scale, "CFLIB_NOTEBOOK": rel, "CFLIB_CLAIMS_FILE": str(claims), **(env or {})}
     src = "# Injected by cflib.runner: tells cflib.claims where to write and which scale this is.\nimport os\n"
     src += "".join(f"os.environ[{k!r}] = {v!r}\n" for k, v in env.items())
     cell = nbformat.v4.new_code_cell(src)
     cell.metadata["tags"] = ["remove-cell", "cflib-injected"]
     return cell
+
+
+def _modules_cell(path: Path) -> nbformat.NotebookNode:
+    """Last cell: list the cflib modules the kernel imported, for the cache (see is_cached)."""
+    src = (
+        "# Injected by cflib.runner: which cflib modules this run used (for the cache).\n"
+        "import json as _json, sys as _sys\n"
+        "_mods = sorted({m.__file__ for n, m in list(_sys.modules.items())\n"
+        "                if (n == 'cflib' or n.startswith('cflib.')) and getattr(m, '__file__', None)})\n"
+        f"with open({str(path)!r}, 'w') as _f:\n"
+        "    _json.dump(_mods, _f)\n"
+    )
+    cell = nbformat.v4.new_code_cell(src)
+    cell.metadata["tags"] = ["remove-cell", "cflib-injected"]
+    return cell
+
+
+def _has_dependencies(rel: str) -> bool:
+    _, path = _resolve_notebook(rel)
+    return bool(nbformat.read(path, as_version=4).metadata.get("cflib", {}).get("depends"))
 
 
 def execute(
@@ -361,13 +434,13 @@ def execute(
     _check_scale(scale)
     rel, path = _resolve_notebook(notebook)
     params = resolve_parameters(rel, scale, parameters)
-    key = cache_key(rel, scale, params)
     output_dir = Path(output_dir) if output_dir is not None else build_dir() / "executed" / scale
     o = _outputs(output_dir, rel)
-    if not force and o["stamp"].exists() and o["notebook"].exists():
-        stamp = json.loads(o["stamp"].read_text())
-        if stamp.get("key") == key:
-            return RunResult(rel, "cached", stamp.get("seconds", 0.0), o["notebook"], params)
+    stamp = None if force else is_cached(rel, scale, params, output_dir)
+    if stamp is not None:
+        return RunResult(rel, "cached", stamp.get("seconds", 0.0), o["notebook"], params)
+    key = cache_key(rel, scale, params)
+    before = _cflib_files()
 
     o["notebook"].parent.mkdir(parents=True, exist_ok=True)
     for name in ("stamp", "notebook", "claims", "failed"):
@@ -376,6 +449,7 @@ def execute(
     partial_claims.unlink(missing_ok=True)
     nb = nbformat.read(path, as_version=4)
     nb.cells.insert(0, _injected_cell(rel, scale, partial_claims, env))
+    nb.cells.append(_modules_cell(o["modules"]))
     nbformat.write(nb, o["input"])
     t0 = time.perf_counter()
     try:
@@ -392,13 +466,14 @@ def execute(
         if o["partial"].exists():
             os.replace(o["partial"], o["failed"])
         partial_claims.unlink(missing_ok=True)
+        o["modules"].unlink(missing_ok=True)
         # papermill's cell index counts the injected cells (ours and its parameters cell).
         cell = _source_cell_index(o["failed"], exc.cell_index) if o["failed"].exists() else None
         tb = _ANSI.sub("", "\n".join(exc.traceback or []))
         raise NotebookError(rel, cell, f"{exc.ename}: {_ANSI.sub('', str(exc.evalue))}", tb) from None
     except BaseException:
-        o["partial"].unlink(missing_ok=True)
-        partial_claims.unlink(missing_ok=True)
+        for leftover in (o["partial"], partial_claims, o["modules"]):
+            leftover.unlink(missing_ok=True)
         raise
     finally:
         o["input"].unlink(missing_ok=True)
@@ -406,7 +481,23 @@ def execute(
     if partial_claims.exists():
         os.replace(partial_claims, o["claims"])
     os.replace(o["partial"], o["notebook"])
-    stamp = {"key": key, "seconds": round(seconds, 2), "scale": scale, "parameters": params, "finished": time.time()}
+    pkg = Path(__file__).resolve().parent
+    used = json.loads(o["modules"].read_text()) if o["modules"].exists() else None
+    o["modules"].unlink(missing_ok=True)
+    if used is None or _has_dependencies(rel):
+        # It may run other notebooks, whose imports it cannot see (or its list is missing): depend on all of cflib.
+        modules = before
+    else:
+        modules = {}
+        for f in used:
+            try:
+                name = Path(f).resolve().relative_to(pkg).as_posix()
+            except ValueError:  # another cflib installation than this checkout's: depend on all of it
+                modules = before
+                break
+            modules[name] = before.get(name, "")
+    stamp = {"key": key, "modules": modules, "seconds": round(seconds, 2), "scale": scale, "parameters": params,
+             "finished": time.time()}
     tmp = o["stamp"].with_suffix(".tmp")
     tmp.write_text(json.dumps(stamp, default=str))
     os.replace(tmp, o["stamp"])
