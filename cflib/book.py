@@ -10,7 +10,6 @@ bytes changed, so a rebuild with nothing changed lets Sphinx reuse its whole env
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -84,7 +83,14 @@ def stage(executed_dir: Path, site: Path | None = None) -> Path:
     return site
 
 
-def build(scale: str = "book", *, jobs: int = 1, force: bool = False, executed_dir: Path | None = None) -> Path:
+def build(
+    scale: str = "book",
+    *,
+    jobs: int = 1,
+    force: bool = False,
+    executed_dir: Path | None = None,
+    path_output: Path | None = None,
+) -> Path:
     """Execute the table of contents at ``scale`` and build the HTML book into ``_build/html``.
 
     Parameters
@@ -97,11 +103,13 @@ def build(scale: str = "book", *, jobs: int = 1, force: bool = False, executed_d
         Re-execute every notebook.
     executed_dir : pathlib.Path, optional
         Where executed notebooks go (default ``_build/executed/<scale>``).
+    path_output : pathlib.Path, optional
+        Folder under which ``_build/site`` and ``_build/html`` are written (default: the repository).
 
     Returns
     -------
     pathlib.Path
-        ``_build/html``.
+        The HTML folder, ``<path_output>/_build/html``.
 
     Raises
     ------
@@ -112,14 +120,15 @@ def build(scale: str = "book", *, jobs: int = 1, force: bool = False, executed_d
     """
     executed_dir = executed_dir or build_dir() / "executed" / scale
     run(None, scale, output_dir=executed_dir, force=force, jobs=jobs)
-    site = stage(executed_dir)
     root = repo_root()
-    cmd = [sys.executable, "-m", "jupyter_book", "build", str(site), "--path-output", str(root), "-W", "-n", "--keep-going"]
-    jb = shutil.which("jupyter-book", path=str(Path(sys.executable).parent))
-    if jb:
-        cmd = [jb, *cmd[3:]]
+    path_output = Path(path_output) if path_output is not None else root
+    site = stage(executed_dir, path_output / "_build" / "site")
+    jb = Path(sys.executable).parent / "jupyter-book"
+    if not jb.exists():
+        raise FileNotFoundError(f"{jb} not found: install Jupyter Book 1 (`make setup`, or pip install 'jupyter-book<2')")
+    cmd = [str(jb), "build", str(site), "--path-output", str(path_output), "-W", "-n", "--keep-going", "-q"]
     env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
     res = subprocess.run(cmd, cwd=root, env=env)
     if res.returncode != 0:
         raise RuntimeError(f"jupyter-book build failed (exit {res.returncode}); see the warnings above")
-    return build_dir() / "html"
+    return path_output / "_build" / "html"

@@ -319,7 +319,7 @@ def is_cached(notebook: str, scale: str, parameters: Mapping[str, Any], output_d
         return None
     current = _cflib_files()
     modules = stamp.get("modules")
-    if not isinstance(modules, dict) or any(current.get(f) != h for f, h in modules.items()):
+    if not isinstance(modules, dict) or not modules or any(current.get(f) != h for f, h in modules.items()):
         return None
     return stamp
 
@@ -467,8 +467,11 @@ def execute(
             os.replace(o["partial"], o["failed"])
         partial_claims.unlink(missing_ok=True)
         o["modules"].unlink(missing_ok=True)
-        # papermill's cell index counts the injected cells (ours and its parameters cell).
-        cell = _source_cell_index(o["failed"], exc.cell_index) if o["failed"].exists() else None
+        # papermill's cell index counts the injected cells: ours first, then its parameters cell.
+        p_index, _ = _parameters_cell(nb, rel)
+        cell = exc.cell_index - 1
+        if params and cell > p_index:
+            cell -= 1
         tb = _ANSI.sub("", "\n".join(exc.traceback or []))
         raise NotebookError(rel, cell, f"{exc.ename}: {_ANSI.sub('', str(exc.evalue))}", tb) from None
     except BaseException:
@@ -502,19 +505,6 @@ def execute(
     tmp.write_text(json.dumps(stamp, default=str))
     os.replace(tmp, o["stamp"])
     return RunResult(rel, "executed", seconds, o["notebook"], params)
-
-
-def _source_cell_index(executed: Path, index: int) -> int | None:
-    """Map papermill's cell index in the executed copy back to the source notebook's index."""
-    nb = nbformat.read(executed, as_version=4)
-    injected = 0
-    for i, c in enumerate(nb.cells):
-        if i == index:
-            return index - injected
-        tags = c.get("metadata", {}).get("tags", [])
-        if "cflib-injected" in tags or "injected-parameters" in tags:
-            injected += 1
-    return None
 
 
 def run(

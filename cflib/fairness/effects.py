@@ -1,0 +1,522 @@
+"""Cross-fitted doubly robust estimators of TV, Ctf-DE, Ctf-IE and Ctf-SE.
+
+Implements the counterfactual measures of Plecko & Bareinboim (arXiv 2306.05059), Def. 3 (Eqs. 5-7),
+their identification under the standard fairness model (Prop. 4, App. B, Eqs. 54-56 with the sign of
+Eq. 56 corrected to match Eq. 7) and the decomposition of the statistical parity measure (Prop. 3,
+Eq. 8)::
+
+    TV = Ctf-DE_{x0,x1}(y | x0) - Ctf-IE_{x1,x0}(y | x0) - Ctf-SE_{x1,x0}(y).
+
+The paper does not specify an estimator (its script used the R package faircause). Here, with
+``mu_1(z, w) = E[Y | x1, z, w]``, ``m_1(z) = E[Y | x1, z]`` and propensities ``p(x | .)``, the two
+counterfactual means the measures need at ``x = x0`` are estimated by ATT-type augmented inverse
+probability weighting (AIPW), cross-fitted over ``n_folds`` folds:
+
+* ``A = E[Y_{x1, W_{x0}} | x0]`` by ``(1/n0) sum_i [1{x0} mu_1 + 1{x1} p(x0|z,w)/p(x1|z,w) (Y - mu_1)]``;
+* ``B = E[Y_{x1} | x0]`` by ``(1/n0) sum_i [1{x0} m_1 + 1{x1} p(x0|z)/p(x1|z) (Y - m_1)]``.
+
+Then ``DE = A - Ybar0``, ``IE = A - B``, ``SE = B - Ybar1`` and ``TV = Ybar1 - Ybar0``, so the
+decomposition holds exactly (to rounding) in every sample and every bootstrap replicate. Propensities
+are clipped, never trimmed: dropping units would change the estimand and break the identity.
+Standard errors come from the influence functions; the bootstrap resamples units with the cross-fitted
+nuisances held fixed (the inner bootstrap of faircause), vectorised as one matrix product.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..runtime import as_generator
+from .sfm import StandardFairnessModel
+
+__all__ = [
+    "MEASURES",
+    "EffectEstimates",
+    "ctf_effects",
+    "make_learner",
+    "whitebox_direct_effect",
+    "identify_discrete",
+]
+
+#: Rows of every result: the total variation and the three pathway measures.
+MEASURES = ("TV", "DE", "IE", "SE")
+
+_LEARNERS = ("linear", "hgb", "rf")
+
+
+def make_learner(spec: Any, kind: str, seed: int | None = None):
+    """Build a scikit-learn learner from a name or clone a given estimator.
+
+    Parameters
+    ----------
+    spec : {"linear", "hgb", "rf"} or scikit-learn estimator
+        ``"linear"``: least squares / logistic regression; ``"hgb"``: histogram gradient boosting;
+        ``"rf"``: random forest (100 trees, leaves of at least 5 units). An estimator is cloned.
+    kind : {"regressor", "classifier"}
+        What the learner is used for (outcome regression or propensity).
+    seed : int, optional
+        ``random_state`` for the named learners.
+
+    Returns
+    -------
+    sklearn.base.BaseEstimator
+        An unfitted estimator.
+
+    Raises
+    ------
+    TypeError
+        ``spec`` has no ``fit`` method, or a classifier lacks ``predict_proba``.
+    ValueError
+        Unknown name or kind.
+    """
+    from sklearn.base import clone
+
+    if kind not in ("regressor", "classifier"):
+        raise ValueError(f"kind must be 'regressor' or 'classifier', got {kind!r}")
+    if isinstance(spec, str):
+        if spec not in _LEARNERS:
+            raise ValueError(f"learner must be one of {_LEARNERS} or a scikit-learn estimator, got {spec!r}")
+        if spec == "linear":
+            from sklearn.linear_model import LinearRegression, LogisticRegression
+
+            return LinearRegression() if kind == "regressor" else LogisticRegression(max_iter=2000)
+        if spec == "hgb":
+            from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+            cls = HistGradientBoostingRegressor if kind == "regressor" else HistGradientBoostingClassifier
+            # Early stopping on a 10% validation split keeps the fits fast and the propensities from
+            # overfitting into extreme inverse weights.
+            return cls(max_iter=200, learning_rate=0.1, min_samples_leaf=20, early_stopping=True, validation_fraction=0.1, n_iter_no_change=5, random_state=seed)
+        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+        cls = RandomForestRegressor if kind == "regressor" else RandomForestClassifier
+        return cls(n_estimators=100, min_samples_leaf=5, n_jobs=1, random_state=seed)
+    if not hasattr(spec, "fit"):
+        raise TypeError(f"learner must have a fit method (a scikit-learn estimator), got {type(spec).__name__}")
+    if kind == "classifier" and not hasattr(spec, "predict_proba"):
+        raise TypeError(f"propensity_learner must have predict_proba, {type(spec).__name__} has not")
+    if kind == "regressor" and not hasattr(spec, "predict"):
+        raise TypeError(f"learner must have a predict method, {type(spec).__name__} has not")
+    return clone(spec)
+
+
+@dataclass(frozen=True)
+class EffectEstimates:
+    """Estimates of TV, Ctf-DE, Ctf-IE and Ctf-SE for one outcome.
+
+    Attributes
+    ----------
+    outcome : str
+        The outcome (or predictor) column.
+    estimate, se, pvalue : dict
+        Measure -> point estimate, standard error, two-sided p-value of ``measure = 0``.
+    ci : dict
+        Measure -> ``(low, high)`` confidence interval at ``level``.
+    level : float
+        Confidence level.
+    draws : numpy.ndarray or None
+        ``(n_boot, 4)`` bootstrap replicates in the order of :data:`MEASURES`.
+    influence : numpy.ndarray
+        ``(n, 4)`` estimated influence functions (used for paired comparisons).
+    n0, n1 : int
+        Units with ``x0`` and ``x1``.
+    n_clipped : int
+        Propensities that hit the clipping bounds.
+    components : dict
+        The four means behind the measures (``A``, ``B``, ``Ybar0``, ``Ybar1``).
+    method : str
+        Learner and interval method, for the record.
+    """
+
+    outcome: str
+    estimate: dict
+    se: dict
+    pvalue: dict
+    ci: dict
+    level: float
+    draws: np.ndarray | None
+    influence: np.ndarray = field(repr=False)
+    n0: int = 0
+    n1: int = 0
+    n_clipped: int = 0
+    components: dict = field(default_factory=dict)
+    method: str = ""
+
+    @property
+    def statistic(self) -> pd.Series:
+        """Point estimates as a Series indexed by :data:`MEASURES`."""
+        return pd.Series(self.estimate)[list(MEASURES)]
+
+    def significant(self, measure: str) -> bool:
+        """Whether the interval of ``measure`` excludes 0.
+
+        Parameters
+        ----------
+        measure : {"TV", "DE", "IE", "SE"}
+
+        Returns
+        -------
+        bool
+        """
+        lo, hi = self.ci[measure]
+        return bool(lo > 0 or hi < 0)
+
+    def decomposition_residual(self) -> float:
+        """Largest ``|TV - (DE - IE - SE)|`` over the estimate and every bootstrap replicate.
+
+        Returns
+        -------
+        float
+            Zero up to floating-point rounding (Prop. 3 holds exactly for this estimator).
+        """
+        rows = [np.array([self.estimate[m] for m in MEASURES])]
+        if self.draws is not None:
+            rows.append(self.draws)
+        v = np.vstack(rows)
+        return float(np.max(np.abs(v[:, 0] - (v[:, 1] - v[:, 2] - v[:, 3]))))
+
+    def summary(self) -> pd.DataFrame:
+        """One row per measure: estimate, se, interval and p-value.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return pd.DataFrame(
+            {
+                "estimate": [self.estimate[m] for m in MEASURES],
+                "se": [self.se[m] for m in MEASURES],
+                "ci_low": [self.ci[m][0] for m in MEASURES],
+                "ci_high": [self.ci[m][1] for m in MEASURES],
+                "pvalue": [self.pvalue[m] for m in MEASURES],
+            },
+            index=pd.Index(MEASURES, name=self.outcome),
+        )
+
+    def plot(self, ax=None, *, color: str | None = None, label: str | None = None, offset: float = 0.0, width: float = 0.6):
+        """Bar chart of the four measures with their intervals.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+        color, label : str, optional
+        offset, width : float
+            Horizontal offset and width of the bars (to group several outcomes).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        import matplotlib.pyplot as plt
+
+        ax = plt.gca() if ax is None else ax
+        pos = np.arange(len(MEASURES)) + offset
+        est = np.array([self.estimate[m] for m in MEASURES])
+        lo = np.array([self.ci[m][0] for m in MEASURES])
+        hi = np.array([self.ci[m][1] for m in MEASURES])
+        ax.bar(pos, est, width=width, color=color, label=label or self.outcome)
+        ax.errorbar(pos, est, yerr=[est - lo, hi - est], fmt="none", ecolor="0.2", capsize=3, lw=1)
+        ax.axhline(0, color="0.3", lw=0.8)
+        ax.set_xticks(np.arange(len(MEASURES)))
+        ax.set_xticklabels(["TV", "Ctf-DE", "Ctf-IE", "Ctf-SE"])
+        return ax
+
+
+def _check_learner_arg(spec: Any, name: str) -> None:
+    if spec is None or isinstance(spec, str):
+        if isinstance(spec, str) and spec not in _LEARNERS:
+            raise ValueError(f"{name} must be one of {_LEARNERS} or a scikit-learn estimator, got {spec!r}")
+        return
+    if not hasattr(spec, "fit"):
+        raise TypeError(f"{name} must have a fit method (a scikit-learn estimator), got {type(spec).__name__}")
+
+
+def _folds(x: np.ndarray, n_folds: int, rng: np.random.Generator) -> np.ndarray:
+    """Fold label per unit, stratified by ``x`` so every training set holds both groups."""
+    fold = np.empty(x.size, dtype=int)
+    for g in (0, 1):
+        idx = np.flatnonzero(x == g)
+        perm = rng.permutation(idx)
+        fold[perm] = np.arange(idx.size) % n_folds
+    return fold
+
+
+def _fit_predict_proba(spec, feats, x, tr, te, seed) -> np.ndarray:
+    if feats.shape[1] == 0:
+        return np.full(te.sum(), x[tr].mean())
+    clf = make_learner(spec, "classifier", seed).fit(feats[tr], x[tr])
+    return clf.predict_proba(feats[te])[:, list(clf.classes_).index(1)]
+
+
+def _fit_predict_mean(spec, feats, y, tr, te, seed) -> np.ndarray:
+    if feats.shape[1] == 0:
+        return np.full(te.sum(), y[tr].mean())
+    reg = make_learner(spec, "regressor", seed).fit(feats[tr], y[tr])
+    return np.asarray(reg.predict(feats[te]), dtype=float)
+
+
+def _nuisances(arr, outcomes: dict[str, np.ndarray], learner, propensity_learner, n_folds, rng, seed):
+    x, z, w = arr.x, arr.z, arr.w
+    zw = np.hstack([z, w])
+    n = x.size
+    fold = _folds(x, n_folds, rng)
+    p_z = np.empty(n)
+    p_zw = np.empty(n)
+    m1 = {k: np.empty(n) for k in outcomes}
+    mu1 = {k: np.empty(n) for k in outcomes}
+    for k in range(n_folds):
+        te = fold == k
+        tr = ~te
+        tr1 = tr & (x == 1)
+        p_z[te] = _fit_predict_proba(propensity_learner, z, x, tr, te, seed)
+        p_zw[te] = _fit_predict_proba(propensity_learner, zw, x, tr, te, seed)
+        for name, y in outcomes.items():
+            m1[name][te] = _fit_predict_mean(learner, z, y, tr1, te, seed)
+            mu1[name][te] = _fit_predict_mean(learner, zw, y, tr1, te, seed)
+    if z.shape[1] == 0:
+        # Z empty: p(x1 | z) and m_1(z) are constants; full-sample values make B = Ybar1 exactly,
+        # so Ctf-SE = 0 exactly (faircause sets it to 0 in this case).
+        p_z[:] = x.mean()
+        for name, y in outcomes.items():
+            m1[name][:] = y[x == 1].mean()
+    return p_z, p_zw, m1, mu1
+
+
+def _estimate(x, y, p_z, p_zw, m1, mu1, n_boot, level, ci, rng, name, method, n_clipped) -> EffectEstimates:
+    n = x.size
+    x0m = (1 - x).astype(float)
+    x1m = x.astype(float)
+    # Per-unit contributions; dividing their sums by n0 (or n1) gives the four means.
+    a = x0m * mu1 + x1m * (1 - p_zw) / p_zw * (y - mu1)
+    b = x0m * m1 + x1m * (1 - p_z) / p_z * (y - m1)
+    c0 = x0m * y
+    c1 = x1m * y
+    n0, n1 = x0m.sum(), x1m.sum()
+    A, B, Y0, Y1 = a.sum() / n0, b.sum() / n0, c0.sum() / n0, c1.sum() / n1
+    est = {"TV": Y1 - Y0, "DE": A - Y0, "IE": A - B, "SE": B - Y1}
+    pi0, pi1 = n0 / n, n1 / n
+    phiA = (a - x0m * A) / pi0
+    phiB = (b - x0m * B) / pi0
+    phi0 = x0m * (y - Y0) / pi0
+    phi1 = x1m * (y - Y1) / pi1
+    infl = np.column_stack([phi1 - phi0, phiA - phi0, phiA - phiB, phiB - phi1])
+    se_if = infl.std(axis=0, ddof=1) / np.sqrt(n)
+    draws = None
+    if n_boot > 0:
+        # Multinomial resampling weights: one matrix product gives every replicate's four sums.
+        wts = rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(float)
+        S = wts @ np.column_stack([a, b, c0, c1, x0m, x1m])
+        bA, bB, bY0, bY1 = S[:, 0] / S[:, 4], S[:, 1] / S[:, 4], S[:, 2] / S[:, 4], S[:, 3] / S[:, 5]
+        draws = np.column_stack([bY1 - bY0, bA - bY0, bA - bB, bB - bY1])
+    zq = stats.norm.ppf(0.5 + level / 2)
+    se, cis, pv = {}, {}, {}
+    for j, m in enumerate(MEASURES):
+        if ci == "percentile":
+            s = float(draws[:, j].std(ddof=1))
+            lo, hi = np.quantile(draws[:, j], [(1 - level) / 2, (1 + level) / 2])
+        else:
+            s = float(se_if[j])
+            lo, hi = est[m] - zq * s, est[m] + zq * s
+        se[m] = s
+        cis[m] = (float(lo), float(hi))
+        pv[m] = float(2 * stats.norm.sf(abs(est[m]) / s)) if s > 0 else (0.0 if est[m] != 0 else 1.0)
+    return EffectEstimates(
+        outcome=name,
+        estimate={k: float(v) for k, v in est.items()},
+        se=se,
+        pvalue=pv,
+        ci=cis,
+        level=level,
+        draws=draws,
+        influence=infl,
+        n0=int(n0),
+        n1=int(n1),
+        n_clipped=n_clipped,
+        components={"A": float(A), "B": float(B), "Ybar0": float(Y0), "Ybar1": float(Y1)},
+        method=method,
+    )
+
+
+def ctf_effects(
+    data: pd.DataFrame,
+    sfm: StandardFairnessModel,
+    outcome: str | Sequence[str] | None = None,
+    *,
+    learner: Any = "hgb",
+    propensity_learner: Any = None,
+    n_folds: int = 5,
+    n_boot: int = 0,
+    ci: str = "normal",
+    level: float = 0.95,
+    clip: float = 0.01,
+    seed: int | np.random.Generator | None = None,
+    n_threads: int | None = 1,
+) -> EffectEstimates | dict[str, EffectEstimates]:
+    """Cross-fitted doubly robust TV, Ctf-DE, Ctf-IE and Ctf-SE (Def. 3, Props. 3-4).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        One row per unit.
+    sfm : StandardFairnessModel
+        Roles of the columns.
+    outcome : str or sequence of str, optional
+        Outcome or predictor column(s) to decompose (default ``sfm.y``). Several outcomes share the
+        folds and the propensity fits, so their estimates are paired.
+    learner : {"hgb", "linear", "rf"} or scikit-learn regressor
+        Outcome regressions ``mu_1(z, w)`` and ``m_1(z)`` (fitted on ``x1`` units).
+    propensity_learner : {"hgb", "linear", "rf"} or scikit-learn classifier, optional
+        Propensities ``p(x1 | z)`` and ``p(x1 | z, w)``; defaults to the counterpart of ``learner``.
+    n_folds : int
+        Cross-fitting folds (at least 2).
+    n_boot : int
+        Bootstrap replicates (0: none). Needed for ``ci="percentile"``.
+    ci : {"normal", "percentile"}
+        Influence-function normal interval, or bootstrap percentile interval.
+    level : float
+        Confidence level in (0, 1).
+    clip : float
+        Propensities are clipped to ``[clip, 1 - clip]`` (units are never dropped).
+    seed : int or numpy.random.Generator, optional
+        Folds, learners and bootstrap.
+    n_threads : int or None
+        Threads the learners may use (BLAS/OpenMP). 1 by default: on a small shared machine
+        OpenMP threads of gradient boosting contend badly; ``None`` leaves the libraries' default.
+
+    Returns
+    -------
+    EffectEstimates or dict of str to EffectEstimates
+        One result, or one per outcome when ``outcome`` is a sequence.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad data (see :meth:`StandardFairnessModel.validate`) or bad arguments.
+    """
+    if not isinstance(sfm, StandardFairnessModel):
+        raise TypeError(f"sfm must be a StandardFairnessModel, got {type(sfm).__name__}")
+    single = outcome is None or isinstance(outcome, str)
+    names = [sfm.y if outcome is None else outcome] if single else list(outcome)
+    if not names:
+        raise ValueError("outcome must name at least one column")
+    _check_learner_arg(learner, "learner")
+    if learner is None:
+        raise TypeError("learner must be 'hgb', 'linear', 'rf' or a scikit-learn estimator, not None")
+    if propensity_learner is None:
+        propensity_learner = learner if isinstance(learner, str) else "hgb"
+    _check_learner_arg(propensity_learner, "propensity_learner")
+    if not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+        raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
+    if not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
+        raise ValueError(f"n_boot must be a non-negative integer, got {n_boot!r}")
+    if ci not in ("normal", "percentile"):
+        raise ValueError(f"ci must be 'normal' or 'percentile', got {ci!r}")
+    if ci == "percentile" and n_boot < 2:
+        raise ValueError("ci='percentile' needs n_boot >= 2 bootstrap replicates")
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    if not 0 <= clip < 0.5:
+        raise ValueError(f"clip must lie in [0, 0.5), got {clip!r}")
+    sfm.validate(data, names)
+    arr = sfm.arrays(data, "")
+    if np.bincount(arr.x, minlength=2).min() < n_folds:
+        raise ValueError(f"each group needs at least n_folds={n_folds} units")
+    outs = {nm: data[nm].to_numpy(dtype=float) for nm in names}
+    rng = as_generator(seed)
+    lseed = int(rng.integers(2**31 - 1))
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=n_threads):
+        p_z, p_zw, m1, mu1 = _nuisances(arr, outs, learner, propensity_learner, n_folds, rng, lseed)
+    lo, hi = clip, 1 - clip
+    n_clipped = int(((p_z < lo) | (p_z > hi)).sum() + ((p_zw < lo) | (p_zw > hi)).sum())
+    p_z, p_zw = np.clip(p_z, lo, hi), np.clip(p_zw, lo, hi)
+    lname = learner if isinstance(learner, str) else type(learner).__name__
+    method = f"cross-fitted AIPW ({lname}, {n_folds} folds), {ci} {level:.0%} CI"
+    res = {}
+    for nm in names:
+        # Same bootstrap weights for every outcome: a fresh generator from one shared seed.
+        brng = np.random.default_rng(lseed + 1)
+        res[nm] = _estimate(arr.x, outs[nm], p_z, p_zw, m1[nm], mu1[nm], n_boot, level, ci, brng, nm, method, n_clipped)
+    return res[names[0]] if single else res
+
+
+def whitebox_direct_effect(data: pd.DataFrame, sfm: StandardFairnessModel, predict: Callable[[pd.DataFrame], np.ndarray]) -> float:
+    """Plug-in Ctf-DE of a known predictor ``f(X, Z, W)``: ``mean over x0 units of f(x1,.) - f(x0,.)``.
+
+    For ``x = x0`` the nested counterfactual ``Y_hat_{x1, W_{x0}}`` needs no model of ``W``: the
+    ``x0`` units' own ``(Z, W)`` already follow ``P(z, w | x0)`` (notes, Sec. 2.10, claim 17).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+    sfm : StandardFairnessModel
+    predict : callable
+        Takes a data frame with the SFM's columns and returns one prediction per row.
+
+    Returns
+    -------
+    float
+    """
+    if not callable(predict):
+        raise TypeError(f"predict must be callable, got {type(predict).__name__}")
+    sfm.validate(data, [])
+    x0, x1 = sfm.levels(data)
+    d0 = data[data[sfm.x] == x0]
+    d1 = d0.copy()
+    d1[sfm.x] = x1
+    return float(np.mean(np.asarray(predict(d1), float) - np.asarray(predict(d0), float)))
+
+
+def identify_discrete(joint: pd.DataFrame, *, prob: str = "p", x: str = "x", z: str = "z", w: str = "w", y: str = "y") -> dict[str, float]:
+    """Ctf-DE, Ctf-IE and Ctf-SE from an exact discrete joint distribution (App. B, Eqs. 54-56).
+
+    Parameters
+    ----------
+    joint : pandas.DataFrame
+        One row per ``(x, z, w, y)`` cell with its probability; ``x`` coded 0/1, ``y`` numeric.
+    prob, x, z, w, y : str
+        Column names.
+
+    Returns
+    -------
+    dict
+        ``DE``, ``IE``, ``SE`` (with Eq. 7's sign), ``SE_eq56_as_printed`` (the paper's App. B formula,
+        of opposite sign: an erratum) and ``TV``.
+    """
+    need = [prob, x, z, w, y]
+    miss = [c for c in need if c not in joint.columns]
+    if miss:
+        raise ValueError(f"joint lacks columns {miss}")
+    p = joint[prob].to_numpy(float)
+    if np.any(p < 0) or not np.isclose(p.sum(), 1):
+        raise ValueError("joint probabilities must be non-negative and sum to 1")
+    j = joint.assign(_py=joint[prob] * joint[y])
+    pxzw = j.groupby([x, z, w])[prob].sum()
+    Ey_xzw = j.groupby([x, z, w])["_py"].sum() / pxzw  # E[y | x, z, w]
+    pxz = j.groupby([x, z])[prob].sum()
+    pw_xz = pxzw / pxz.reindex(pxzw.index.droplevel(w)).to_numpy()  # P(w | x, z)
+    px = j.groupby(x)[prob].sum()
+    pz_x = pxz / px.reindex(pxz.index.get_level_values(x)).to_numpy()  # P(z | x)
+    Ey_xz = j.groupby([x, z])["_py"].sum() / pxz
+    zs = sorted(j[z].unique())
+    ws = sorted(j[w].unique())
+
+    def g(s, *k):
+        return float(s.get(k, 0.0))
+
+    de = ie = 0.0
+    for zz in zs:
+        for ww in ws:
+            de += (g(Ey_xzw, 1, zz, ww) - g(Ey_xzw, 0, zz, ww)) * g(pw_xz, 0, zz, ww) * g(pz_x, 0, zz)
+            ie += g(Ey_xzw, 1, zz, ww) * (g(pw_xz, 0, zz, ww) - g(pw_xz, 1, zz, ww)) * g(pz_x, 0, zz)
+    se7 = sum(g(Ey_xz, 1, zz) * (g(pz_x, 0, zz) - g(pz_x, 1, zz)) for zz in zs)
+    ey1 = j[j[x] == 1]["_py"].sum() / px[1]
+    ey0 = j[j[x] == 0]["_py"].sum() / px[0]
+    return {"DE": de, "IE": ie, "SE": se7, "SE_eq56_as_printed": -se7, "TV": float(ey1 - ey0)}

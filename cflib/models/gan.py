@@ -1,0 +1,343 @@
+"""Conditional GAN counterfactual model with a composition constraint (Monteiro et al., ICLR 2023, Sec. 3.4, eqs. 6-7; App. D.2.2).
+
+The generator *is* the counterfactual function, ``x* = G(x, pa, pa*)``: an image encoder reads
+``x``, the code is concatenated with ``pa`` and ``pa*`` and decoded (tanh output). Abduction is a
+deterministic encoding (a delta posterior). Training matches the distribution of counterfactuals
+to an *interventional* target distribution in which the parents are independent (built by a
+simulated intervention, so the GAN needs full support), with a critic conditioned on the
+counterfactual parents ``pa*`` (the official code's choice; the printed eq. 6 conditions on ``pa``,
+a typo), the non-saturating generator loss and the composition penalty of eq. 7,
+
+    R(G) = E || x - G(x, pa, pa) ||_2      (non-squared L2 on the [-1, 1] scale, weight 1).
+
+API (images ``(n, C, H, W)`` in ``[0, 1]``, ``pa`` float ``(n, k)``)::
+
+    gan = ConditionalGAN(image_shape=(3, 16, 16), parent_dim=12, composition_weight=1.0)
+    gan.fit(x, pa, epochs=20, batch_size=128, lr=2e-4, device="auto", seed=0,
+            source_indices=None, target_indices=si_idx, parent_groups=[[0..9], [10, 11]])
+    u = gan.abduct(x, pa)              # deterministic code: concat(encoder(x), pa)
+    x_cf = gan.decode(u, pa_star)      # = gan.counterfactual(x, pa, pa_star)
+    gan.save("gan.pt"); ConditionalGAN.load("gan.pt")
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from cflib.runtime import get_device
+
+from ._train import (
+    ConvDecoder,
+    ConvEncoder,
+    ParentRange,
+    check_images,
+    check_indices,
+    check_parents,
+    check_positive_int,
+    like_input,
+    load_model,
+    run_steps,
+    save_model,
+    seeded,
+    to_tensor,
+)
+
+__all__ = ["ConditionalGAN"]
+
+_CHUNK = 2048
+
+
+class ConditionalGAN(nn.Module):
+    """Deterministic counterfactual generator trained adversarially with a composition penalty.
+
+    Parameters
+    ----------
+    image_shape : tuple of int
+        ``(C, H, W)``.
+    parent_dim : int
+        Width of the encoded parent vector.
+    composition_weight : float
+        Weight λ of the composition penalty (eq. 7; the official code uses 1).
+    width, hidden : int
+        Convolution channels and dense width.
+    n_down : int, optional
+        Stride-2 stages of encoder/decoder/critic.
+    seed : int, optional
+        Seed of the weight initialisation.
+    """
+
+    def __init__(
+        self,
+        image_shape: Sequence[int],
+        parent_dim: int,
+        composition_weight: float = 1.0,
+        width: int = 32,
+        hidden: int = 128,
+        n_down: int | None = None,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__()
+        if len(tuple(image_shape)) != 3:
+            raise ValueError(f"image_shape must be (C, H, W), got {image_shape!r}")
+        if composition_weight < 0:
+            raise ValueError(f"composition_weight must be non-negative, got {composition_weight!r}")
+        self.image_shape = tuple(int(s) for s in image_shape)
+        self.parent_dim = check_positive_int(parent_dim, "parent_dim")
+        self.composition_weight = float(composition_weight)
+        self.hidden = int(hidden)
+        self._config = dict(
+            image_shape=list(self.image_shape), parent_dim=self.parent_dim, composition_weight=self.composition_weight,
+            width=width, hidden=hidden, n_down=n_down,
+        )
+        k = self.parent_dim
+        with seeded(seed):
+            self.encoder = ConvEncoder(self.image_shape, width=width, out_dim=hidden, n_down=n_down)
+            self.mix = nn.Sequential(nn.Linear(hidden + 2 * k, hidden), nn.LeakyReLU(0.2))
+            self.decoder = ConvDecoder(self.image_shape, in_dim=hidden, width=width, n_down=n_down)
+            # Critic: parents broadcast as extra image channels (App. D.2.2).
+            self.critic_features = ConvEncoder(self.image_shape, width=width, out_dim=hidden, n_down=n_down, extra_channels=k)
+            self.critic_head = nn.Sequential(nn.Linear(hidden, hidden), nn.LeakyReLU(0.2), nn.Linear(hidden, 1))
+        self.parent_range: ParentRange | None = None
+        self.history_: list[dict[str, float]] = []
+
+    @property
+    def device(self) -> torch.device:
+        """Device the weights live on."""
+        return next(self.parameters()).device
+
+    @property
+    def code_dim(self) -> int:
+        """Size of the abducted code ``concat(encoder(x), pa)``."""
+        return self.hidden + self.parent_dim
+
+    def _parents(self, pa: Any, n: int, name: str, check_range: bool) -> torch.Tensor:
+        t = check_parents(pa, n, self.parent_dim, name, self.device)
+        if check_range and self.parent_range is not None:
+            self.parent_range.check(t, name)
+        return t
+
+    def _generate(self, x: torch.Tensor, pa: torch.Tensor, pa_star: torch.Tensor) -> torch.Tensor:
+        """Generator on the [-1, 1] scale."""
+        u = torch.cat([self.encoder(2 * x - 1), pa], 1)
+        return self._decode_code(u, pa_star)
+
+    def _decode_code(self, u: torch.Tensor, pa_star: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.decoder(self.mix(torch.cat([u, pa_star], 1))))
+
+    def _critic(self, x11: torch.Tensor, pa: torch.Tensor) -> torch.Tensor:
+        maps = pa[:, :, None, None].expand(-1, -1, *x11.shape[2:])
+        return self.critic_head(self.critic_features(torch.cat([x11, maps], 1))).squeeze(1)
+
+    # -- the counterfactual API -----------------------------------------------------------------------
+    @torch.no_grad()
+    def abduct(self, x: Any, pa: Any, eps: Any | None = None, *, check_range: bool = False) -> Any:
+        """Deterministic abduction: the code ``concat(encoder(x), pa)``.
+
+        Parameters
+        ----------
+        x : array or tensor, shape (n, C, H, W)
+            Observed images in ``[0, 1]``.
+        pa : array or tensor, shape (n, k)
+            Encoded parents.
+        eps : None
+            Accepted for API symmetry with the VAEs; the GAN has no abduction noise.
+        check_range : bool
+            Refuse parents outside the training range.
+
+        Returns
+        -------
+        array or tensor, shape (n, code_dim)
+        """
+        self.eval()
+        xt = check_images(x, self.image_shape, "x", self.device)
+        pat = self._parents(pa, len(xt), "pa", check_range)
+        out = [torch.cat([self.encoder(2 * xt[s : s + _CHUNK] - 1), pat[s : s + _CHUNK]], 1) for s in range(0, len(xt), _CHUNK)]
+        return like_input(torch.cat(out), x)
+
+    @torch.no_grad()
+    def decode(self, z: Any, pa: Any, *, check_range: bool = True) -> Any:
+        """Prediction: the counterfactual image for an abducted code and the parents ``pa`` (= ``pa*``).
+
+        Parameters
+        ----------
+        z : array or tensor, shape (n, code_dim)
+            Codes from :meth:`abduct`.
+        pa : array or tensor, shape (n, k)
+            Counterfactual encoded parents.
+        check_range : bool
+            Refuse parents outside the training range.
+
+        Returns
+        -------
+        array or tensor, shape (n, C, H, W)
+            Images in ``[0, 1]``.
+        """
+        self.eval()
+        zt = to_tensor(z, "z", self.device)
+        if zt.ndim != 2 or zt.shape[1] != self.code_dim:
+            raise ValueError(f"z must have shape (n, {self.code_dim}) as returned by abduct, got {tuple(zt.shape)}")
+        pat = self._parents(pa, len(zt), "pa", check_range)
+        out = [(self._decode_code(zt[s : s + _CHUNK], pat[s : s + _CHUNK]) + 1) / 2 for s in range(0, len(zt), _CHUNK)]
+        return like_input(torch.cat(out), z)
+
+    @torch.no_grad()
+    def counterfactual(self, x: Any, pa: Any, pa_star: Any, eps: Any | None = None, *, check_range: bool = True) -> Any:
+        """``x* = G(x, pa, pa*)`` (deterministic; ``eps`` is ignored).
+
+        Parameters
+        ----------
+        x : array or tensor, shape (n, C, H, W)
+            Observed images.
+        pa, pa_star : array or tensor, shape (n, k)
+            Observed and counterfactual encoded parents.
+        eps : None
+            Accepted for API symmetry.
+        check_range : bool
+            Refuse ``pa_star`` outside the training range.
+
+        Returns
+        -------
+        array or tensor, shape (n, C, H, W)
+        """
+        xt = check_images(x, self.image_shape, "x", self.device)
+        pst = self._parents(pa_star, len(xt), "pa_star", check_range)
+        return like_input(self.decode(self.abduct(xt, pa), pst, check_range=False), x)
+
+    # -- training -------------------------------------------------------------------------------------
+    def fit(
+        self,
+        x: Any,
+        pa: Any,
+        epochs: int = 20,
+        batch_size: int = 128,
+        lr: float = 2e-4,
+        *,
+        weight_decay: float = 1e-4,
+        betas: tuple[float, float] = (0.0, 0.9),
+        device: str = "auto",
+        seed: int = 0,
+        source_indices: Any | None = None,
+        target_indices: Any | None = None,
+        parent_groups: Sequence[Sequence[int]] | None = None,
+        steps: int | None = None,
+        show_progress: bool | None = None,
+    ) -> "ConditionalGAN":
+        """Alternate one critic and one generator step (non-saturating loss + composition penalty).
+
+        Parameters
+        ----------
+        x : array or tensor, shape (n, C, H, W)
+            Training images in ``[0, 1]``.
+        pa : array or tensor, shape (n, k)
+            Encoded parents.
+        epochs, batch_size : int
+            Passes over the source rows and minibatch size.
+        lr, weight_decay : float
+            AdamW settings (paper: lr 1e-4, betas (0, 0.9)).
+        betas : tuple of float
+            AdamW betas.
+        device : str
+            ``"auto"``, ``"cpu"`` or ``"cuda"``.
+        seed : int
+            Seed of shuffling and of the counterfactual-parent draws.
+        source_indices : array of int, optional
+            Rows of the source distribution (the observed joint, or a simulated intervention).
+        target_indices : array of int, optional
+            Rows of the target interventional distribution with independent parents (a simulated
+            intervention of the data; default: all rows, only right when the parents are already independent).
+        parent_groups : sequence of sequences of int, optional
+            Columns of ``pa`` that form one parent (e.g. the ten one-hot digit columns). Each group is
+            re-drawn from a random target row independently with probability 1/2, so the generator sees
+            partial, full and null interventions. ``None``: every column is one group of its own.
+        steps : int, optional
+            Exact number of iterations instead of ``epochs``.
+        show_progress : bool, optional
+            Force the progress bar on or off.
+
+        Returns
+        -------
+        ConditionalGAN
+            ``self``; ``history_`` holds critic loss, generator loss and composition distance per epoch.
+        """
+        dev = get_device(device)
+        self.to(dev)
+        xt = check_images(x, self.image_shape, "x")
+        if xt.min() < 0 or xt.max() > 1:
+            raise ValueError("x must hold intensities in [0, 1]")
+        pat = check_parents(pa, len(xt), self.parent_dim, "pa")
+        src = check_indices(source_indices, len(xt), "source_indices")
+        tgt = check_indices(target_indices, len(xt), "target_indices")
+        tgt = torch.arange(len(xt)) if tgt is None else tgt
+        batch_size = check_positive_int(batch_size, "batch_size")
+        epochs = check_positive_int(epochs, "epochs")
+        groups = [[c] for c in range(self.parent_dim)] if parent_groups is None else [list(map(int, g)) for g in parent_groups]
+        cols = sorted(c for g in groups for c in g)
+        if cols != list(range(self.parent_dim)):
+            raise ValueError(f"parent_groups must partition the columns 0..{self.parent_dim - 1} of pa, got {parent_groups!r}")
+        member = torch.zeros(len(groups), self.parent_dim)
+        for gi, g in enumerate(groups):
+            member[gi, g] = 1.0
+        member = member.to(dev)
+        self.parent_range = ParentRange.from_data(torch.cat([pat if src is None else pat[src], pat[tgt]]))
+        x11, pat = (2 * xt - 1).to(dev), pat.to(dev)
+        tgt = tgt.to(dev)
+        gen_params = [*self.encoder.parameters(), *self.mix.parameters(), *self.decoder.parameters()]
+        crit_params = [*self.critic_features.parameters(), *self.critic_head.parameters()]
+        opt_g = torch.optim.AdamW(gen_params, lr=lr, betas=betas, weight_decay=weight_decay)
+        opt_d = torch.optim.AdamW(crit_params, lr=lr, betas=betas, weight_decay=weight_decay)
+        draw = torch.Generator(device="cpu").manual_seed(int(seed) + 1)
+        self.train()
+
+        def step(b: torch.Tensor) -> dict[str, float]:
+            n = len(b)
+            xb, pb = x11[b], pat[b]
+            # Counterfactual parents: each parent group taken from a random target row with prob. 1/2.
+            rows = tgt[torch.randint(len(tgt), (n,), generator=draw).to(dev)]
+            swap = (torch.rand(n, len(groups), generator=draw).to(dev) < 0.5).float() @ member
+            ps = swap * pat[rows] + (1 - swap) * pb
+            treal = tgt[torch.randint(len(tgt), (n,), generator=draw).to(dev)]
+            # critic step
+            with torch.no_grad():
+                fake = self._generate((xb + 1) / 2, pb, ps)
+            d_real = self._critic(x11[treal], pat[treal])
+            d_fake = self._critic(fake, ps)
+            loss_d = F.softplus(-d_real).mean() + F.softplus(d_fake).mean()
+            opt_d.zero_grad(set_to_none=True)
+            loss_d.backward()
+            opt_d.step()
+            # generator step: non-saturating loss + composition penalty (eq. 7)
+            fake = self._generate((xb + 1) / 2, pb, ps)
+            adv = F.softplus(-self._critic(fake, ps)).mean()
+            null = self._generate((xb + 1) / 2, pb, pb)
+            comp = (xb - null).flatten(1).norm(dim=1).mean()
+            loss_g = adv + self.composition_weight * comp
+            opt_g.zero_grad(set_to_none=True)
+            loss_g.backward()
+            opt_g.step()
+            return {"critic": float(loss_d.detach()), "generator": float(adv.detach()), "composition_l2": float(comp.detach())}
+
+        n_src = len(xt)
+        self.history_ += run_steps(step, n_src, batch_size, epochs, steps, seed, src, "ConditionalGAN", show_progress)
+        self.eval()
+        return self
+
+    # -- persistence ------------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write config, weights, training range and history to ``path`` (atomic)."""
+        return save_model(self, path, self._config, {"parent_range": None if self.parent_range is None else self.parent_range.state(), "history": self.history_})
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, device: str = "cpu") -> "ConditionalGAN":
+        """Load a model written by :meth:`save` onto ``device``."""
+        model, extra = load_model(cls, path, device)
+        model.parent_range = ParentRange.from_state(extra.get("parent_range"))
+        model.history_ = list(extra.get("history", []))
+        return model

@@ -1,0 +1,346 @@
+"""Pseudo-oracles: learned readers of an image's parents, for the effectiveness metric (Monteiro et al., ICLR 2023, Sec. 3.2, App. D.2.1; Table 4).
+
+Effectiveness asks whether the intervened parent can be read back from the counterfactual
+image. The "oracle" that reads it is itself a model: a small CNN (the paper's
+``Conv(64,4,s2) -> Conv(64,4,s2) -> Dense(128) -> Dense(out)``, trained with random translations)
+or a linear model on raw pixels (logistic / ridge regression, Table 4).
+
+Three kinds of target: ``"classification"`` (integer classes; scored by correctness),
+``"regression"`` (a real value; absolute error) and ``"circular"`` (a hue in ``[0, 1)``, predicted
+through ``(cos, sin)``; circular absolute error).
+
+API::
+
+    oracle = CNNOracle(image_shape=(3, 16, 16), kind="classification", n_classes=10, seed=0)
+    oracle.fit(x, y, epochs=10, batch_size=128, lr=1e-3, device="auto", seed=0, indices=None)
+    oracle.predict(x)                 # labels / values
+    oracle.score(x, target)           # per image: 1.0/0.0 correct, or absolute error
+    LinearOracle(kind="circular").fit(x, hue).score(x, hue)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from cflib.runtime import get_device
+
+from ._train import ConvEncoder, check_images, check_indices, check_positive_int, load_model, run_steps, save_model, seeded
+
+__all__ = ["KINDS", "CNNOracle", "LinearOracle", "score_predictions"]
+
+#: Target kinds an oracle can read.
+KINDS = ("classification", "regression", "circular")
+
+_CHUNK = 4096
+
+
+def _check_kind(kind: str, n_classes: int | None) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if kind == "classification" and (n_classes is None or n_classes < 2):
+        raise ValueError("a classification oracle needs n_classes >= 2")
+
+
+def score_predictions(pred: np.ndarray, target: np.ndarray, kind: str) -> np.ndarray:
+    """Per-image score: correctness (0/1) for classes, absolute (circular for hues) error otherwise.
+
+    Parameters
+    ----------
+    pred, target : numpy.ndarray, shape (n,)
+        Predictions and targets.
+    kind : {"classification", "regression", "circular"}
+        Target kind.
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (n,)
+    """
+    pred = np.asarray(pred)
+    target = np.asarray(target).reshape(-1)
+    if pred.shape != target.shape:
+        raise ValueError(f"target has shape {target.shape} but there are {pred.shape} predictions")
+    if kind == "classification":
+        return (pred == target.astype(np.int64)).astype(np.float64)
+    diff = np.abs(pred.astype(np.float64) - target.astype(np.float64))
+    if kind == "circular":
+        diff = np.mod(diff, 1.0)
+        diff = np.minimum(diff, 1.0 - diff)
+    return diff
+
+
+def _check_target(y: Any, n: int, kind: str, n_classes: int | None) -> np.ndarray:
+    y = np.asarray(y).reshape(-1)
+    if len(y) != n:
+        raise ValueError(f"y has {len(y)} values for {n} images: give one target per image")
+    if kind == "classification":
+        if not np.all(np.equal(np.mod(y, 1), 0)) or y.min() < 0 or y.max() >= n_classes:
+            raise ValueError(f"classification targets must be integers in 0..{n_classes - 1}")
+        return y.astype(np.int64)
+    if not np.all(np.isfinite(y.astype(np.float64))):
+        raise ValueError("y contains NaN or infinite values")
+    return y.astype(np.float64)
+
+
+def _shift(x: torch.Tensor, max_shift: int, gen: torch.Generator) -> torch.Tensor:
+    """Random translation by up to ``max_shift`` pixels with black fill (the paper's augmentation)."""
+    if max_shift <= 0:
+        return x
+    n, _, h, w = x.shape
+    pad = F.pad(x, (max_shift,) * 4)
+    dx = torch.randint(0, 2 * max_shift + 1, (n,), generator=gen)
+    dy = torch.randint(0, 2 * max_shift + 1, (n,), generator=gen)
+    rows = (dy[:, None] + torch.arange(h)[None]).to(x.device)
+    cols = (dx[:, None] + torch.arange(w)[None]).to(x.device)
+    idx = torch.arange(n, device=x.device)[:, None, None, None]
+    ch = torch.arange(x.shape[1], device=x.device)[None, :, None, None]
+    return pad[idx, ch, rows[:, None, :, None], cols[:, None, None, :]]
+
+
+class CNNOracle(nn.Module):
+    """Convolutional pseudo-oracle (App. D.2.1).
+
+    Parameters
+    ----------
+    image_shape : tuple of int
+        ``(C, H, W)``.
+    kind : {"classification", "regression", "circular"}
+        Target kind.
+    n_classes : int, optional
+        Number of classes (classification only).
+    width, hidden : int
+        Convolution channels and dense width.
+    seed : int, optional
+        Seed of the weight initialisation.
+    """
+
+    def __init__(self, image_shape: Sequence[int], kind: str = "classification", n_classes: int | None = None, width: int = 32, hidden: int = 128, seed: int | None = None) -> None:
+        super().__init__()
+        _check_kind(kind, n_classes)
+        self.image_shape = tuple(int(s) for s in image_shape)
+        if len(self.image_shape) != 3:
+            raise ValueError(f"image_shape must be (C, H, W), got {image_shape!r}")
+        self.kind = kind
+        self.n_classes = None if n_classes is None else int(n_classes)
+        self._config = dict(image_shape=list(self.image_shape), kind=kind, n_classes=self.n_classes, width=width, hidden=hidden)
+        out = {"classification": self.n_classes or 0, "regression": 1, "circular": 2}[kind]
+        with seeded(seed):
+            self.features = ConvEncoder(self.image_shape, width=width, out_dim=hidden)
+            self.head = nn.Linear(hidden, out)
+        self.history_: list[dict[str, float]] = []
+
+    @property
+    def device(self) -> torch.device:
+        """Device the weights live on."""
+        return next(self.parameters()).device
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Raw outputs (logits, value, or (cos, sin))."""
+        return self.head(self.features(x))
+
+    def fit(
+        self,
+        x: Any,
+        y: Any,
+        epochs: int = 10,
+        batch_size: int = 128,
+        lr: float = 1e-3,
+        *,
+        weight_decay: float = 1e-4,
+        max_shift: float = 0.1,
+        device: str = "auto",
+        seed: int = 0,
+        indices: Any | None = None,
+        steps: int | None = None,
+        show_progress: bool | None = None,
+    ) -> "CNNOracle":
+        """Train with AdamW and random translations.
+
+        Parameters
+        ----------
+        x : array or tensor, shape (n, C, H, W)
+            Images.
+        y : array, shape (n,)
+            Targets (class ids, values, or hues in ``[0, 1)``).
+        epochs, batch_size : int
+            Passes and minibatch size.
+        lr, weight_decay : float
+            AdamW settings.
+        max_shift : float
+            Largest translation as a fraction of the image side (paper: 0.1).
+        device : str
+            ``"auto"``, ``"cpu"`` or ``"cuda"``.
+        seed : int
+            Seed of shuffling and augmentation.
+        indices : array of int, optional
+            Training rows with repeats (e.g. a simulated intervention).
+        steps : int, optional
+            Exact number of steps.
+        show_progress : bool, optional
+            Force the progress bar.
+
+        Returns
+        -------
+        CNNOracle
+            ``self``.
+        """
+        dev = get_device(device)
+        self.to(dev)
+        xt = check_images(x, self.image_shape, "x").to(dev)
+        yt = _check_target(y, len(xt), self.kind, self.n_classes)
+        idx = check_indices(indices, len(xt))
+        batch_size = check_positive_int(batch_size, "batch_size")
+        epochs = check_positive_int(epochs, "epochs")
+        if self.kind == "classification":
+            target = torch.as_tensor(yt, dtype=torch.long, device=dev)
+        elif self.kind == "circular":
+            a = 2 * np.pi * yt
+            target = torch.as_tensor(np.stack([np.cos(a), np.sin(a)], 1), dtype=torch.float32, device=dev)
+        else:
+            target = torch.as_tensor(yt, dtype=torch.float32, device=dev)[:, None]
+        shift = int(round(max_shift * self.image_shape[-1]))
+        aug = torch.Generator().manual_seed(int(seed) + 7)
+        opt = torch.optim.AdamW(self.parameters(), lr=lr, weight_decay=weight_decay)
+        self.train()
+
+        def step(b: torch.Tensor) -> dict[str, float]:
+            out = self(_shift(xt[b], shift, aug))
+            loss = F.cross_entropy(out, target[b]) if self.kind == "classification" else F.mse_loss(out, target[b])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            return {"loss": float(loss.detach())}
+
+        self.history_ += run_steps(step, len(xt), batch_size, epochs, steps, seed, idx, "CNNOracle", show_progress)
+        self.eval()
+        return self
+
+    @torch.no_grad()
+    def predict(self, x: Any) -> np.ndarray:
+        """Read the parent from images: class ids, values, or hues in ``[0, 1)``.
+
+        Parameters
+        ----------
+        x : array or tensor, shape (n, C, H, W)
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,)
+        """
+        self.eval()
+        xt = check_images(x, self.image_shape, "x", self.device)
+        out = torch.cat([self(xt[s : s + _CHUNK]) for s in range(0, len(xt), _CHUNK)]).cpu().numpy()
+        if self.kind == "classification":
+            return out.argmax(1)
+        if self.kind == "circular":
+            return np.mod(np.arctan2(out[:, 1], out[:, 0]) / (2 * np.pi), 1.0)
+        return out[:, 0].astype(np.float64)
+
+    def score(self, x: Any, target: Any) -> np.ndarray:
+        """Per-image correctness (classification) or absolute error (regression / circular).
+
+        Parameters
+        ----------
+        x : array or tensor, shape (n, C, H, W)
+            Images.
+        target : array, shape (n,)
+            The values the images should show.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,)
+        """
+        return score_predictions(self.predict(x), target, self.kind)
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write config and weights (atomic)."""
+        return save_model(self, path, self._config, {"history": self.history_})
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, device: str = "cpu") -> "CNNOracle":
+        """Load an oracle written by :meth:`save`."""
+        model, extra = load_model(cls, path, device)
+        model.history_ = list(extra.get("history", []))
+        return model
+
+
+class LinearOracle:
+    """Linear pseudo-oracle on raw pixels (Table 4): logistic regression or ridge regression.
+
+    Parameters
+    ----------
+    kind : {"classification", "regression", "circular"}
+        Target kind (circular targets are regressed through ``(cos, sin)``).
+    n_classes : int, optional
+        Number of classes (classification).
+    C : float
+        Inverse regularisation of the logistic regression.
+    alpha : float
+        Ridge penalty.
+    """
+
+    def __init__(self, kind: str = "classification", n_classes: int | None = None, C: float = 1.0, alpha: float = 1.0) -> None:
+        _check_kind(kind, n_classes)
+        self.kind = kind
+        self.n_classes = n_classes
+        self.C = float(C)
+        self.alpha = float(alpha)
+
+    def fit(self, x: Any, y: Any, *, indices: Any | None = None, seed: int = 0, max_iter: int = 300) -> "LinearOracle":
+        """Fit on flattened pixels.
+
+        Parameters
+        ----------
+        x : array, shape (n, C, H, W)
+            Images.
+        y : array, shape (n,)
+            Targets.
+        indices : array of int, optional
+            Training rows with repeats.
+        seed : int
+            Solver seed.
+        max_iter : int
+            Iterations of the logistic-regression solver.
+
+        Returns
+        -------
+        LinearOracle
+            ``self``.
+        """
+        from sklearn.linear_model import LogisticRegression, Ridge
+
+        xt = check_images(x, None, "x").numpy().reshape(len(x), -1)
+        yt = _check_target(y, len(xt), self.kind, self.n_classes)
+        idx = check_indices(indices, len(xt))
+        if idx is not None:
+            xt, yt = xt[idx.numpy()], yt[idx.numpy()]
+        self.image_shape_ = tuple(np.asarray(x).shape[1:]) if not isinstance(x, torch.Tensor) else tuple(x.shape[1:])
+        if self.kind == "classification":
+            self.model_ = LogisticRegression(C=self.C, max_iter=max_iter, random_state=seed).fit(xt, yt)
+        elif self.kind == "circular":
+            a = 2 * np.pi * yt
+            self.model_ = Ridge(alpha=self.alpha).fit(xt, np.stack([np.cos(a), np.sin(a)], 1))
+        else:
+            self.model_ = Ridge(alpha=self.alpha).fit(xt, yt)
+        return self
+
+    def predict(self, x: Any) -> np.ndarray:
+        """Read the parent from images (see :meth:`CNNOracle.predict`)."""
+        if not hasattr(self, "model_"):
+            raise ValueError("this LinearOracle is not fitted yet: call fit(x, y) first")
+        xt = check_images(x, self.image_shape_, "x").numpy().reshape(len(x), -1)
+        out = self.model_.predict(xt)
+        if self.kind == "circular":
+            return np.mod(np.arctan2(out[:, 1], out[:, 0]) / (2 * np.pi), 1.0)
+        return np.asarray(out)
+
+    def score(self, x: Any, target: Any) -> np.ndarray:
+        """Per-image correctness or absolute error (see :func:`score_predictions`)."""
+        return score_predictions(self.predict(x), target, self.kind)

@@ -1,0 +1,815 @@
+"""N-TE (the NAMMD treatment effect) and the CF-CLOT distribution-closeness test.
+
+Implements Fu et al. (2025), *Testing for Causal Fairness*: Definition 4 / Eq. 8 and 23 (population
+N-TE), Eq. 9-10 (the ratio-of-U-statistics estimator), Theorem 1 and Eq. 13 (normal threshold
+``tau = eps + sigma z_{1-alpha} / sqrt(m)``), Eq. 11 and Algorithm 1 (bootstrap), Sec. 4.2 (the
+``eps = 0`` case is an MMD two-sample test). Equation numbers follow the paper; the corrections are
+those of the implementation notes (``papers/notes/002_testing_causal_fairness_cfclot.md``):
+
+* ``variance="paper"`` is the paper's Eq. 13 standard error, built from the U-statistic variance
+  components ``zeta_1, zeta_2`` of ``H`` alone; Theorem 1's proof treats the denominator as a
+  constant, which under-estimates the spread for larger ``eps``.
+* ``variance="delta"`` (default) is the delta-method standard error of the ratio: because factual and
+  counterfactual outputs of the same units form the pairs of both U-statistics,
+  ``N-TE_hat - eps = mean(G) / mean(D)`` exactly with ``G = H - eps D``, so the variance components of
+  ``G`` give the right asymptotic variance at the boundary ``N-TE = eps``.
+* Eq. 11's multinomial weights ``w_i - 1/m`` are not centred; ``method="bootstrap"`` uses the centred
+  ``w_i - 1`` at ``eps = 0`` and resamples units (uncentred weights) for ``eps > 0``;
+  ``method="bootstrap-literal"`` keeps the paper's weights, for comparison only.
+
+Closed forms of the population N-TE for Gaussian and Bernoulli outputs (notes, claim C4) are given
+for checking the estimator and for reading ``eps`` as a gap between rates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+
+from ..runtime import as_generator, get_device
+from .kernels import Kernel, as_2d, make_kernel, to_tensor
+from .mmd import _check_alpha, _check_count, signflip_null
+
+__all__ = [
+    "CFCLOTResult",
+    "cfclot_test",
+    "cfclot_statistics",
+    "cfclot_statistics_batch",
+    "nte",
+    "mte",
+    "nte_gaussian",
+    "nte_bernoulli",
+    "nte_sup_gaussian",
+    "shift_for_target_nte",
+    "gap_for_target_nte",
+    "gaussian_pair_sample",
+    "hoeffding_bound",
+]
+
+_METHODS = ("auto", "normal", "bootstrap", "signflip", "bootstrap-literal")
+_VARIANCES = ("delta", "paper")
+
+
+# --------------------------------------------------------------------------------------------------
+# validation
+# --------------------------------------------------------------------------------------------------
+def _check_epsilon(epsilon: Any) -> float:
+    if not isinstance(epsilon, (int, float, np.floating, np.integer)) or isinstance(epsilon, bool) or not np.isfinite(epsilon):
+        raise ValueError(f"epsilon must be a number in [0, 1), got {epsilon!r}")
+    if not (0 <= epsilon < 1):
+        raise ValueError(f"epsilon must lie in [0, 1) because N-TE is normalised to [0, 1], got {epsilon!r}")
+    return float(epsilon)
+
+
+def _check_pairs(y: Any, y_cf: Any) -> tuple[np.ndarray, np.ndarray]:
+    y = as_2d(y, "y")
+    y_cf = as_2d(y_cf, "y_cf")
+    if y.shape[0] != y_cf.shape[0]:
+        raise ValueError(
+            f"y and y_cf must have the same number of rows (row i holds the factual and counterfactual "
+            f"output of unit i), got {y.shape[0]} and {y_cf.shape[0]}"
+        )
+    if y.shape[1] != y_cf.shape[1]:
+        raise ValueError(f"y and y_cf must have the same number of columns, got {y.shape[1]} and {y_cf.shape[1]}")
+    return y, y_cf
+
+
+# --------------------------------------------------------------------------------------------------
+# sufficient statistics over (possibly repeated) pair-units
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _PairStats:
+    """Pair-unit types, their counts and type-level kernel blocks (diagonals kept)."""
+
+    h: Any  # torch (u, u): H between types; H(z, z) is the value for two *different* units of type z
+    d: Any  # torch (u, u): D between types
+    counts: Any  # torch (u,)
+    inverse: np.ndarray  # unit -> type
+    m: int
+    K: float
+
+
+def _pair_stats(y: np.ndarray, y_cf: np.ndarray, kernel: Kernel, device: Any) -> _PairStats:
+    import torch
+
+    m = y.shape[0]
+    pairs = np.concatenate([y, y_cf], axis=1)
+    uniq, inverse, counts = np.unique(pairs, axis=0, return_inverse=True, return_counts=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    if uniq.shape[0] == m:  # all pair-units distinct: keep the original order (no compression)
+        uniq, inverse, counts = pairs, np.arange(m), np.ones(m, dtype=np.int64)
+    dim = y.shape[1]
+    dev = get_device(device)
+    a = to_tensor(uniq[:, :dim], dev)
+    b = to_tensor(uniq[:, dim:], dev)
+    kaa, kbb, kab = kernel.gram(a), kernel.gram(b), kernel.gram(a, b)
+    K = kernel.upper_bound
+    return _PairStats(
+        h=kaa + kbb - kab - kab.T,
+        d=4.0 * K - kaa - kbb,
+        counts=torch.as_tensor(counts, dtype=torch.float64, device=dev),
+        inverse=inverse,
+        m=m,
+        K=K,
+    )
+
+
+def _offdiag_sum(a, c) -> float:
+    """Sum over ordered pairs of distinct units, ``sum_{i != j} A_ij``, from type-level ``A``."""
+    return float(c @ (a @ c) - (c * a.diagonal()).sum())
+
+
+def _zetas(total: Any, row_sq: Any, sq: Any, m: int):
+    """Unbiased variance components of an order-2 U-statistic from three sums over distinct units.
+
+    ``total = sum_{i!=j} g_ij``, ``row_sq = sum_i r_i^2`` with ``r_i = sum_{j!=i} g_ij``, and
+    ``sq = sum_{i!=j} g_ij^2``. Splitting ``total^2`` by how many indices two ordered pairs share gives
+    the sums over distinct triples (``row_sq - sq``) and quadruples (``total^2 - 2 sq - 4 triples``),
+    hence unbiased estimates of ``E[g12 g13]``, ``E[g12^2]`` and ``(E g12)^2``. The plug-in
+    ``mean_i rbar_i^2 - U^2`` is biased upwards by about ``zeta_2 / m`` (the noise of each row mean),
+    which makes the test conservative at small ``m``.
+    """
+    triples = row_sq - sq
+    quads = total * total - 2 * sq - 4 * triples
+    e_g12_g13 = triples / (m * (m - 1) * (m - 2))
+    e_g12_g34 = quads / (m * (m - 1) * (m - 2) * (m - 3))
+    return e_g12_g13 - e_g12_g34, sq / (m * (m - 1)) - e_g12_g34
+
+
+def _moments(g, c, m: int) -> tuple[float, float, float]:
+    """U-statistic mean and unbiased variance components ``zeta_1``, ``zeta_2`` of kernel ``g``."""
+    total = _offdiag_sum(g, c)
+    r = g @ c - g.diagonal()  # row sum of each unit of a type, excluding the unit itself
+    row_sq = float((c * r * r).sum())
+    sq = _offdiag_sum(g * g, c)
+    if m < 4:  # the unbiased (E g)^2 needs four distinct units: fall back to plug-in components
+        u = total / (m * (m - 1))
+        return u, row_sq / (m * (m - 1) ** 2) - u * u, sq / (m * (m - 1)) - u * u
+    zeta1, zeta2 = _zetas(total, row_sq, sq, m)
+    return total / (m * (m - 1)), float(zeta1), float(zeta2)
+
+
+def _sigma(zeta1: float, zeta2: float, m: int, mean_d: float) -> float:
+    # exact finite-sample variance of an order-2 U-statistic, times m (Hoeffding; notes Sec. 2.7)
+    var_m = ((4 * m - 8) * zeta1 + 2 * zeta2) / (m - 1)
+    return float(np.sqrt(max(var_m, 0.0)) / mean_d)
+
+
+def cfclot_statistics(
+    y: Any,
+    y_cf: Any,
+    epsilon: float = 0.0,
+    *,
+    kernel: str | Kernel = "gaussian",
+    bandwidth: float | str = "median",
+    device: Any = "cpu",
+    seed: int | np.random.Generator | None = 0,
+) -> dict[str, float]:
+    """Estimated N-TE and both standard errors of CF-CLOT, without a decision.
+
+    Works in ``O(u^2)`` for ``u`` distinct (factual, counterfactual) pairs, so hard-label or other
+    discrete outputs cost ``O(m)`` whatever the sample size (notes, Sec. 2.5).
+
+    Parameters
+    ----------
+    y, y_cf : array-like, shape (m,) or (m, d)
+        Factual and counterfactual outputs; row ``i`` of each belongs to unit ``i``.
+    epsilon : float
+        The tolerance in ``[0, 1)``; enters the delta-method standard error.
+    kernel : {"gaussian", "laplace"} or Kernel
+    bandwidth : float or "median"
+    device : str or torch.device
+    seed : int, Generator or None
+        Subsampling randomness of the median heuristic on large samples.
+
+    Returns
+    -------
+    dict
+        ``statistic`` (N-TE estimate, Eq. 10), ``mte`` (its numerator, the paired MMD_u^2, Eq. 21),
+        ``mean_d`` (its denominator), ``sigma_delta``, ``sigma_paper`` (standard deviations of
+        ``sqrt(m) * statistic``), ``m`` and ``bandwidth``.
+    """
+    y, y_cf = _check_pairs(y, y_cf)
+    epsilon = _check_epsilon(epsilon)
+    k = make_kernel(kernel, bandwidth).fit(y, y_cf, seed=seed)
+    ps = _pair_stats(y, y_cf, k, device)
+    return _stats_from(ps, epsilon, k)
+
+
+def _stats_from(ps: _PairStats, epsilon: float, k: Kernel) -> dict[str, float]:
+    m, c = ps.m, ps.counts
+    pairs = m * (m - 1)
+    num = _offdiag_sum(ps.h, c)
+    den = _offdiag_sum(ps.d, c)
+    mean_d = den / pairs
+    _, z1p, z2p = _moments(ps.h, c, m)
+    _, z1d, z2d = _moments(ps.h - epsilon * ps.d, c, m)
+    return {
+        "statistic": num / den,
+        "mte": num / pairs,
+        "mean_d": mean_d,
+        "sigma_delta": _sigma(z1d, z2d, m, mean_d),
+        "sigma_paper": _sigma(z1p, z2p, m, mean_d),
+        "m": m,
+        "bandwidth": float(k.bandwidth),
+    }
+
+
+def cfclot_statistics_batch(
+    y: Any,
+    y_cf: Any,
+    epsilon: float,
+    *,
+    kernel: str | Kernel = "gaussian",
+    bandwidth: float = 1.0,
+    device: Any = "cpu",
+    chunk: int = 64,
+) -> pd.DataFrame:
+    """:func:`cfclot_statistics` for many replications at once (for simulation studies).
+
+    Parameters
+    ----------
+    y, y_cf : array-like, shape (R, m) or (R, m, d)
+        ``R`` independent replications of ``m`` pairs each.
+    epsilon : float
+        Tolerance in ``[0, 1)``.
+    kernel : {"gaussian", "laplace"} or Kernel
+    bandwidth : float
+        A fixed number: in a simulation the target N-TE must not move with a data-chosen bandwidth.
+    device : str or torch.device
+    chunk : int
+        Replications per batched kernel computation (memory is ``3 * chunk * m^2`` numbers).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per replication: ``statistic, mte, mean_d, sigma_delta, sigma_paper``.
+    """
+    import torch
+
+    epsilon = _check_epsilon(epsilon)
+    chunk = _check_count(chunk, "chunk")
+    k = make_kernel(kernel, bandwidth)
+    if not k.is_fitted:
+        raise ValueError("cfclot_statistics_batch needs a numeric bandwidth (the simulated truth depends on it)")
+    yy = np.asarray(y, dtype=np.float64)
+    yc = np.asarray(y_cf, dtype=np.float64)
+    if yy.ndim == 2:
+        yy, yc = yy[..., None], yc[..., None]
+    if yy.ndim != 3 or yy.shape != yc.shape:
+        raise ValueError(f"y and y_cf must both have shape (R, m) or (R, m, d), got {np.shape(y)} and {np.shape(y_cf)}")
+    if not (np.all(np.isfinite(yy)) and np.all(np.isfinite(yc))):
+        raise ValueError("y and y_cf contain NaN or infinite values")
+    n_rep, m, _ = yy.shape
+    if m < 2:
+        raise ValueError(f"each replication needs at least 2 pairs, got m={m}")
+    dev = get_device(device)
+    s = float(k.bandwidth)
+    K = k.upper_bound
+    pairs = m * (m - 1)
+
+    def gram(a, b):
+        if k.name == "gaussian":
+            d2 = (a * a).sum(-1)[:, :, None] + (b * b).sum(-1)[:, None, :] - 2 * a @ b.transpose(1, 2)
+            return torch.exp(-d2.clamp_min(0) / (2 * s * s))
+        return torch.exp(-torch.cdist(a, b, p=1.0) / s)
+
+    if m < 4:
+        raise ValueError(f"cfclot_statistics_batch needs m >= 4 pairs per replication, got {m}")
+
+    def sigma(tot, row, sq, mean_d):
+        z1, z2 = _zetas(tot, row, sq, m)
+        return torch.sqrt(torch.clamp(((4 * m - 8) * z1 + 2 * z2) / (m - 1), min=0.0)) / mean_d
+
+    def bsum(a, b=None):  # per-replication sum of a (or of a * b) without keeping the product
+        return a.sum((1, 2)) if b is None else torch.einsum("rij,rij->r", a, b)
+
+    rows = []
+    for start in range(0, n_rep, chunk):
+        a = torch.as_tensor(yy[start : start + chunk], device=dev)
+        b = torch.as_tensor(yc[start : start + chunk], device=dev)
+        # w = Kaa + Kbb and h = w - Kab - Kab^T with zero diagonals; D = 4K - w off the diagonal, so every
+        # sum over D follows from sums over w (fewer m x m temporaries: this runs thousands of times)
+        w = gram(a, a).add_(gram(b, b))
+        kab = gram(a, b)
+        h = (w - kab).sub_(kab.transpose(1, 2))
+        del kab
+        w.diagonal(dim1=1, dim2=2).zero_()
+        h.diagonal(dim1=1, dim2=2).zero_()
+        s_h, s_w = bsum(h), bsum(w)
+        r_h, r_w = h.sum(2), w.sum(2)
+        s_hh, s_hw, s_ww = bsum(h, h), bsum(h, w), bsum(w, w)
+        s_d = 4 * K * pairs - s_w
+        r_d = 4 * K * (m - 1) - r_w
+        s_dd = 16 * K * K * pairs - 8 * K * s_w + s_ww
+        s_hd = 4 * K * s_h - s_hw
+        mean_d = s_d / pairs
+        # G = H - eps D: its sums are linear in those of H and D
+        s_g = s_h - epsilon * s_d
+        r_g = r_h - epsilon * r_d
+        s_gg = s_hh - 2 * epsilon * s_hd + epsilon**2 * s_dd
+        rows.append(
+            torch.stack(
+                [s_h / s_d, s_h / pairs, mean_d,
+                 sigma(s_g, (r_g * r_g).sum(1), s_gg, mean_d), sigma(s_h, (r_h * r_h).sum(1), s_hh, mean_d)],
+                dim=1,
+            ).cpu().numpy()
+        )
+    return pd.DataFrame(np.concatenate(rows), columns=["statistic", "mte", "mean_d", "sigma_delta", "sigma_paper"])
+
+
+# --------------------------------------------------------------------------------------------------
+# estimators
+# --------------------------------------------------------------------------------------------------
+def nte(
+    y: Any,
+    y_cf: Any,
+    *,
+    kernel: str | Kernel = "gaussian",
+    bandwidth: float | str = "median",
+    device: Any = "cpu",
+) -> float:
+    """The N-TE estimator (Eq. 10): ``sum_{i!=j} H_ij / sum_{i!=j} D_ij``.
+
+    Parameters
+    ----------
+    y, y_cf : array-like, shape (m,) or (m, d)
+        Factual and counterfactual outputs (row ``i`` of each from unit ``i``; independent samples of
+        equal size work too).
+    kernel : {"gaussian", "laplace"} or Kernel
+    bandwidth : float or "median"
+    device : str or torch.device
+
+    Returns
+    -------
+    float
+        Estimated N-TE; consistent for ``MMD^2 / (4K - ||mu_P||^2 - ||mu_Q||^2)``. Can be slightly
+        negative (the numerator is unbiased, not non-negative); never clip it inside a test.
+    """
+    return cfclot_statistics(y, y_cf, 0.0, kernel=kernel, bandwidth=bandwidth, device=device)["statistic"]
+
+
+def mte(
+    y: Any,
+    y_cf: Any,
+    *,
+    kernel: str | Kernel = "gaussian",
+    bandwidth: float | str = "median",
+    device: Any = "cpu",
+) -> float:
+    """The M-TE estimator (Eq. 21): the paired unbiased MMD^2, the numerator of N-TE.
+
+    Parameters
+    ----------
+    y, y_cf : array-like, shape (m,) or (m, d)
+    kernel, bandwidth, device
+        As in :func:`nte`.
+
+    Returns
+    -------
+    float
+    """
+    return cfclot_statistics(y, y_cf, 0.0, kernel=kernel, bandwidth=bandwidth, device=device)["mte"]
+
+
+def nte_gaussian(
+    delta: Any,
+    *,
+    tau1: float = 1.0,
+    tau2: float = 1.0,
+    d: int = 1,
+    bandwidth: float = 1.0,
+) -> np.ndarray | float:
+    """Population N-TE between ``N(mu1, tau1^2 I_d)`` and ``N(mu2, tau2^2 I_d)`` for the Gaussian kernel.
+
+    With ``s`` the bandwidth and ``delta = ||mu1 - mu2||`` (notes, claim C4)::
+
+        A = (s^2 / (s^2 + 2 tau1^2))^(d/2),   B = (s^2 / (s^2 + 2 tau2^2))^(d/2)
+        C = (s^2 / (s^2 + tau1^2 + tau2^2))^(d/2) exp(-delta^2 / (2 (s^2 + tau1^2 + tau2^2)))
+        N-TE = (A + B - 2C) / (4 - A - B)
+
+    Parameters
+    ----------
+    delta : float or array-like
+        Euclidean distance between the means.
+    tau1, tau2 : float
+        Standard deviations (per coordinate).
+    d : int
+        Dimension.
+    bandwidth : float
+        Kernel bandwidth ``s``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+    """
+    for name, v in (("tau1", tau1), ("tau2", tau2), ("bandwidth", bandwidth)):
+        if not np.isfinite(v) or v <= 0:
+            raise ValueError(f"{name} must be a positive number, got {v!r}")
+    d = _check_count(d, "d")
+    s2 = float(bandwidth) ** 2
+    delta = np.asarray(delta, dtype=float)
+    a = (s2 / (s2 + 2 * tau1**2)) ** (d / 2)
+    b = (s2 / (s2 + 2 * tau2**2)) ** (d / 2)
+    v = s2 + tau1**2 + tau2**2
+    c = (s2 / v) ** (d / 2) * np.exp(-(delta**2) / (2 * v))
+    out = (a + b - 2 * c) / (4 - a - b)
+    return float(out) if out.ndim == 0 else out
+
+
+def nte_sup_gaussian(*, tau: float = 1.0, d: int = 1, bandwidth: float = 1.0) -> float:
+    """Supremum over location shifts of :func:`nte_gaussian` with ``tau1 = tau2 = tau`` (0.4058 for 1-D, s = tau = 1)."""
+    a = (bandwidth**2 / (bandwidth**2 + 2 * tau**2)) ** (d / 2)
+    return float(2 * a / (4 - 2 * a))
+
+
+def shift_for_target_nte(epsilon: float, *, tau: float = 1.0, d: int = 1, bandwidth: float = 1.0) -> float:
+    """Location shift ``delta`` at which two ``N(., tau^2 I_d)`` laws have N-TE equal to ``epsilon``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target in ``[0, sup)``, with ``sup`` from :func:`nte_sup_gaussian`.
+    tau, d, bandwidth
+        As in :func:`nte_gaussian`.
+
+    Returns
+    -------
+    float
+        ``delta >= 0``.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not reachable by any shift with this kernel and scale.
+    """
+    epsilon = _check_epsilon(epsilon)
+    sup = nte_sup_gaussian(tau=tau, d=d, bandwidth=bandwidth)
+    if epsilon >= sup:
+        raise ValueError(
+            f"epsilon={epsilon} is unreachable: location shifts of N(., {tau}^2 I_{d}) with bandwidth {bandwidth} "
+            f"give N-TE below {sup:.4f}; lower epsilon or use a larger bandwidth relative to tau"
+        )
+    if epsilon == 0:
+        return 0.0
+
+    def f(x: float) -> float:
+        return nte_gaussian(x, tau1=tau, tau2=tau, d=d, bandwidth=bandwidth) - epsilon
+
+    hi = 1.0
+    while f(hi) < 0:
+        hi *= 2
+    return float(optimize.brentq(f, 0.0, hi, xtol=1e-12))
+
+
+def nte_bernoulli(p1: Any, p2: Any, *, r: float = 0.0) -> np.ndarray | float:
+    """Population N-TE between Bernoulli(p1) and Bernoulli(p2) outputs in ``{0, 1}``.
+
+    With ``r = k(0, 1)`` (``r = exp(-1 / (2 s^2))`` for the Gaussian kernel; ``r -> 0`` as ``s -> 0``)::
+
+        A = 1 - 2 p1 (1 - p1)(1 - r),   B = 1 - 2 p2 (1 - p2)(1 - r)
+        N-TE = 2 (1 - r)(p1 - p2)^2 / (4 - A - B)
+
+    Parameters
+    ----------
+    p1, p2 : float or array-like
+        Positive rates in ``[0, 1]``.
+    r : float
+        Kernel value between the two outcomes, in ``[0, 1)``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+    """
+    p1 = np.asarray(p1, dtype=float)
+    p2 = np.asarray(p2, dtype=float)
+    if np.any((p1 < 0) | (p1 > 1)) or np.any((p2 < 0) | (p2 > 1)):
+        raise ValueError("p1 and p2 must be probabilities in [0, 1]")
+    if not (0 <= r < 1):
+        raise ValueError(f"r = k(0, 1) must lie in [0, 1), got {r!r}")
+    a = 1 - 2 * p1 * (1 - p1) * (1 - r)
+    b = 1 - 2 * p2 * (1 - p2) * (1 - r)
+    out = 2 * (1 - r) * (p1 - p2) ** 2 / (4 - a - b)
+    return float(out) if out.ndim == 0 else out
+
+
+def gap_for_target_nte(epsilon: float, *, r: float = 0.0, center: float = 0.5) -> float:
+    """Gap ``p1 - p2`` between two rates centred on ``center`` whose Bernoulli N-TE equals ``epsilon``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target N-TE in ``[0, 1)``.
+    r : float
+        Kernel value ``k(0, 1)``.
+    center : float
+        Midpoint of the two rates (0.5: rates ``0.5 +- gap / 2``).
+
+    Returns
+    -------
+    float
+        The gap in ``[0, 2 min(center, 1 - center)]``.
+
+    Raises
+    ------
+    ValueError
+        If no gap around ``center`` reaches ``epsilon``.
+    """
+    epsilon = _check_epsilon(epsilon)
+    if not (0 < center < 1):
+        raise ValueError(f"center must lie in (0, 1), got {center!r}")
+    gmax = 2 * min(center, 1 - center)
+
+    def f(g: float) -> float:
+        return nte_bernoulli(center + g / 2, center - g / 2, r=r) - epsilon
+
+    if f(gmax) < 0:
+        raise ValueError(f"epsilon={epsilon} is unreachable with rates centred on {center} and r={r}")
+    if epsilon == 0:
+        return 0.0
+    return float(optimize.brentq(f, 0.0, gmax, xtol=1e-12))
+
+
+def hoeffding_bound(t: Any, m: int, *, width: float) -> np.ndarray | float:
+    """Hoeffding's bound for an order-2 U-statistic (the paper's Theorem 4).
+
+    ``P(|U - E U| >= t) <= 2 exp(-2 floor(m/2) t^2 / width^2)``, with ``width = b - a`` the range of the
+    kernel: ``4K`` for ``H`` and ``2K`` for ``D``.
+
+    Parameters
+    ----------
+    t : float or array-like
+        Deviation(s).
+    m : int
+        Sample size.
+    width : float
+        Range of the U-statistic's kernel.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The bound, capped at 1.
+    """
+    t = np.asarray(t, dtype=float)
+    out = np.minimum(1.0, 2 * np.exp(-2 * (m // 2) * t**2 / width**2))
+    return float(out) if out.ndim == 0 else out
+
+
+def gaussian_pair_sample(
+    m: int,
+    delta: float,
+    *,
+    d: int = 1,
+    tau1: float = 1.0,
+    tau2: float = 1.0,
+    n_reps: int | None = None,
+    seed: int | np.random.Generator | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw factual ``N(0, tau1^2 I)`` and counterfactual ``N(delta e_1, tau2^2 I)`` outputs.
+
+    A synthetic stand-in with a known population N-TE (:func:`nte_gaussian`), used to check calibration.
+
+    Parameters
+    ----------
+    m : int
+        Pairs per replication.
+    delta : float
+        Mean shift along the first coordinate.
+    d : int
+        Dimension.
+    tau1, tau2 : float
+        Standard deviations.
+    n_reps : int, optional
+        If given, return ``n_reps`` replications stacked on a leading axis.
+    seed : int, Generator or None
+
+    Returns
+    -------
+    (y, y_cf) : tuple of numpy.ndarray
+        Shape ``(m, d)``, or ``(n_reps, m, d)``.
+    """
+    rng = as_generator(seed)
+    m = _check_count(m, "m", 2)
+    shape = (m, d) if n_reps is None else (_check_count(n_reps, "n_reps"), m, d)
+    y = rng.normal(0.0, tau1, size=shape)
+    y_cf = rng.normal(0.0, tau2, size=shape)
+    y_cf[..., 0] += delta
+    return y, y_cf
+
+
+# --------------------------------------------------------------------------------------------------
+# the test
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CFCLOTResult:
+    """Result of :func:`cfclot_test` for ``H0: N-TE <= epsilon`` against ``H1: N-TE > epsilon``.
+
+    Attributes
+    ----------
+    statistic : float
+        Estimated N-TE (Eq. 10).
+    pvalue : float
+        ``1 - Phi(sqrt(m) (statistic - epsilon) / sigma)`` for the normal method; a resampling p-value
+        ``(1 + #{null >= statistic}) / (1 + B)`` otherwise.
+    reject : bool
+        ``True``: the model is judged epsilon-unfair for this attribute.
+    threshold : float
+        Rejection threshold on the N-TE scale (Eq. 13 for the normal method; the ``1 - alpha``
+        quantile of the resampling null otherwise).
+    sigma : float or None
+        Standard deviation of ``sqrt(m) * statistic`` used by the normal method.
+    epsilon, alpha : float
+    m : int
+    method : str
+    variance : str or None
+    kernel : Kernel
+        With the bandwidth actually used.
+    mte : float
+        Numerator of the statistic (the paired MMD_u^2, M-TE).
+    null_distribution : numpy.ndarray or None
+        Resampling replicates on the N-TE scale.
+    """
+
+    statistic: float
+    pvalue: float
+    reject: bool
+    threshold: float
+    sigma: float | None
+    epsilon: float
+    alpha: float
+    m: int
+    method: str
+    variance: str | None
+    kernel: Kernel
+    mte: float
+    null_distribution: np.ndarray | None = field(default=None, repr=False)
+
+    def summary(self) -> pd.DataFrame:
+        """One-row table with the statistic, threshold, p-value, decision and settings."""
+        return pd.DataFrame(
+            [
+                {
+                    "N-TE": self.statistic,
+                    "epsilon": self.epsilon,
+                    "threshold": self.threshold,
+                    "sigma": self.sigma,
+                    "pvalue": self.pvalue,
+                    "reject": self.reject,
+                    "alpha": self.alpha,
+                    "m": self.m,
+                    "method": self.method,
+                    "variance": self.variance,
+                    "bandwidth": float(self.kernel.bandwidth),
+                }
+            ]
+        )
+
+    def plot(self, ax=None):
+        """The null distribution used (normal density or resampling histogram) with the statistic.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        import matplotlib.pyplot as plt
+
+        ax = plt.gca() if ax is None else ax
+        if self.null_distribution is not None:
+            ax.hist(self.null_distribution, bins=40, density=True, color="0.75", label=f"{self.method} null")
+        elif self.sigma and self.sigma > 0:
+            sd = self.sigma / np.sqrt(self.m)
+            grid = np.linspace(self.epsilon - 4 * sd, max(self.epsilon + 4 * sd, self.statistic + sd), 300)
+            ax.plot(grid, stats.norm.pdf(grid, self.epsilon, sd), color="0.4", label="normal null at N-TE = $\\epsilon$")
+        ax.axvline(self.threshold, color="0.3", ls="--", lw=1, label="threshold")
+        ax.axvline(self.statistic, color="C3", lw=2, label=f"N-TE = {self.statistic:.3g} (p = {self.pvalue:.3g})")
+        ax.set_xlabel("N-TE")
+        ax.set_ylabel("density")
+        ax.legend(fontsize=8)
+        return ax
+
+
+def cfclot_test(
+    y: Any,
+    y_cf: Any,
+    epsilon: float,
+    *,
+    alpha: float = 0.05,
+    kernel: str | Kernel = "gaussian",
+    bandwidth: float | str = "median",
+    variance: str = "delta",
+    method: str = "auto",
+    n_boot: int = 500,
+    seed: int | np.random.Generator | None = None,
+    device: Any = "cpu",
+    max_dense: int = 6000,
+) -> CFCLOTResult:
+    """CF-CLOT: test ``H0: N-TE(P_y, P_ycf) <= epsilon`` (epsilon-counterfactual closeness fairness).
+
+    Parameters
+    ----------
+    y, y_cf : array-like, shape (m,) or (m, d)
+        Factual and counterfactual model outputs; row ``i`` of each belongs to unit ``i``.
+    epsilon : float
+        Tolerated N-TE, in ``[0, 1)``. ``0`` is the paper's "strong" level: a two-sample test.
+    alpha : float
+        Level, in ``(0, 1)`` (the paper never states one; 0.05).
+    kernel : {"gaussian", "laplace"} or Kernel
+    bandwidth : float or "median"
+        ``"median"``: median heuristic on the pooled factual and counterfactual outputs.
+    variance : {"delta", "paper"}
+        Standard error of the normal method: ``delta`` (calibrated, default) or ``paper`` (Eq. 13 as
+        printed, anti-conservative for larger ``epsilon``).
+    method : {"auto", "normal", "bootstrap", "signflip", "bootstrap-literal"}
+        ``normal``: the threshold of Eq. 13. ``bootstrap``: for ``epsilon > 0`` resample units and
+        compare ``statistic - epsilon`` with the spread of ``T_b - statistic``; for ``epsilon = 0`` the
+        centred multinomial bootstrap (Eq. 11 with ``w_i - 1``). ``signflip``: exact within-pair swap test
+        (``epsilon = 0`` only). ``bootstrap-literal``: Eq. 11 with the paper's ``w_i - 1/m``
+        (``epsilon = 0`` only; shown to be invalid). ``auto``: ``normal`` if ``epsilon > 0`` else ``signflip``.
+    n_boot : int
+        Resampling draws.
+    seed : int, Generator or None
+        Randomness of the resampling (and of the median heuristic's subsample).
+    device : str or torch.device
+    max_dense : int
+        Largest ``m`` for the resampling methods, which need ``m x m`` matrices; subsample above it.
+
+    Returns
+    -------
+    CFCLOTResult
+
+    Raises
+    ------
+    ValueError
+        On samples of different lengths, NaN, fewer than 2 pairs, ``epsilon`` outside ``[0, 1)``,
+        ``alpha`` outside ``(0, 1)``, an unknown method/variance, or a method that needs ``epsilon = 0``.
+    """
+    y, y_cf = _check_pairs(y, y_cf)
+    epsilon = _check_epsilon(epsilon)
+    _check_alpha(alpha)
+    if variance not in _VARIANCES:
+        raise ValueError(f"variance must be one of {_VARIANCES}, got {variance!r}")
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+    if method == "auto":
+        method = "normal" if epsilon > 0 else "signflip"
+    if method in ("signflip", "bootstrap-literal") and epsilon != 0:
+        raise ValueError(f"method={method!r} simulates the null N-TE = 0 and needs epsilon=0, got {epsilon}")
+    n_boot = _check_count(n_boot, "n_boot")
+    rng = as_generator(seed)
+    k = make_kernel(kernel, bandwidth).fit(y, y_cf, seed=rng)
+    ps = _pair_stats(y, y_cf, k, device)
+    st = _stats_from(ps, epsilon, k)
+    m, t = ps.m, st["statistic"]
+    z = stats.norm.ppf(1 - alpha)
+    if method == "normal":
+        sigma = st["sigma_delta"] if variance == "delta" else st["sigma_paper"]
+        threshold = epsilon + sigma * z / np.sqrt(m)
+        if sigma > 0:
+            pvalue = float(stats.norm.sf(np.sqrt(m) * (t - epsilon) / sigma))
+        else:  # no spread at all (e.g. identical outputs): the decision is deterministic
+            pvalue = 0.0 if t > epsilon else 1.0
+        return CFCLOTResult(t, pvalue, bool(t > threshold), float(threshold), sigma, epsilon, float(alpha), m,
+                            "normal", variance, k, st["mte"])
+    if m > max_dense:
+        raise ValueError(f"method={method!r} needs m x m matrices and m={m} exceeds max_dense={max_dense}; "
+                         "subsample the pairs or raise max_dense")
+    null = _resample_null(ps, t, epsilon, method, n_boot, rng)
+    tol = 1e-12 * max(1.0, abs(t))
+    pvalue = float((1 + np.count_nonzero(null >= t - tol)) / (1 + n_boot))
+    threshold = float(np.quantile(null, 1 - alpha))
+    return CFCLOTResult(t, pvalue, bool(pvalue <= alpha), threshold, None, epsilon, float(alpha), m,
+                        method, None, k, st["mte"], null)
+
+
+def _resample_null(ps: _PairStats, t: float, epsilon: float, method: str, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """Resampling replicates on the N-TE scale, all draws evaluated as matrix products."""
+    import torch
+
+    inv = torch.as_tensor(ps.inverse, device=ps.h.device)
+    h = ps.h[inv][:, inv].clone()
+    h.fill_diagonal_(0.0)
+    m = ps.m
+    den = _offdiag_sum(ps.d, ps.counts)
+    if method == "signflip":
+        return signflip_null(h, n_boot, rng) / den
+    d = ps.d[inv][:, inv].clone()
+    d.fill_diagonal_(0.0)
+    out = np.empty(n_boot)
+    batch = 512
+    for start in range(0, n_boot, batch):
+        b = min(batch, n_boot - start)
+        w = torch.as_tensor(rng.multinomial(m, np.full(m, 1.0 / m), size=b).T, dtype=torch.float64, device=h.device)
+        if method == "bootstrap" and epsilon == 0:
+            v = w - 1.0  # centred multinomial weights: a degenerate-U-statistic bootstrap of the null
+            out[start : start + b] = ((v * (h @ v)).sum(0) / den).cpu().numpy()
+        elif method == "bootstrap-literal":
+            v = w - 1.0 / m  # Eq. 11 as printed
+            out[start : start + b] = ((v * (h @ v)).sum(0) / den).cpu().numpy()
+        else:  # resample units; the shifted bootstrap ratio approximates the law of T at N-TE = eps
+            tb = (w * (h @ w)).sum(0) / (w * (d @ w)).sum(0)
+            out[start : start + b] = epsilon + (tb.cpu().numpy() - t)
+    return out

@@ -1,0 +1,49 @@
+"""Shared test set-up: a headless backend, offline hubs, and helpers for throw-away notebook repos."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import matplotlib
+import nbformat
+import pytest
+
+matplotlib.use("Agg")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def make_notebook(path: Path, parameters: str, body: str) -> Path:
+    """Write a minimal notebook with a parameters cell and one body cell."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    p = nbformat.v4.new_code_cell(textwrap.dedent(parameters))
+    p.metadata["tags"] = ["parameters"]
+    nb.cells = [nbformat.v4.new_markdown_cell("# Test"), p, nbformat.v4.new_code_cell(textwrap.dedent(body))]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture
+def fake_repo(tmp_path, monkeypatch):
+    """A throw-away repository (``_toc.yml`` + ``notebooks/``) that cflib treats as its root."""
+    (tmp_path / "notebooks" / "params").mkdir(parents=True)
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: index\nchapters:\n  - file: notebooks/demo/01-square\n")
+    make_notebook(
+        tmp_path / "notebooks" / "demo" / "01-square.ipynb",
+        "x = 2\nseed = 0\nfail_at = -1\n",
+        """
+        from cflib import claims
+        if x == fail_at:
+            raise RuntimeError(f"asked to fail at x={x}")
+        claims.record("square", x * x)
+        claims.claim("D1", "x squared is non-negative", paper=">= 0", ours=x * x, holds=x * x >= 0, evidence="arithmetic")
+        """,
+    )
+    monkeypatch.setenv("CFLIB_ROOT", str(tmp_path))
+    return tmp_path

@@ -1,0 +1,58 @@
+"""Device selection, seeding and the figure helpers."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+
+from cflib import plotting, runtime
+
+
+def test_get_device_auto_matches_cuda_availability(monkeypatch):
+    assert runtime.get_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert runtime.get_device("cpu").type == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert runtime.get_device("auto").type == "cuda"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="no CUDA GPU"):
+        runtime.get_device("cuda")
+    with pytest.raises(ValueError, match="not a device"):
+        runtime.get_device("tpu9")
+
+
+def test_seed_everything_reproduces_numpy_and_torch():
+    g1 = runtime.seed_everything(3)
+    a = (g1.normal(size=3), np.random.rand(2), torch.rand(2))
+    g2 = runtime.seed_everything(3)
+    b = (g2.normal(size=3), np.random.rand(2), torch.rand(2))
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    assert torch.equal(a[2], b[2])
+    with pytest.raises(ValueError, match="seed"):
+        runtime.seed_everything(-1)
+    with pytest.raises(ValueError, match="seed"):
+        runtime.as_generator(1.5)
+
+
+def test_environment_report_names_scale_and_device(monkeypatch):
+    monkeypatch.setenv("CFLIB_SCALE", "smoke")
+    text = runtime.environment_report()
+    assert "scale        smoke" in text and "device" in text and "torch" in text
+
+
+def test_plot_helpers_return_axes_and_validate():
+    plotting.set_style()
+    fig, ax = plotting.subplots()
+    assert plotting.line_with_band([1, 2], [1, 2], [0, 1], [2, 3], ax=ax) is ax
+    assert plotting.qq_uniform(np.linspace(0.01, 0.99, 50), ax=ax) is ax
+    assert plotting.scatter_with_fit([1, 2, 3, 4], [2, 4, 5, 9], ax=ax) is ax
+    assert "r = " in ax.get_legend_handles_labels()[1][-1]
+    axes = plotting.image_grid(np.zeros((2, 3, 8, 8)), row_labels=["a", "b"], col_labels=["x", "y", "z"])
+    assert axes.shape == (2, 3)
+    with pytest.raises(ValueError, match="row_labels"):
+        plotting.image_grid(np.zeros((2, 3, 8, 8)), row_labels=["a"])
+    with pytest.raises(ValueError, match="pvalues"):
+        plotting.qq_uniform([0.5, 1.5])
+    plt.close("all")
