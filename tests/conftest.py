@@ -47,3 +47,28 @@ def fake_repo(tmp_path, monkeypatch):
     )
     monkeypatch.setenv("CFLIB_ROOT", str(tmp_path))
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def smoke_runs():
+    """Execute every notebook of the table of contents at smoke scale, two at a time.
+
+    Returns ``{notebook: RunResult or NotebookError}``; results go to ``_build/executed/smoke`` (the
+    runner's cache makes a repeated local test run fast; CI starts from a clean clone).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cflib import runner
+
+    os.environ.pop("CFLIB_ROOT", None)
+    names = runner.toc_notebooks()
+    out = ROOT / "_build" / "executed" / "smoke"
+
+    def one(name):
+        try:
+            return name, runner.execute(name, "smoke", output_dir=out)
+        except runner.NotebookError as exc:
+            return name, exc
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(one, names)), out

@@ -1,0 +1,93 @@
+"""The book builds from the smoke-scale notebooks with no warnings, and every page renders in a browser."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cflib import runner
+from cflib.book import build
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "_build" / "test-book"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def html(smoke_runs):
+    results, executed = smoke_runs
+    failed = [n for n, r in results.items() if isinstance(r, runner.NotebookError)]
+    if failed:
+        pytest.fail(f"cannot build the book: notebooks failed at smoke scale: {', '.join(failed)}")
+    return build("smoke", executed_dir=executed, path_output=OUT)
+
+
+def _pages(html: Path) -> list[Path]:
+    skip = {"genindex.html", "search.html", "index.html"}  # index.html only redirects
+    return sorted(p for p in html.rglob("*.html") if p.name not in skip and "_static" not in p.parts)
+
+
+def test_book_has_every_page(html):
+    pages = {p.relative_to(html).with_suffix("").as_posix() for p in _pages(html)}
+    expected = {"book/index", "book/references", "book/reproduction-report"}
+    expected |= {"notebooks/" + n.removesuffix(".ipynb") for n in runner.toc_notebooks()}
+    assert expected <= pages
+    report = (html / "book" / "reproduction-report.html").read_text()
+    assert "reproduced" in report and "Pearl" in report
+    assert not list(html.rglob("*cdn.jsdelivr*")) and "cdn.jsdelivr" not in (html / "book" / "index.html").read_text()
+
+
+def _browser():
+    chromium = shutil.which("chromium")
+    driver = shutil.which("chromedriver")
+    if not (chromium and driver):
+        pytest.fail("the browser test needs Debian's chromium and chromium-driver (make test installs them)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-quic", "--window-size=1280,1600"):
+        opts.add_argument(flag)
+    return webdriver.Chrome(service=Service(driver), options=opts)
+
+
+def test_every_page_renders_in_a_browser(html):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    browser = _browser()
+    problems = []
+    try:
+        for page in _pages(html):
+            name = page.relative_to(html).with_suffix("").as_posix()
+            browser.get(page.as_uri())
+            WebDriverWait(browser, 30).until(lambda b: b.execute_script("return document.readyState") == "complete")
+            has_math = browser.execute_script("return document.querySelectorAll('.math, .MathJax, mjx-container').length > 0")
+            if has_math:
+                try:
+                    WebDriverWait(browser, 30).until(
+                        lambda b: b.execute_script("return document.querySelectorAll('mjx-container').length > 0")
+                    )
+                except Exception:
+                    problems.append(f"{name}: math was not typeset by MathJax")
+            broken = browser.execute_script(
+                "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+            )
+            if broken:
+                problems.append(f"{name}: images that did not load: {broken[:3]}")
+            errors = browser.execute_script(
+                "return document.querySelectorAll('.output.traceback, .output.error, .output.stderr').length"
+            )
+            body = browser.find_element("tag name", "body").text
+            if errors or "Traceback (most recent call last)" in body:
+                problems.append(f"{name}: shows error output or a traceback")
+            browser.save_screenshot(str(SCREENSHOTS / (name.replace("/", "__") + ".png")))
+    finally:
+        browser.quit()
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,55 @@
+"""Every notebook: committed clean, follows the template, and executes at smoke scale."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from cflib import claims, runner
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+TOC = runner.toc_notebooks()
+IDS = [p.relative_to(ROOT / "notebooks").as_posix() for p in NOTEBOOKS]
+
+
+def test_every_notebook_is_in_the_table_of_contents_and_vice_versa():
+    assert sorted(IDS) == sorted(TOC), "a notebook missing from _toc.yml is never executed or shown"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
+def test_notebook_is_committed_clean_and_follows_the_template(path):
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert not any(c.get("outputs") or c.get("execution_count") for c in code), "strip outputs before committing"
+    tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, "exactly one cell must be tagged 'parameters'"
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert len(re.findall(r"^# ", text, flags=re.M)) == 1, "exactly one H1 title"
+    for section in ("## Overview", "## Prerequisites", "## Setup", "## Claims", "## Summary", "## References"):
+        assert re.search(rf"^{section}\b", text, flags=re.M), f"missing section {section!r}"
+    assert "environment_report()" in code[-1].source, "the last cell prints versions, device and scale"
+    assert "{bibliography}" not in text, "cite with {cite:t}; the one bibliography is book/references.md"
+    runner.notebook_parameters(path)  # the parameters cell parses
+
+
+def test_scale_files_are_valid():
+    for scale in runner.SCALES:
+        runner.load_overrides(scale)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", TOC)
+def test_notebook_runs_at_smoke_scale_and_records_claims(smoke_runs, name):
+    results, out = smoke_runs
+    result = results[name]
+    if isinstance(result, runner.NotebookError):
+        pytest.fail(f"{result}\n{result.traceback}")
+    data = json.loads((out / Path(name).with_suffix(".claims.json")).read_text())
+    assert data["claims"], "a notebook ends with at least one checked claim"
+    for c in data["claims"]:
+        assert c["verdict"] in claims.VERDICTS and c["evidence"].strip()
