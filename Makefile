@@ -54,7 +54,6 @@ sweep: setup
 	$(BIN)/cflib sweep $(SWEEP)
 
 lint: setup
-	$(PIP) install ruff
 	$(BIN)/ruff check cflib tests benchmarks
 
 clean:

@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from .paths import build_dir, notebooks_dir, repo_root
+from .paths import build_dir, repo_root
 
 __all__ = ["SweepSpec", "SweepResult", "load_sweep", "sweep_points", "run_sweep"]
 
@@ -259,7 +259,7 @@ def run_sweep(
     SweepResult
     """
     from dask.distributed import Client, LocalCluster, as_completed
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
 
     spec = load_sweep(path, grid)
     if workers is not None and (not isinstance(workers, int) or workers < 1):

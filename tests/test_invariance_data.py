@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cflib.data.invariance_synthetic import KINDS, draw_params, invariance_synthetic, label_logits, structural_x
+from cflib.data.invariance_synthetic import (
+    KINDS,
+    draw_params,
+    invariance_synthetic,
+    label_logits,
+    structural_x,
+)
 from cflib.models.zoo import TABLE1, classifier_zoo, fit_zoo, make_classifier
 
 
@@ -101,3 +107,52 @@ def test_zoo_factory():
     assert (table["train_acc"] > 0.5).all()
     with pytest.raises(ValueError, match="single class"):
         fit_zoo(small, d.x, np.zeros(300, dtype=int))
+
+
+def test_audit_zoo_columns_and_ground_truth():
+    from cflib.models.zoo import audit_zoo
+
+    d = invariance_synthetic("linear", 400, a_effect=0.2, seed=1)
+    test = np.zeros(400, dtype=bool)
+    test[:100] = True
+    zoo = classifier_zoo(seeds=[0], include=["logreg", "tree5"])
+    fit_zoo(zoo, d.x[~test], d.y[~test])
+    table = audit_zoo(zoo, d, test, n_mc=1)
+    assert len(table) == 2
+    for col in ("eca", "cit_gen_p", "cit_reg_p", "dp_p", "eo_p", "cit_gen_log10p"):
+        assert col in table
+    m = zoo[0]
+    assert table.loc[0, "eca"] == pytest.approx(np.mean(m.predict(d.x[test]) == m.predict(d.x_cf[test])))
+    with pytest.raises(ValueError, match="boolean mask"):
+        audit_zoo(zoo, d, np.arange(400))
+
+
+def test_parity_world_counterfactual_and_symmetry():
+    from cflib.data.invariance_synthetic import parity_world
+
+    w = parity_world(5000, prevalence=(0.2, 0.45), false_positive=(0.0, 0.25), seed=0)
+    # Counterfactual changes only the trace column, and flips its sign component.
+    np.testing.assert_allclose(w.x_cf[:, :2], w.x[:, :2])
+    np.testing.assert_allclose(w.x_cf[:, 2] - w.x[:, 2], w.trace * 2 * (1 - 2 * w.a))
+    assert abs(w.d[w.a == 1].mean() - 0.45) < 0.03 and abs(w.d[w.a == 0].mean() - 0.2) < 0.03
+    assert np.all(w.y >= w.d)  # only false positives are added
+    with pytest.raises(ValueError, match="prevalence"):
+        parity_world(10, prevalence=(0.2, 1.5))
+
+
+def test_simulate_cit_pvalues_null_and_effect():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from cflib.data.invariance_synthetic import simulate_cit_pvalues
+
+    p = draw_params("linear", seed=2)
+    null = p.with_effect(0.0)
+    train = invariance_synthetic("linear", 1000, params=null, a_effect=0.0, seed=5)
+    f = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(train.x, train.y)
+    sim = simulate_cit_pvalues(null, f, 200, 5, forms=("generator",), seed=0)
+    # Exact null: the generator form sees no flipped prediction and returns p = 1.
+    assert (sim["p"] == 1.0).all() and (sim["eca"] == 1.0).all()
+    with pytest.raises(ValueError, match="forms"):
+        simulate_cit_pvalues(null, f, 50, 2, forms=("bootstrap",))

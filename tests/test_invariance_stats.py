@@ -284,3 +284,17 @@ def test_alignment_stats_known_line():
     assert st["r"] == pytest.approx(1.0)
     assert st["slope"] == pytest.approx(3.0)
     assert st["resid_sd"] == pytest.approx(0.0, abs=1e-10)
+
+
+def test_rejection_summary_intervals():
+    from cflib.stats.invariance import rejection_summary
+
+    p = np.r_[np.full(10, 0.01), np.full(190, 0.5)]
+    s = rejection_summary(p, 0.05, 0.99)
+    assert s["k"] == 10 and s["rate"] == 0.05 and s["calibrated"]
+    lo, hi = stats.binom.ppf([0.005, 0.995], 200, 0.05) / 200
+    assert s["null_interval"] == (lo, hi)
+    assert s["ci"][0] < 0.05 < s["ci"][1]
+    assert not rejection_summary(np.full(200, 0.01))["calibrated"]
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        rejection_summary([1.5])

@@ -1,0 +1,235 @@
+"""Tests of the soundness metrics (cflib.metrics.axioms) and the baselines, against exact identities and the paper's tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from cflib.data import colour_digits as cd
+from cflib.data import shapes as sh
+from cflib.metrics.axioms import (
+    ModelFunction,
+    ParentEncoder,
+    average_rank,
+    commutativity,
+    composition,
+    effectiveness,
+    l1_distance,
+    partial,
+    rank_change,
+    reversibility,
+    sample_do_values,
+    soundness_report,
+    summarise,
+    table1,
+)
+from cflib.models.baselines import GroundTruth, Identity, NoEncoderVAE
+from cflib.models.vae import ConditionalVAE
+
+NAMES = ("digit", "hue")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture(scope="module")
+def test_set() -> cd.ColourDigits:
+    return cd.colour_digits("unconfounded", "test", replicas=1, resolution=8, seed=3)
+
+
+class ExactOracle:
+    """Programmatic oracles for Colour-Digits at 8x8: nearest grey exemplar for the digit, measured hue."""
+
+    def __init__(self, parent: str, resolution: int = 8) -> None:
+        self.parent = parent
+        self.kind = "classification" if parent == "digit" else "circular"
+        self.imgs, self.labels, _ = cd.digit_bank(resolution)
+
+    def score(self, x: np.ndarray, target: np.ndarray) -> np.ndarray:
+        if self.parent == "hue":
+            return cd.hue_error(cd.measure_hue(x, 0.05), target)
+        g = x.max(1).reshape(len(x), -1)
+        d = ((g[:, None] - self.imgs.reshape(len(self.imgs), -1)[None]) ** 2).sum(-1)
+        return (self.labels[d.argmin(1)] == np.asarray(target)).astype(float)
+
+
+@pytest.fixture(scope="module")
+def oracles() -> dict[str, ExactOracle]:
+    return {"digit": ExactOracle("digit"), "hue": ExactOracle("hue")}
+
+
+def test_l1_properties():
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.random((20, 3, 4, 4)) for _ in range(3))
+    assert np.all(l1_distance(a, a) == 0)
+    np.testing.assert_allclose(l1_distance(a, b), l1_distance(b, a))
+    assert np.all(l1_distance(a, c) <= l1_distance(a, b) + l1_distance(b, c) + 1e-9)
+    assert np.all(l1_distance(a, b) >= 0)
+    # scale: a black and a white image differ by 255
+    np.testing.assert_allclose(l1_distance(np.zeros((1, 3, 2, 2)), np.ones((1, 3, 2, 2))), [255.0])
+    with pytest.raises(ValueError, match="same shape"):
+        l1_distance(a, b[:3])
+
+
+def test_identity_exact_zero_and_chance(test_set, oracles):
+    x, pa = test_set.x, test_set.parents
+    f = Identity(NAMES)
+    assert np.all(composition(f, x, pa, m=5) == 0)
+    rng = np.random.default_rng(0)
+    assert np.all(reversibility(f, x, pa, "hue", rng.random(len(x)), cycles=3) == 0)
+    assert np.all(reversibility(f, x, pa, "digit", rng.integers(0, 10, len(x)), cycles=3) == 0)
+    # effectiveness at chance: digit accuracy = share of do-values equal to the current digit
+    do_d = sample_do_values(np.arange(10), len(x), seed=1)
+    eff = effectiveness(f, x, pa, "digit", do_d, oracles)
+    np.testing.assert_allclose(eff["digit"].mean(), np.mean(do_d == test_set.digit))
+    lo, hi = 0.1 - 3 * np.sqrt(0.09 / len(x)), 0.1 + 3 * np.sqrt(0.09 / len(x))
+    assert lo < eff["digit"].mean() < hi
+    # hue under uniform do-values: circular error 1/4 on average
+    eff_h = effectiveness(f, x, pa, "hue", np.random.default_rng(2).random(len(x)), oracles)
+    se = np.sqrt(1 / 48 / len(x))  # var of U(0, 1/2) is 1/48
+    assert abs(eff_h["hue"].mean() - 0.25) < 4 * se
+    # the preserved parent is read as on clean images
+    assert eff_h["digit"].mean() == 1.0
+
+
+def test_ground_truth_perfect_and_commutes(test_set, oracles):
+    x, pa = test_set.x, test_set.parents
+    f = GroundTruth(cd.true_counterfactual, NAMES)
+    rng = np.random.default_rng(0)
+    do_d, do_h = rng.integers(0, 10, len(x)), rng.random(len(x))
+    assert np.all(composition(f, x, pa, m=3) == 0)
+    assert np.all(reversibility(f, x, pa, "digit", do_d, cycles=2) == 0)
+    assert np.all(reversibility(f, x, pa, "hue", do_h, cycles=2) < 1e-4)
+    eff = effectiveness(f, x, pa, "digit", do_d, oracles)
+    assert eff["digit"].mean() == 1.0 and eff["hue"].max() < 1e-6
+    eff = effectiveness(f, x, pa, "hue", do_h, oracles)
+    assert eff["digit"].mean() == 1.0 and eff["hue"].max() < 1e-6
+    np.testing.assert_allclose(commutativity(f, x, pa, "digit", do_d, "hue", do_h), 0, atol=1e-4)
+
+
+def test_shapes_ground_truth():
+    data = sh.shapes_scene({"object_hue": 2, "floor_hue": 2, "wall_hue": 2, "orientation": 2, "scale": 2, "shape": 3}, resolution=12)
+    sizes = data.sizes
+    f = GroundTruth(sh.true_counterfactual, sh.FACTORS, sizes=sizes)
+    pa = data.parents
+    assert np.all(composition(f, data.x, pa, m=2) == 0)
+    do = (pa["shape"] + 1) % 3
+    assert np.all(reversibility(f, data.x, pa, "shape", do, cycles=2) == 0)
+    np.testing.assert_array_equal(commutativity(f, data.x, pa, "shape", do, "scale", 1 - pa["scale"]), 0)
+    # every factor changes the image: the scene is identifiable
+    for k in sh.FACTORS:
+        other = {**pa, k: (pa[k] + 1) % sizes[k]}
+        assert np.all(l1_distance(data.x, sh.render_shapes(other, 12, sizes)) > 0), k
+
+
+@pytest.fixture(scope="module")
+def small_vae(test_set) -> ConditionalVAE:
+    tr = cd.colour_digits("unconfounded", "train", replicas=2, resolution=8, seed=0)
+    vae = ConditionalVAE((3, 8, 8), 12, latent_dim=8, width=16, hidden=64, seed=0)
+    return vae.fit(tr.x, tr.pa, steps=250, batch_size=64, lr=2e-3, device="cpu", seed=0)
+
+
+def test_no_encoder_vae_constant_distance(small_vae, test_set):
+    x, pa = test_set.x[:60], {k: v[:60] for k, v in test_set.parents.items()}
+    enc = ParentEncoder({"digit": ("categorical", 10), "hue": "circular"})
+    f = NoEncoderVAE(small_vae, enc, len(x), seed=0)
+    comp = composition(f, x, pa, m=4)
+    np.testing.assert_allclose(comp, np.broadcast_to(comp[0], comp.shape), rtol=1e-5)
+    rev = reversibility(f, x, pa, "hue", np.random.default_rng(0).random(len(x)), cycles=3)
+    np.testing.assert_allclose(rev, np.broadcast_to(comp[0], rev.shape), rtol=1e-4)
+
+
+def test_vae_composition_grows_with_m(small_vae, test_set):
+    x, pa = test_set.x[:100], {k: v[:100] for k, v in test_set.parents.items()}
+    enc = ParentEncoder({"digit": ("categorical", 10), "hue": "circular"})
+    f = ModelFunction.sample(small_vae, enc, len(x), seed=0)
+    comp = composition(f, x, pa, m=10).mean(1)
+    assert comp[-1] > comp[0]
+    assert np.all(comp > 0)
+
+
+def test_encoder_and_protocol_errors(test_set, oracles):
+    enc = ParentEncoder({"digit": ("categorical", 10), "hue": "circular"})
+    np.testing.assert_allclose(enc.encode(test_set.parents), test_set.pa, atol=1e-6)
+    assert enc.parent_groups() == [list(range(10)), [10, 11]]
+    with pytest.raises(ValueError, match="unknown parent name"):
+        enc.encode({"digit": [1], "hue": [0.1], "thickness": [2.0]})
+    with pytest.raises(ValueError, match="missing parent"):
+        enc.encode({"digit": [1]})
+    with pytest.raises(ValueError, match="integer classes"):
+        enc.encode({"digit": [12], "hue": [0.1]})
+    f = Identity(NAMES)
+    x, pa = test_set.x[:5], {k: v[:5] for k, v in test_set.parents.items()}
+    with pytest.raises(ValueError, match="unknown parent name"):
+        reversibility(f, x, pa, "colour", np.zeros(5))
+    with pytest.raises(ValueError, match="image batch has 5"):
+        composition(f, x, {"digit": pa["digit"][:4], "hue": pa["hue"][:4]})
+    with pytest.raises(ValueError, match="do_values has 3"):
+        effectiveness(f, x, pa, "hue", np.zeros(3), oracles)
+    with pytest.raises(ValueError, match="positive integer"):
+        composition(f, x, pa, m=0)
+    with pytest.raises(ValueError, match="unknown parent name"):
+        partial(f, "size")
+    np.testing.assert_array_equal(partial(f, "hue")(x, pa, np.zeros(5)), x)
+
+
+def test_sample_do_values():
+    train = np.array([0, 1, 2, 3])
+    v = sample_do_values(train, 1000, seed=0)
+    assert set(np.unique(v)) <= set(train)
+    np.testing.assert_array_equal(v, sample_do_values(train, 1000, seed=0))
+    cur = np.zeros(1000, int)
+    forced = sample_do_values(train, 1000, seed=0, current=cur)
+    assert np.all(forced != cur)
+
+
+def test_report_summary_and_table_layout(test_set, oracles):
+    x, pa = test_set.x[:40], {k: v[:40] for k, v in test_set.parents.items()}
+    rng = np.random.default_rng(0)
+    do = {"digit": rng.integers(0, 10, 40), "hue": rng.random(40)}
+    frames = [soundness_report(Identity(NAMES), x, pa, do, oracles, m=3, cycles=2, labels={"model": "identity", "seed": s}) for s in range(2)]
+    df = pd.concat(frames)
+    assert set(df.metric) == {"composition", "reversibility", "effectiveness"}
+    s = summarise(df)
+    assert (s.seeds == 2).all() and (s["std"] == 0).all()
+    t = table1(s)
+    assert t.loc["identity", "composition"] == "0.00 (0.00)"
+    assert list(t.columns)[:1] == ["composition"]
+    with pytest.raises(ValueError, match="lacks column"):
+        summarise(df.drop(columns="model"))
+
+
+def test_average_rank_reproduces_paper_table_columns():
+    # Table 1, confounded w/o full support block: (d-acc, d-ae, h-acc, h-ae); the paper's "original rank"
+    t = pd.DataFrame(
+        {
+            "d_acc": [97.12, 98.94, 94.74, 96.94, 95.76, 95.35],
+            "d_ae": [10.74, 10.36, 14.17, 6.38, 6.44, 7.54],
+            "h_acc": [98.89, 99.17, 98.81, 98.88, 95.77, 98.79],
+            "h_ae": [11.60, 10.07, 14.27, 7.02, 6.44, 7.30],
+        }
+    )
+    cols = {"d_acc": True, "d_ae": False, "h_acc": True, "h_ae": False}
+    orig = average_rank(t, cols)
+    np.testing.assert_allclose(orig, [3.5, 2.5, 5.5, 2.25, 3.25, 4.0])
+    # Table 3, same block (biased oracles + SI): avg ranks 3.5, 4, 3.5, 3, 3.5, 3.5 and mean change 0.8(3)
+    t3 = pd.DataFrame(
+        {
+            "d_acc": [57.09, 53.43, 62.93, 53.72, 50.96, 47.89],
+            "d_ae": [11.17, 10.08, 13.81, 8.57, 7.93, 7.83],
+            "h_acc": [57.14, 54.03, 67.23, 55.36, 51.79, 51.23],
+            "h_ae": [11.42, 9.73, 13.55, 8.88, 7.89, 7.42],
+        }
+    )
+    r3 = average_rank(t3, cols)
+    np.testing.assert_allclose(r3, [3.5, 4.0, 3.5, 3.0, 3.5, 3.5])
+    assert rank_change(r3, orig) == pytest.approx(5 / 6)
+    with pytest.raises(ValueError, match="same rows"):
+        rank_change(r3, orig.iloc[::-1])
