@@ -53,3 +53,20 @@ def test_gather_and_report(tmp_path):
     assert "pipes \\| are escaped" in text and "0.05123" in text
     assert claims.PAPERS["closeness-test"] in text
     assert "No notebook" in claims.report_markdown(claims.gather(tmp_path / "empty"))
+
+
+def test_cli_report_writes_the_page(tmp_path, capsys):
+    from cflib.cli import main
+
+    claims.claim("C9", "a claim", paper=1, ours=1, holds=True, evidence="exact")
+    page = tmp_path / "report.md"
+    assert main(["report", "--directory", str(tmp_path), "--output", str(page)]) == 0
+    assert "| C9 |" in page.read_text() and "**reproduced**" in page.read_text()
+
+
+def test_cli_data_unknown_name_is_one_line(capsys):
+    from cflib.cli import main
+
+    assert main(["data", "fetch", "mnist"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown data set 'mnist'" in err[0]
