@@ -9,7 +9,7 @@ from importlib import metadata
 
 import numpy as np
 
-__all__ = ["get_device", "seed_everything", "current_scale", "environment_report", "as_generator"]
+__all__ = ["get_device", "seed_everything", "current_scale", "environment_report", "as_generator", "progress"]
 
 _DEVICE_CHOICES = ("auto", "cpu", "cuda")
 
@@ -140,3 +140,32 @@ def environment_report(packages: tuple[str, ...] = ("cflib", "numpy", "scipy", "
         lines.append("device       cpu (torch not installed)")
     lines.append(f"scale        {current_scale()}")
     return "\n".join(lines)
+
+
+def progress(iterable=None, *, total: int | None = None, desc: str | None = None, disable: bool | None = None):
+    """A text progress bar for long loops (training epochs, replications).
+
+    Plain ``tqdm`` rather than ``tqdm.auto``: the widget version warns in kernels without
+    ipywidgets, and that warning would show on the book's pages. The bar is hidden when the notebook
+    runs under :mod:`cflib.runner` (nobody watches it) unless ``disable=False``.
+
+    Parameters
+    ----------
+    iterable : iterable, optional
+        What to iterate over.
+    total : int, optional
+        Number of steps when ``iterable`` has no length.
+    desc : str, optional
+        Label.
+    disable : bool, optional
+        Force the bar off or on.
+
+    Returns
+    -------
+    tqdm.tqdm
+    """
+    from tqdm import tqdm
+
+    if disable is None:
+        disable = current_scale() != "interactive"
+    return tqdm(iterable, total=total, desc=desc, disable=disable, leave=False)
