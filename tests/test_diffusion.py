@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 import torch
 
+torch.set_num_threads(1)  # the shared CI machine has 2 cores: avoid thread oversubscription
+
 from cflib.data.toy_cxr import toy_cxr
 from cflib.models.cnn_zoo import SmallCNN, train_zoo
 from cflib.models.diffusion import LatentDiffusion, LDMConfig, fit_cached

@@ -105,7 +105,7 @@ def test_unbiased_variance_components_match_brute_force():
     r = h.sum(1)
     z1, z2 = _zetas(h.sum(), (r * r).sum(), (h * h).sum(), m)
     trip = [h[i, j] * h[i, k] for i, j, k in itertools.permutations(range(m), 3)]
-    quad = [h[i, j] * h[k, l] for i, j, k, l in itertools.permutations(range(m), 4)]
+    quad = [h[i, j] * h[k, q] for i, j, k, q in itertools.permutations(range(m), 4)]
     sq = [h[i, j] ** 2 for i, j in itertools.permutations(range(m), 2)]
     assert z1 == pytest.approx(np.mean(trip) - np.mean(quad), rel=1e-10)
     assert z2 == pytest.approx(np.mean(sq) - np.mean(quad), rel=1e-10)
@@ -251,22 +251,34 @@ def test_screening_flags_the_used_attribute_and_nests(frame):
 
 
 # ---------------------------------------------------------------- tabular models
+@pytest.fixture
+def one_thread():
+    # tiny models on a shared machine: thread hand-offs dominate, one thread is several times faster
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.mark.parametrize("arch", ARCHITECTURES)
-def test_tabular_models_learn_and_round_trip(arch, tmp_path):
+def test_tabular_models_learn_and_round_trip(arch, tmp_path, one_thread):
     g = np.random.default_rng(10)
-    X = g.normal(size=(300, 5))
+    X = g.normal(size=(240, 4))
     y = (X[:, 0] - X[:, 1] > 0).astype(int)
-    clf = TabularClassifier(arch, width=8, epochs=30, batch_size=64).fit(X, y, seed=0, device="cpu")
+    clf = TabularClassifier(arch, width=8, epochs=20, batch_size=80, lr=1e-2).fit(X, y, seed=0, device="cpu")
     assert clf.score(X, y) > 0.85
     p = clf.predict_proba(X)
     np.testing.assert_allclose(p.sum(1), 1.0, rtol=1e-6)
     clf.save(tmp_path / "m.pt")
     np.testing.assert_allclose(TabularClassifier.load(tmp_path / "m.pt").predict_proba(X), p, rtol=1e-6)
-    again = TabularClassifier(arch, width=8, epochs=30, batch_size=64).fit(X, y, seed=0, device="cpu")
-    np.testing.assert_allclose(again.predict_proba(X), p, rtol=1e-5)  # same seed, same model
+    if arch == "mlp":  # same seed, same model (checked once: it is the same code path for every arch)
+        again = TabularClassifier(arch, width=8, epochs=20, batch_size=80, lr=1e-2).fit(X, y, seed=0, device="cpu")
+        np.testing.assert_allclose(again.predict_proba(X), p, rtol=1e-5)
 
 
-def test_tabular_bad_input_and_audit_protocol(frame):
+def test_tabular_bad_input_and_audit_protocol(frame, one_thread):
     with pytest.raises(ValueError, match="arch"):
         TabularClassifier("gru")
     with pytest.raises(ValueError, match="two classes"):

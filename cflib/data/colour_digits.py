@@ -1,8 +1,8 @@
 """Colour-Digits: scikit-learn's digits coloured by hue, standing in for Colour-MNIST (Monteiro et al., ICLR 2023, Sec. 4.1, App. D.1; Sec. 3.3, eq. 4).
 
 **Substitute data.** The paper's Colour-MNIST colours the 70 000 MNIST digits. MNIST cannot be
-downloaded here, so this module colours the 1 797 8x8 digits bundled with scikit-learn
-(``load_digits``), upsampled to ``resolution``. It keeps what the paper's experiments rely on: a
+downloaded here, so this module colours the 8x8 digits bundled with scikit-learn
+(``load_digits``: 1 797 images, of which 174 per class are kept), upsampled to ``resolution``. It keeps what the paper's experiments rely on: a
 discrete parent (digit, 10 classes), a continuous parent (hue), exogenous style, and the three hue
 SCMs (unconfounded, confounded without full support, confounded with full support). Each base image
 is replicated with fresh hue draws to enlarge the data, which keeps the confounding.
@@ -51,6 +51,7 @@ __all__ = [
     "encode_parents",
     "SupportReport",
     "joint_histogram",
+    "cell_index",
     "support_report",
     "has_full_support",
     "simulated_intervention",
@@ -453,6 +454,17 @@ def _binned(parents: Mapping[str, Any], bins: Mapping[str, Any] | int, discrete:
             edges.append(e)
             sizes.append(nb)
     return names, codes, edges, sizes
+
+
+def cell_index(parents: Mapping[str, Any], bins: Mapping[str, int] | int = 5, discrete: Iterable[str] | None = None) -> np.ndarray:
+    """Flat index of each row's cell in the binned joint (see :func:`joint_histogram`).
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (n,)
+    """
+    _, codes, _, sizes = _binned(parents, bins, discrete)
+    return np.ravel_multi_index(tuple(codes), tuple(sizes))
 
 
 def joint_histogram(parents: Mapping[str, Any], bins: Mapping[str, int] | int = 5, discrete: Iterable[str] | None = None) -> tuple[np.ndarray, list[str], list[np.ndarray]]:

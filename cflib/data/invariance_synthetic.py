@@ -39,10 +39,14 @@ minus its counterfactual bug.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cflib.runtime import as_generator
+
+if TYPE_CHECKING:  # pandas is imported lazily by simulate_cit_pvalues
+    import pandas as pd
 
 __all__ = [
     "KINDS", "SyntheticParams", "InvarianceData", "draw_params", "invariance_synthetic", "structural_x", "label_logits",
@@ -112,7 +116,7 @@ class SyntheticParams:
         """Number of Z layers (the paper's T = 3)."""
         return int(self.M.shape[0] + 1)
 
-    def with_effect(self, a_effect: float) -> "SyntheticParams":
+    def with_effect(self, a_effect: float) -> SyntheticParams:
         """The same SCM with A's effect rescaled (``N = M + a_effect * (N_raw - M)``).
 
         Parameters
@@ -600,7 +604,7 @@ def simulate_cit_pvalues(
     n_mc: int = 1,
     h_mode: str = "marginalize",
     seed: int = 0,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """P-values of CIT-LR over fresh samples from one fixed SCM and one fixed classifier.
 
     Used for the calibration (``params.a_effect == 0``) and power studies: replication ``r`` draws

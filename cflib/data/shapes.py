@@ -97,32 +97,41 @@ def render_shapes(parents: Mapping[str, Any], resolution: int = 16, sizes: Mappi
     sizes = dict(DEFAULT_SIZES if sizes is None else sizes)
     f = check_factors(parents, sizes)
     n = len(f["shape"])
-    r = int(resolution) * int(supersample)
-    t = (np.arange(r) + 0.5) / r
+    out = np.empty((n, 3, int(resolution), int(resolution)), dtype=np.float32)
+    for start in range(0, n, 128):  # chunks bound the supersampled buffers to a few MB
+        sl = slice(start, start + 128)
+        out[sl] = _render_chunk({k: v[sl] for k, v in f.items()}, int(resolution), sizes, int(supersample))
+    return out
+
+
+def _render_chunk(f: dict[str, np.ndarray], resolution: int, sizes: dict[str, int], supersample: int) -> np.ndarray:
+    n = len(f["shape"])
+    r = resolution * supersample
+    t = ((np.arange(r) + 0.5) / r).astype(np.float32)
     yy, xx = np.meshgrid(t, t, indexing="ij")
     # orientation: angle in [-35, 35] degrees for the horizon and the object
-    ang = np.deg2rad(-35 + 70 * f["orientation"] / max(sizes["orientation"] - 1, 1))
+    ang = np.deg2rad(-35 + 70 * f["orientation"] / max(sizes["orientation"] - 1, 1)).astype(np.float32)
     horizon = 0.55 + (xx[None] - 0.5) * np.tan(ang)[:, None, None]
     floor = yy[None] > horizon
     cx, cy = 0.5, 0.55
-    scale = 0.16 + 0.14 * f["scale"] / max(sizes["scale"] - 1, 1)
+    scale = (0.16 + 0.14 * f["scale"] / max(sizes["scale"] - 1, 1)).astype(np.float32)
     dx, dy = xx[None] - cx, yy[None] - cy
     c, s = np.cos(ang)[:, None, None], np.sin(ang)[:, None, None]
     u = (c * dx + s * dy) / scale[:, None, None]
     v = (-s * dx + c * dy) / scale[:, None, None]
     circle = u**2 + v**2 <= 1.0
     square = (np.abs(u) <= 0.85) & (np.abs(v) <= 0.85)
-    triangle = (v <= 0.75) & (v >= -1.0 + 2 * np.abs(u) * 1.0) & (np.abs(u) <= 0.95)
+    triangle = (v <= 0.75) & (v >= -1.0 + 2 * np.abs(u)) & (np.abs(u) <= 0.95)
     shp = f["shape"][:, None, None]
     obj = np.where(shp == 0, circle, np.where(shp == 1, square, triangle))
     hues = {k: f[k] / sizes[k] for k in ("floor_hue", "wall_hue", "object_hue")}
-    wall_rgb = _hsv(hues["wall_hue"], 0.35, 0.9)
-    floor_rgb = _hsv(hues["floor_hue"], 0.6, 0.55)
-    obj_rgb = _hsv(hues["object_hue"] + 0.5 / sizes["object_hue"], 1.0, 1.0)
+    wall_rgb = _hsv(hues["wall_hue"], 0.35, 0.9).astype(np.float32)
+    floor_rgb = _hsv(hues["floor_hue"], 0.6, 0.55).astype(np.float32)
+    obj_rgb = _hsv(hues["object_hue"] + 0.5 / sizes["object_hue"], 1.0, 1.0).astype(np.float32)
     img = np.where(floor[..., None], floor_rgb[:, None, None, :], wall_rgb[:, None, None, :])
     img = np.where(obj[..., None], obj_rgb[:, None, None, :], img)
     img = img.reshape(n, resolution, supersample, resolution, supersample, 3).mean((2, 4))
-    return np.ascontiguousarray(np.moveaxis(img, -1, 1)).astype(np.float32)
+    return np.moveaxis(img, -1, 1).astype(np.float32)
 
 
 @dataclass(frozen=True)

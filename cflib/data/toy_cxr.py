@@ -32,7 +32,7 @@ import numpy as np
 
 from ..runtime import as_generator
 
-__all__ = ["DISEASES", "GROUPS", "ToyCXR", "toy_cxr", "shortcut_training_set", "check_images"]
+__all__ = ["DISEASES", "GROUPS", "ToyCXR", "toy_cxr", "shortcut_training_set", "check_images", "prevalence_table", "plot_prevalence"]
 
 #: Diseases drawn into the images, in the column order of ``ToyCXR.D``.
 DISEASES = ("cardiomegaly", "effusion", "consolidation")
@@ -46,7 +46,7 @@ _DEFAULT_PREVALENCE = {
     "consolidation": (0.30, 0.30, 0.30),
 }
 # Soft-tissue density shift per group, times ``trace_strength``: the visible A-trace.
-_TRACE = np.array([0.0, 0.09, -0.09])
+_TRACE = np.array([0.0, 0.12, -0.12])
 
 
 def check_images(x: np.ndarray, size: int | None = None, name: str = "images") -> np.ndarray:
@@ -204,6 +204,23 @@ class ToyCXR:
         """
         return self.render(A=a)
 
+    def disease_region(self, idx: np.ndarray | None = None) -> np.ndarray:
+        """Pixels of the lungs and the heart, where every disease is drawn and the trace never is.
+
+        Parameters
+        ----------
+        idx : array-like of int, optional
+            Subset of images (all by default).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(len(idx), size, size)`` boolean masks.
+        """
+        idx = np.arange(self.n) if idx is None else np.asarray(idx)
+        u = {k: v[idx] for k, v in self.U.items()}
+        return _regions(u, self.size)[0] > 0.5
+
     def subset(self, idx: np.ndarray) -> ToyCXR:
         """The images at ``idx`` as a new :class:`ToyCXR`.
 
@@ -234,9 +251,8 @@ def _soft(inside: np.ndarray, edge: float) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(inside / edge, -40, 40)))
 
 
-def _render(u: dict, D: np.ndarray, A: np.ndarray, size: int, trace_strength: float) -> np.ndarray:
-    """Draw images from exogenous content ``u``, diseases ``D`` and groups ``A`` (vectorised over images)."""
-    n = A.shape[0]
+def _regions(u: dict, size: int) -> tuple[np.ndarray, ...]:
+    """Soft masks of (lungs or heart, body, left lung, right lung, heart) and the pose-normalised grid."""
     g = np.linspace(-1.0, 1.0, size, dtype=np.float64)
     yy, xx = np.meshgrid(g, g, indexing="ij")
     yy, xx = yy[None], xx[None]
@@ -254,6 +270,13 @@ def _render(u: dict, D: np.ndarray, A: np.ndarray, size: int, trace_strength: fl
     # Heart: its half-width over the thorax half-width (0.86) is the cardio-thoracic ratio.
     hw = u["heart_w"][:, None, None]
     heart = _soft(1.0 - np.sqrt(((x - 0.08) / hw) ** 2 + ((y - 0.30) / 0.26) ** 2), edge * 2)
+    return np.maximum(lungs, heart), body, lung_l, lung_r, heart, x, y, edge
+
+
+def _render(u: dict, D: np.ndarray, A: np.ndarray, size: int, trace_strength: float) -> np.ndarray:
+    """Draw images from exogenous content ``u``, diseases ``D`` and groups ``A`` (vectorised over images)."""
+    _, body, lung_l, lung_r, heart, x, y, edge = _regions(u, size)
+    lungs = np.clip(lung_l + lung_r, 0, 1)
 
     # Soft tissue carries the group's trace; the lungs and the heart are drawn over it, so the trace
     # never touches a disease-bearing structure.
@@ -422,3 +445,67 @@ def shortcut_training_set(
     swap = rng.random(data.n) < rho
     a_new = np.where(swap, np.where(y == 1, hi, lo), data.A)
     return data.render(A=a_new), y, a_new
+
+
+def prevalence_table(data: ToyCXR) -> "pd.DataFrame":
+    """Observed prevalence of each disease per group with a chi-square test of independence.
+
+    The toy counterpart of the paper's Figs. 6 and 7 (race vs disease on CheXpert / MIMIC-CXR).
+
+    Parameters
+    ----------
+    data : ToyCXR
+        Images with groups and diseases.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per disease: prevalence in each group, the chi-square statistic, its p-value and the
+        group count of each disease status.
+    """
+    import pandas as pd
+    from scipy.stats import chi2_contingency
+
+    if not isinstance(data, ToyCXR):
+        raise TypeError(f"data must be a ToyCXR, got {type(data).__name__}")
+    rows = []
+    for k, d in enumerate(DISEASES):
+        # counts[a, v]: images of group a with disease status v, built in one bincount
+        counts = np.bincount(data.A * 2 + data.D[:, k], minlength=2 * data.n_groups).reshape(data.n_groups, 2)
+        chi2, p, _, _ = chi2_contingency(counts)
+        row = {"disease": d}
+        row.update({GROUPS[a]: counts[a, 1] / max(counts[a].sum(), 1) for a in range(data.n_groups)})
+        row.update({"chi2": float(chi2), "p-value": float(p)})
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("disease")
+
+
+def plot_prevalence(data: ToyCXR, axes=None):
+    """Bar plot of P(disease | group) per disease with the chi-square p-value (Figs. 6-7 layout).
+
+    Parameters
+    ----------
+    data : ToyCXR
+        Images with groups and diseases.
+    axes : sequence of matplotlib.axes.Axes, optional
+        One axes per disease; new ones by default.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes
+    """
+    import matplotlib.pyplot as plt
+
+    from ..plotting import PALETTE
+
+    table = prevalence_table(data)
+    if axes is None:
+        _, axes = plt.subplots(1, len(DISEASES), figsize=(3.2 * len(DISEASES), 2.8), sharey=True)
+    axes = np.atleast_1d(axes)
+    for ax, (d, row) in zip(axes, table.iterrows()):
+        vals = [row[g] for g in GROUPS[: data.n_groups]]
+        ax.bar(range(len(vals)), vals, color=PALETTE[: len(vals)])
+        ax.set_xticks(range(len(vals)), [g.split(" (")[1].rstrip(")") for g in GROUPS[: data.n_groups]])
+        ax.set_title(f"{d}\n$\\chi^2$ p = {row['p-value']:.2g}", fontsize=9)
+    axes[0].set_ylabel("P(disease | group)")
+    return axes

@@ -13,8 +13,8 @@ already-mapped parents, under one of two assumptions per variable:
   conditional CDF ``F(t | pa) = P(V <= t | pa)`` is modelled at up to ``max_levels`` support points
   ``t`` by one classifier each; the unit keeps its quantile ``u``, drawn uniformly inside the jump
   ``[F(v - 1 | x1, pa), F(v | x1, pa)]`` (randomised tie-breaking, as fairadapt does), and gets the
-  smallest support point ``t`` with ``F(t | x0, pa') >= u``. Values above the largest modelled
-  point keep their excess over it.
+  category between support points where ``F(. | x0, pa')`` reaches ``u``; inside a category the unit
+  keeps its relative rank and takes the matching value among the ``x0`` units in that category.
 
 fairadapt uses quantile regression forests for all of them; the two agree when the noise is additive.
 Variables named *resolving* (fairadapt's ``res.vars``) are not mapped, but their descendants are mapped
@@ -52,13 +52,16 @@ def _kind(v: np.ndarray) -> str:
     return "continuous"
 
 
-def _support(v: np.ndarray, max_levels: int) -> np.ndarray:
-    """Support points at which the CDF of a discrete variable is modelled (all but the largest)."""
+def _support(v: np.ndarray, max_levels: int, min_count: int = 10) -> np.ndarray:
+    """Support points at which the CDF of a discrete variable is modelled.
+
+    At most ``max_levels`` distinct quantiles (all values but the largest when there are few), keeping
+    only points with at least ``min_count`` units on each side so every classifier sees both classes.
+    """
     u = np.unique(v)
-    if u.size <= max_levels + 1:
-        return u[:-1]
-    # Many values (e.g. prior counts): keep the distinct quantiles, which resolve the dense low end.
-    return np.unique(np.quantile(v, np.linspace(0, 1, max_levels + 2)[1:-1], method="lower"))
+    cand = u[:-1] if u.size <= max_levels + 1 else np.unique(np.quantile(v, np.linspace(0, 1, max_levels + 2)[1:-1], method="lower"))
+    below = np.searchsorted(np.sort(v), cand, side="right")
+    return cand[(below >= min_count) & (v.size - below >= min_count)]
 
 
 def _cdf(models, feats: np.ndarray) -> np.ndarray:
@@ -70,22 +73,27 @@ def _cdf(models, feats: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(F, axis=1)  # separate classifiers need not be monotone
 
 
-def _discrete_transport(models, val: np.ndarray, f_obs: np.ndarray, f_new: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _discrete_transport(models, x0_sorted: np.ndarray, val: np.ndarray, f_obs: np.ndarray, f_new: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     ts = np.array([t for t, _ in models])
     n = val.size
+    ar = np.arange(n)
     F1 = np.hstack([np.zeros((n, 1)), _cdf(models, f_obs), np.ones((n, 1))])
-    F0 = np.hstack([_cdf(models, f_new), np.ones((n, 1))])
-    # Category of each value: index of the first support point >= v (len(ts) = above all of them).
+    F0 = np.hstack([np.zeros((n, 1)), _cdf(models, f_new), np.ones((n, 1))])
+    # Category c of each value: (ts[c-1], ts[c]], with c = len(ts) above every support point.
     cat = np.searchsorted(ts, val, side="left")
-    lo = F1[np.arange(n), cat]
-    hi = F1[np.arange(n), cat + 1]
-    u = lo + (hi - lo) * rng.random(n)
-    new_cat = (F0 < u[:, None]).sum(axis=1)
-    new_cat = np.minimum(new_cat, ts.size)
-    top = ts[-1] if ts.size else 0.0
-    # Above the largest support point the unit keeps its excess (at least one step above it).
-    above = np.where(val > top, val - top, 1.0)
-    return np.where(new_cat < ts.size, ts[np.minimum(new_cat, max(ts.size - 1, 0))], top + above)
+    u = F1[ar, cat] + (F1[ar, cat + 1] - F1[ar, cat]) * rng.random(n)
+    new_cat = np.minimum((F0[:, 1:-1] < u[:, None]).sum(axis=1), ts.size)
+    # Within the new category, keep the unit's relative rank and read the value off the x0 units'
+    # values in that category (exact when every support value is modelled; the categories are then points).
+    lo_f, hi_f = F0[ar, new_cat], F0[ar, new_cat + 1]
+    r = np.clip((u - lo_f) / np.maximum(hi_f - lo_f, 1e-12), 0, 1 - 1e-12)
+    edges = np.concatenate([[-np.inf], ts, [np.inf]])
+    start = np.searchsorted(x0_sorted, edges[new_cat], side="right")
+    stop = np.searchsorted(x0_sorted, edges[new_cat + 1], side="right")
+    size = stop - start
+    idx = np.clip(start + np.floor(r * size).astype(int), 0, max(x0_sorted.size - 1, 0))
+    fallback = np.where(np.isfinite(edges[new_cat + 1]), edges[new_cat + 1], val)
+    return np.where(size > 0, x0_sorted[idx], fallback)
 
 
 class SequentialTransport:
@@ -104,7 +112,8 @@ class SequentialTransport:
         Regressor for continuous/count variables; its classifier counterpart for binary ones
         (a custom estimator is used as given for both and must offer ``predict_proba`` for binary ones).
     max_levels : int
-        Most support points at which the CDF of a discrete variable is modelled (one classifier each).
+        Most support points at which the CDF of a discrete variable is modelled (one classifier each);
+        a variable with at most ``max_levels + 1`` values is modelled at every value.
     seed : int or numpy.random.Generator, optional
         Learner seeds and the randomised ranks of discrete variables.
 
@@ -166,7 +175,7 @@ class SequentialTransport:
         self._rng_seed = int(rng.integers(2**31 - 1))
         desc = self.graph.descendants(self.x)
         self.order_ = [v for v in self.graph.topological_order() if v in desc and v not in self.resolving]
-        self.kinds_, self.models_ = {}, {}
+        self.kinds_, self.models_, self.x0_values_ = {}, {}, {}
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(limits=1):
@@ -182,6 +191,7 @@ class SequentialTransport:
                 else:
                     ts = _support(val, self.max_levels)
                     m = []
+                    self.x0_values_[v] = np.sort(val[data[self.x].to_numpy() == 0])
                     for t in ts:
                         lab = (val <= t).astype(int)
                         if lab.min() == lab.max():  # degenerate threshold: constant CDF value
@@ -238,7 +248,7 @@ class SequentialTransport:
                 if kind == "continuous":
                     new = val - m.predict(f_obs) + m.predict(f_new)
                 else:
-                    new = _discrete_transport(m, val, f_obs, f_new, rng)
+                    new = _discrete_transport(m, self.x0_values_[v], val, f_obs, f_new, rng)
                 out.loc[x1, v] = new
         return out
 

@@ -34,11 +34,12 @@ A2_PARENTS = {"x": [], "w1": ["x"], "w2": ["x", "w1"], "y": ["x", "w1", "w2"]}
 
 
 def _progress(it, show: bool, desc: str):
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover
+    if not show:
         return it
-    return tqdm(it, desc=desc, disable=not show)
+    # Plain tqdm: tqdm.auto warns when ipywidgets is missing, which would clutter the executed pages.
+    from tqdm import tqdm
+
+    return tqdm(it, desc=desc)
 
 
 def coverage_study(
@@ -143,9 +144,11 @@ def pareto_study(
     bins: int = 10,
     learner: Any = "hgb",
     transport_learner: Any = "hgb",
+    n_folds: int = 5,
     seed: int = 0,
     progress: bool = False,
-) -> pd.DataFrame:
+    return_predictions: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, dict]:
     """SPM and iPPM of fair predictors along the business-necessity spectrum (Fig. 6).
 
     Parameters
@@ -164,24 +167,32 @@ def pareto_study(
     bins : int
         Quantile bins of the score for iPPM.
     learner, transport_learner : str or estimator
+    n_folds : int
+        Folds of the out-of-fold predictions.
     seed : int
     progress : bool
+    return_predictions : bool
+        Also return the output of :func:`~cflib.fairness.adapt.fair_predictor` of the first repetition
+        of every BN set (to decompose them without refitting).
 
     Returns
     -------
-    pandas.DataFrame
-        One row per (bn, rep): ``spm, spm_score, ippm``.
+    pandas.DataFrame or (pandas.DataFrame, dict)
+        One row per (bn, rep): ``spm, spm_score, ippm``; with ``return_predictions`` also
+        ``{bn label: predictor frame}``.
     """
     x = data[sfm.x].to_numpy()
     y = data[sfm.y].to_numpy(float)
-    rows = []
+    rows, first = [], {}
     jobs = [(lab, r) for lab in bn_sets for r in range(reps)]
     for lab, r in _progress(jobs, progress, "predictors"):
-        fp = fair_predictor(data, sfm, bn_sets[lab], w_parents=w_parents, learner=learner, transport_learner=transport_learner, seed=seed * 1000 + r)
+        fp = fair_predictor(data, sfm, bn_sets[lab], w_parents=w_parents, learner=learner, transport_learner=transport_learner, n_folds=n_folds, seed=seed * 1000 + r)
+        if r == 0:
+            first[lab] = fp
         s = fp["score"].to_numpy()
         cls = (s > np.quantile(s, quantile)).astype(float)
         rows.append({"bn": lab, "rep": r, "spm": spm(x, cls), "spm_score": spm(x, s), "ippm": ippm(x, y, s, bins)})
-    return pd.DataFrame(rows)
+    return (pd.DataFrame(rows), first) if return_predictions else pd.DataFrame(rows)
 
 
 def cookbook_study(n: int, reps: int, *, bn: set[str] = frozenset({"Z"}), learner: Any = "hgb", seed: int = 0, test: str = "difference", margin: float | None = None, progress: bool = False) -> pd.DataFrame:

@@ -24,7 +24,8 @@ _LAYOUTS = {
     ),
     "compas": (
         {"race": (0, 0), "sex": (0.8, 1.3), "age": (1.6, 1.3), "J": (1, -1), "P": (2, -1), "D": (3, -1), "Y": (3.2, 0.4)},
-        [("race", "J"), ("race", "P"), ("race", "D"), ("race", "Y"), ("sex", "J"), ("age", "P"), ("sex", "Y"), ("age", "Y"), ("J", "P"), ("P", "D"), ("J", "Y"), ("P", "Y"), ("D", "Y")],
+        [("race", "J"), ("race", "P"), ("race", "D"), ("race", "Y"), ("sex", "J"), ("sex", "P"), ("sex", "D"), ("sex", "Y"),
+         ("age", "J"), ("age", "P"), ("age", "D"), ("age", "Y"), ("J", "P"), ("J", "Y"), ("P", "D"), ("P", "Y"), ("D", "Y")],
         [("race", "sex"), ("race", "age")],
     ),
     "a2": (
@@ -53,7 +54,8 @@ def plot_sfm(kind: str = "sfm", ax=None):
     pos, edges, bidir = _LAYOUTS[kind]
     ax = plt.gca() if ax is None else ax
     for a, b in edges:
-        ax.annotate("", xy=pos[b], xytext=pos[a], arrowprops=dict(arrowstyle="-|>", color="0.25", lw=1.2, shrinkA=14, shrinkB=14))
+        rad = 0.25 if (a, b) in (("J", "D"), ("race", "D")) else 0.0  # avoid edges hidden behind a node
+        ax.annotate("", xy=pos[b], xytext=pos[a], arrowprops=dict(arrowstyle="-|>", color="0.25", lw=1.0, shrinkA=14, shrinkB=14, connectionstyle=f"arc3,rad={rad}"))
     for a, b in bidir:
         ax.annotate("", xy=pos[b], xytext=pos[a], arrowprops=dict(arrowstyle="<|-|>", color=PALETTE[3], lw=1.2, ls="--", shrinkA=14, shrinkB=14, connectionstyle="arc3,rad=0.3"))
     for name, (px, py) in pos.items():

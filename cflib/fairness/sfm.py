@@ -169,16 +169,16 @@ class StandardFairnessModel:
             return 0, 1
         raise ValueError(f"column {self.x!r} has levels {sorted(map(str, vals))}; pass x0= and x1= to name the baseline and comparison")
 
-    def validate(self, data: pd.DataFrame, outcomes: Sequence[str] = ()) -> None:
+    def validate(self, data: pd.DataFrame, outcomes: Sequence[str] | None = None) -> None:
         """Check ``data`` against the SFM.
 
         Parameters
         ----------
         data : pandas.DataFrame
             The data.
-        outcomes : sequence of str
-            Extra outcome/predictor columns that will be analysed (checked for presence, numeric
-            type and missing values).
+        outcomes : sequence of str, optional
+            Outcome/predictor columns that will be analysed (checked for presence, numeric type and
+            missing values); default ``[self.y]``.
 
         Raises
         ------
@@ -190,7 +190,8 @@ class StandardFairnessModel:
         """
         if not isinstance(data, pd.DataFrame):
             raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
-        cols = [self.x, *self.z, *self.w, *dict.fromkeys([self.y, *outcomes])]
+        outcomes = [self.y] if outcomes is None else list(dict.fromkeys(outcomes))
+        cols = [self.x, *self.z, *self.w, *outcomes]
         missing = [c for c in cols if c not in data.columns]
         if missing:
             raise ValueError(f"columns {missing} are not in data; available: {list(data.columns)[:20]}")
@@ -209,7 +210,7 @@ class StandardFairnessModel:
         counts = data[self.x].value_counts()
         if counts.min() < 2:
             raise ValueError(f"each level of {self.x!r} needs at least two units, got {dict(counts)}")
-        for c in dict.fromkeys([self.y, *outcomes]):
+        for c in outcomes:
             if not pd.api.types.is_numeric_dtype(data[c]):
                 raise TypeError(f"outcome column {c!r} must be numeric (0/1 for a binary outcome), got dtype {data[c].dtype}")
 

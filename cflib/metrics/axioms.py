@@ -47,6 +47,10 @@ __all__ = [
     "table1",
     "average_rank",
     "rank_change",
+    "effectiveness_ranks",
+    "composition_sequence",
+    "reversibility_sequence",
+    "score_counterfactuals",
 ]
 
 Parents = Mapping[str, np.ndarray]
@@ -476,6 +480,7 @@ def soundness_report(
     m: int = 10,
     cycles: int = 5,
     labels: Mapping[str, Any] | None = None,
+    extra_oracles: Mapping[str, Mapping[str, Oracle]] | None = None,
 ) -> pd.DataFrame:
     """All soundness metrics for one model (one seed) as a long DataFrame.
 
@@ -495,23 +500,30 @@ def soundness_report(
         Composition powers and reversibility cycles.
     labels : dict, optional
         Constant columns to add (e.g. ``{"model": "VAE", "seed": 0}``).
+    extra_oracles : dict, optional
+        Other oracle families (name -> parent -> oracle) that re-score the *same* counterfactual
+        images (Tables 2-4).
 
     Returns
     -------
     pandas.DataFrame
         Columns ``metric`` (composition / reversibility / effectiveness), ``intervened`` (parent or
         ``"null"``), ``measured`` (parent read by an oracle, or ``"image"``), ``step`` (power or
-        cycle; 1 for effectiveness), ``value`` (mean over images; effectiveness x 100) and the labels.
+        cycle; 1 for effectiveness), ``oracles`` (``"main"`` or the extra family's name; ``"none"``
+        for distances), ``value`` (mean over images; effectiveness x 100) and the labels.
     """
     x, pa = _prepare(f, x, pa)
     rows = []
     comp = composition(f, x, pa, m)
-    rows += [{"metric": "composition", "intervened": "null", "measured": "image", "step": j + 1, "value": float(v)} for j, v in enumerate(comp.mean(1))]
+    rows += [{"metric": "composition", "intervened": "null", "measured": "image", "step": j + 1, "oracles": "none", "value": float(v)} for j, v in enumerate(comp.mean(1))]
     for k, dv in do_values.items():
         rev = reversibility(f, x, pa, k, dv, cycles)
-        rows += [{"metric": "reversibility", "intervened": k, "measured": "image", "step": c + 1, "value": float(v)} for c, v in enumerate(rev.mean(1))]
-        eff = effectiveness(f, x, pa, k, dv, oracles)
-        rows += [{"metric": "effectiveness", "intervened": k, "measured": j, "step": 1, "value": 100.0 * float(np.mean(s))} for j, s in eff.items()]
+        rows += [{"metric": "reversibility", "intervened": k, "measured": "image", "step": c + 1, "oracles": "none", "value": float(v)} for c, v in enumerate(rev.mean(1))]
+        eff, xs = effectiveness(f, x, pa, k, dv, oracles, return_images=True)
+        rows += [{"metric": "effectiveness", "intervened": k, "measured": j, "step": 1, "oracles": "main", "value": 100.0 * float(np.mean(s))} for j, s in eff.items()]
+        ps = {**pa, k: np.asarray(dv).reshape(-1)}
+        for fam, orc in (extra_oracles or {}).items():
+            rows += [{"metric": "effectiveness", "intervened": k, "measured": j, "step": 1, "oracles": fam, "value": v} for j, v in score_counterfactuals(xs, ps, orc).items()]
     df = pd.DataFrame(rows)
     for key, val in (labels or {}).items():
         df[key] = val
@@ -533,7 +545,7 @@ def summarise(df: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataFrame:
     pandas.DataFrame
         One row per configuration, metric, intervened, measured and step, with ``mean``, ``std`` and ``seeds``.
     """
-    keys = [*by, "metric", "intervened", "measured", "step"]
+    keys = [*by, "metric", "intervened", "measured", "step"] + (["oracles"] if "oracles" in df.columns else [])
     missing = [k for k in keys if k not in df.columns]
     if missing:
         raise ValueError(f"df lacks column(s) {missing}; expected soundness_report output with labels {list(by)}")
@@ -541,7 +553,7 @@ def summarise(df: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataFrame:
     return g.agg(mean="mean", std=lambda v: float(np.std(v, ddof=0)), seeds="count").reset_index()
 
 
-def table1(summary: pd.DataFrame, by: Sequence[str] = ("model",), *, composition_step: int = 1, reversibility_step: int = 1, decimals: int = 2) -> pd.DataFrame:
+def table1(summary: pd.DataFrame, by: Sequence[str] = ("model",), *, composition_step: int = 1, reversibility_step: int = 1, decimals: int = 2, oracles: str = "main") -> pd.DataFrame:
     """Lay a :func:`summarise` output out like the paper's Table 1: one row per model, "mean (std)" cells.
 
     Columns: ``composition``, then per intervened parent ``p``: effectiveness of every measured
@@ -557,12 +569,16 @@ def table1(summary: pd.DataFrame, by: Sequence[str] = ("model",), *, composition
         Which power / cycle to show (paper: 1).
     decimals : int
         Rounding.
+    oracles : str
+        Which oracle family's effectiveness to show.
 
     Returns
     -------
     pandas.DataFrame
     """
     s = summary
+    if "oracles" in s.columns:
+        s = s[(s.metric != "effectiveness") | (s.oracles == oracles)]
 
     def cell(r: pd.Series) -> str:
         return f"{r['mean']:.{decimals}f} ({r['std']:.{decimals}f})"
@@ -606,8 +622,124 @@ def average_rank(table: pd.DataFrame, columns: Mapping[str, bool]) -> pd.Series:
     return ranks.mean(axis=1)
 
 
+def effectiveness_ranks(summary: pd.DataFrame, by: Sequence[str], family: str, columns: Mapping[tuple[str, str], bool], *, reference: str = "main") -> pd.DataFrame:
+    """Tables 2-4: effectiveness under one oracle family, its average rank and the change from the reference family.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`summarise` output with an ``oracles`` column, restricted to one block of models.
+    by : sequence of str
+        Columns identifying a model configuration (the rows, ranked jointly).
+    family : str
+        Oracle family to rank with.
+    columns : dict
+        ``(intervened, measured) -> higher_is_better`` (True for accuracies, False for errors).
+    reference : str
+        Family giving the "original rank" (Table 1's oracles).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The effectiveness columns (means), ``avg rank``, ``original rank`` and ``abs diff``.
+    """
+    e = summary[summary.metric == "effectiveness"]
+
+    def wide(fam: str) -> pd.DataFrame:
+        sub = e[e.oracles == fam]
+        if sub.empty:
+            raise ValueError(f"no effectiveness rows for oracle family {fam!r}")
+        return sub.pivot_table(index=list(by), columns=["intervened", "measured"], values="mean", sort=False)
+
+    w, ref = wide(family), wide(reference)
+    cols = {c: hib for c, hib in columns.items()}
+    out = w[list(cols)].copy()
+    out.columns = [f"do({a}): {b}" for a, b in cols]
+    named = {f"do({a}): {b}": hib for (a, b), hib in cols.items()}
+    ref_t = ref.loc[w.index, list(cols)].copy()
+    ref_t.columns = out.columns
+    out["avg rank"] = average_rank(out, named)
+    out["original rank"] = average_rank(ref_t, named)
+    out["abs diff"] = (out["avg rank"] - out["original rank"]).abs()
+    return out
+
+
 def rank_change(rank_a: pd.Series, rank_b: pd.Series) -> float:
     """Mean absolute difference between two average-rank vectors over the same rows (the captions of Tables 2-4)."""
     if not rank_a.index.equals(rank_b.index):
         raise ValueError("rank_a and rank_b must rank the same rows (same index, same order)")
     return float(np.mean(np.abs(rank_a.to_numpy() - rank_b.to_numpy())))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Image sequences for the figures, and re-scoring counterfactuals with other oracles
+# ----------------------------------------------------------------------------------------------------
+def composition_sequence(f: CounterfactualFunction, x: np.ndarray, pa: Parents, m: int = 9) -> np.ndarray:
+    """Images ``x, f(x), f^(2)(x), ..., f^(m)(x)`` under the null intervention (Fig. 1a).
+
+    Parameters
+    ----------
+    f : CounterfactualFunction
+        The model.
+    x : numpy.ndarray, shape (n, C, H, W)
+        Observed images.
+    pa : dict
+        Their parents.
+    m : int
+        Number of applications.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, m + 1, C, H, W)
+    """
+    x, pa = _prepare(f, x, pa)
+    out, y = [x], x
+    for _ in range(_check_m(m, "m")):
+        y = f(y, pa, pa)
+        out.append(y)
+    return np.stack(out, 1)
+
+
+def reversibility_sequence(f: CounterfactualFunction, x: np.ndarray, pa: Parents, parent: str, do_values: np.ndarray, cycles: int = 4) -> np.ndarray:
+    """Images ``x, f(x, pa, pa*), f(., pa*, pa), f(., pa, pa*), ...`` over ``cycles`` cycles (Fig. 1c).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, 2 * cycles + 1, C, H, W)
+    """
+    x, pa = _prepare(f, x, pa)
+    if parent not in f.parent_names:
+        raise ValueError(f"unknown parent name {parent!r}; the function's parents are {list(f.parent_names)}")
+    ps = {**pa, parent: np.asarray(do_values).reshape(-1)}
+    out, y = [x], x
+    for _ in range(_check_m(cycles, "cycles")):
+        y = f(y, pa, ps)
+        out.append(y)
+        y = f(y, ps, pa)
+        out.append(y)
+    return np.stack(out, 1)
+
+
+def score_counterfactuals(x_star: np.ndarray, targets: Parents, oracles: Mapping[str, Oracle]) -> dict[str, float]:
+    """Mean oracle score (x 100) of counterfactual images against their target parents.
+
+    Lets Tables 2-4 re-score the *same* counterfactuals with other pseudo-oracles.
+
+    Parameters
+    ----------
+    x_star : numpy.ndarray
+        Counterfactual images.
+    targets : dict
+        Parent -> values the images should show.
+    oracles : dict
+        Parent -> oracle.
+
+    Returns
+    -------
+    dict
+        Parent -> accuracy (%) or mean absolute error (x 100).
+    """
+    unknown = set(oracles) - set(targets)
+    if unknown:
+        raise ValueError(f"oracles has parent name(s) {sorted(unknown)} with no target")
+    return {k: 100.0 * float(np.mean(o.score(x_star, targets[k]))) for k, o in oracles.items()}

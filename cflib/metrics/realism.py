@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import linalg
 
 from ..runtime import as_generator
 
@@ -33,14 +32,18 @@ def _check_features(a: np.ndarray, name: str) -> np.ndarray:
     return a
 
 
+def _sqrt_psd(s: np.ndarray) -> np.ndarray:
+    w, v = np.linalg.eigh((s + s.T) / 2)
+    return (v * np.sqrt(np.clip(w, 0, None))) @ v.T
+
+
 def _frechet_from_moments(mu1: np.ndarray, s1: np.ndarray, mu2: np.ndarray, s2: np.ndarray) -> float:
-    covmean, _ = linalg.sqrtm(s1 @ s2, disp=False)
-    if not np.isfinite(covmean).all():
-        # Near-singular product: regularise as pytorch-fid does.
-        off = np.eye(len(s1)) * 1e-6
-        covmean = linalg.sqrtm((s1 + off) @ (s2 + off))
-    covmean = np.real(covmean)
-    return float(max(((mu1 - mu2) ** 2).sum() + np.trace(s1) + np.trace(s2) - 2 * np.trace(covmean), 0.0))
+    # Tr (S1 S2)^{1/2} = sum sqrt(eig(S1^{1/2} S2 S1^{1/2})): a symmetric eigenproblem, much faster and
+    # more stable than scipy.linalg.sqrtm of the non-symmetric product.
+    r = _sqrt_psd(s1)
+    eig = np.linalg.eigvalsh(r @ s2 @ r)
+    tr_covmean = float(np.sqrt(np.clip(eig, 0, None)).sum())
+    return float(max(((mu1 - mu2) ** 2).sum() + np.trace(s1) + np.trace(s2) - 2 * tr_covmean, 0.0))
 
 
 def frechet_distance(features_real: np.ndarray, features_generated: np.ndarray) -> float:
@@ -60,7 +63,7 @@ def frechet_distance(features_real: np.ndarray, features_generated: np.ndarray) 
     b = _check_features(features_generated, "features_generated")
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"feature sets must have the same width, got {a.shape[1]} and {b.shape[1]}")
-    return _frechet_from_moments(a.mean(0), np.cov(a, rowvar=False), b.mean(0), np.cov(b, rowvar=False))
+    return _frechet_from_moments(a.mean(0), np.atleast_2d(np.cov(a, rowvar=False)), b.mean(0), np.atleast_2d(np.cov(b, rowvar=False)))
 
 
 @dataclass(frozen=True)
@@ -140,8 +143,8 @@ def frechet_feature_distance(
     lo = hi = float("nan")
     if n_boot:
         rng = as_generator(seed)
-        mu_a, s_a = fa.mean(0), np.cov(fa, rowvar=False)
+        mu_a, s_a = fa.mean(0), np.atleast_2d(np.cov(fa, rowvar=False))
         idx = rng.integers(0, len(fb), (int(n_boot), len(fb)))
-        boot = np.array([_frechet_from_moments(mu_a, s_a, fb[i].mean(0), np.cov(fb[i], rowvar=False)) for i in idx])
+        boot = np.array([_frechet_from_moments(mu_a, s_a, fb[i].mean(0), np.atleast_2d(np.cov(fb[i], rowvar=False))) for i in idx])
         lo, hi = np.quantile(boot, [(1 - ci) / 2, (1 + ci) / 2])
     return FrechetResult(statistic=stat, pvalue=float("nan"), ci=(float(lo), float(hi)), boot=boot, feature=feature_name)

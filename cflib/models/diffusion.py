@@ -42,7 +42,7 @@ from ..runtime import get_device
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-__all__ = ["LDMConfig", "LatentDiffusion", "fit_cached"]
+__all__ = ["LDMConfig", "LatentDiffusion", "fit_cached", "generation_quality"]
 
 
 @dataclass(frozen=True)
@@ -332,7 +332,7 @@ class LatentDiffusion(nn.Module):
                 loss.backward()
                 opt.step()
                 sched.step()
-                self.history["vae"].append(float(loss))
+                self.history["vae"].append(float(loss.detach()))
                 bar.update()
         bar.close()
         self.vae.eval()
@@ -404,7 +404,7 @@ class LatentDiffusion(nn.Module):
                 loss.backward()
                 opt.step()
                 sched.step()
-                self.history["diffusion"].append(float(loss))
+                self.history["diffusion"].append(float(loss.detach()))
                 bar.update()
         bar.close()
         self.unet.eval()
@@ -574,6 +574,8 @@ class LatentDiffusion(nn.Module):
         steps: int = 20,
         guidance: float = 1.0,
         disentangler: nn.Module | None = None,
+        abduction: str = "ddim",
+        seed: int | None = 0,
     ) -> np.ndarray:
         """Counterfactual images under ``do(A = a_new)``: abduction, action, prediction.
 
@@ -591,6 +593,12 @@ class LatentDiffusion(nn.Module):
         disentangler : torch.nn.Module, optional
             A fitted :class:`cflib.models.mine.MINEDisentangler`: its map :math:`\\phi` is applied to the
             clean latent before inversion (the DLDM of Section 3.3).
+        abduction : {"ddim", "forward"}
+            ``"ddim"``: deterministic DDIM inversion (the default); ``"forward"``: Algorithm 1's
+            forward noising :math:`z_{t^*} \\sim q(z_{t^*} | z_0)` with fresh noise, so repeated
+            calls with different ``seed`` give different counterfactuals (Appendix H.1's variance).
+        seed : int or None
+            Seed of the forward noise (``abduction="forward"`` only).
 
         Returns
         -------
@@ -600,7 +608,18 @@ class LatentDiffusion(nn.Module):
         x = check_images(images, self.config.size)
         lab = self._labels(A, x.shape[0])
         new = self._labels(a_new, x.shape[0], name="a_new")
-        zt = self._invert_latent(self.encode(x), lab, t_star, steps, disentangler)
+        if abduction == "ddim":
+            zt = self._invert_latent(self.encode(x), lab, t_star, steps, disentangler)
+        elif abduction == "forward":
+            self._grid(t_star, steps)
+            z0 = self.encode(x)
+            if disentangler is not None:
+                z0 = disentangler.transform(z0)
+            z0 = torch.as_tensor(z0)
+            noise = torch.randn(z0.shape, generator=self._seed_gen(seed))
+            zt = self.ddpm.add_noise(z0, noise, torch.full((z0.shape[0],), int(t_star))).numpy()
+        else:
+            raise ValueError(f"abduction must be 'ddim' or 'forward', got {abduction!r}")
         return self.denoise(zt, new.numpy(), t_star=t_star, steps=steps, guidance=guidance)
 
     @torch.no_grad()
@@ -761,3 +780,82 @@ def fit_cached(
         model.save(path)
     model.cache_path = path
     return model
+
+
+def generation_quality(
+    counterfactuals: dict,
+    images: np.ndarray,
+    A: np.ndarray,
+    attribute_predictor,
+    *,
+    true_counterfactual=None,
+    disease_region: np.ndarray | None = None,
+    n_classes: int = 3,
+) -> "pd.DataFrame":
+    """Composition, effectiveness, Fréchet distance and distance to the truth of counterfactual models.
+
+    The toy counterpart of the paper's Tables 7-11 (Appendix I): for every model,
+
+    * **composition** (Tables 7, 9): mean absolute pixel difference (on the 0-255 scale) between an image
+      and its regeneration under the null intervention ``do(A = A)``, per observed group;
+    * **effectiveness** (Tables 8, 10): share of counterfactuals under ``do(A = a)`` that the attribute
+      predictor assigns to ``a``, over images not already in group ``a``;
+    * **FD** (Table 11): Fréchet distance between the attribute predictor's penultimate features of the
+      real images and of all counterfactuals (an in-domain stand-in for FID, which needs Inception
+      weights);
+    * **L1 to truth** (not in the paper, which has no ground truth): mean absolute difference (0-255)
+      between the counterfactual and the true counterfactual, optionally only inside
+      ``disease_region`` (where the diseases are drawn).
+
+    Parameters
+    ----------
+    counterfactuals : dict
+        ``{name: f}`` with ``f(images, A, a_new) -> images`` for an array ``a_new``.
+    images : numpy.ndarray
+        ``(n, H, W)`` test images in [0, 1].
+    A : numpy.ndarray
+        ``(n,)`` observed groups.
+    attribute_predictor : object
+        Has ``predict(images)`` and ``embed(images)`` (e.g. :class:`cflib.models.cnn_zoo.SmallCNN`).
+    true_counterfactual : callable, optional
+        ``a -> images``: the true counterfactuals of ``images`` under ``do(A = a)``.
+    disease_region : numpy.ndarray, optional
+        ``(n, H, W)`` boolean mask restricting the distance to the truth.
+    n_classes : int
+        Number of groups.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model; columns ``(metric, group)``.
+    """
+    import pandas as pd
+
+    from ..metrics.realism import frechet_distance
+
+    x = check_images(images)
+    A = np.asarray(A)
+    if A.shape != (x.shape[0],):
+        raise ValueError(f"A must have shape ({x.shape[0]},), got {A.shape}")
+    if not isinstance(counterfactuals, dict) or not counterfactuals:
+        raise TypeError("counterfactuals must be a non-empty dict {name: f(images, A, a_new)}")
+    real_feat = attribute_predictor.embed(x)
+    truth = [true_counterfactual(a) for a in range(n_classes)] if true_counterfactual is not None else None
+    rows = {}
+    for name, f in counterfactuals.items():
+        row = {}
+        rec = check_images(f(x, A, A.copy()), x.shape[1], name=f"{name} null-intervention output")
+        comp = 255 * np.abs(rec - x).mean(axis=(1, 2))
+        cfs = [check_images(f(x, A, np.full_like(A, a)), x.shape[1], name=f"{name} output") for a in range(n_classes)]
+        for a in range(n_classes):
+            row[("composition L1", a)] = float(comp[A == a].mean()) if np.any(A == a) else np.nan
+            other = A != a
+            row[("effectiveness %", a)] = float(100 * (attribute_predictor.predict(cfs[a][other]) == a).mean()) if other.any() else np.nan
+            if truth is not None:
+                err = np.abs(cfs[a] - truth[a])
+                row[("L1 to truth", a)] = float(255 * (err[disease_region].mean() if disease_region is not None else err.mean()))
+        row[("FD", "all")] = frechet_distance(real_feat, attribute_predictor.embed(np.concatenate(cfs)))
+        rows[name] = row
+    df = pd.DataFrame(rows).T
+    df.columns = pd.MultiIndex.from_tuples(df.columns, names=["metric", "do(A)"])
+    return df

@@ -293,9 +293,10 @@ class HierarchicalConditionalVAE(nn.Module):
         temperature : float
             Standard-deviation multiplier of the prior for the sampled groups.
         eps : array or tensor, shape (n, levels, latent_dim), optional
-            Noise of the sampled groups (fixes the function); ``None`` draws fresh noise from ``seed``.
+            Noise of the sampled groups (fixes the function); ``None`` draws it from ``seed``.
         seed : int or Generator, optional
-            Randomness when ``eps`` is not given.
+            Randomness when ``eps`` is not given (default 0 when some groups are sampled, so that the
+            call is deterministic).
         check_range : bool
             Refuse parents outside the training range.
 

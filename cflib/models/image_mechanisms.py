@@ -26,8 +26,10 @@ the benchmark needs:
   "cyclic cost minimisation"). The project's GAN is the composition-constrained image-to-image
   generator of Monteiro et al. rather than an ALI/BiGAN, so it has no latent prior and the
   latent-cycle term ``||z - E(G(z))||^2`` has no counterpart: only the image cycle
-  ``|x - G(E(x, pa), pa)|_1`` is minimised. Trained with ``composition_weight=0`` it plays the
-  paper's "GAN" (adversarial training only); after :func:`finetune_encoder`, "GAN fine-tuned".
+  ``|x - G(E(x, pa), pa)|_1`` is minimised. Trained adversarially with only a weak composition
+  penalty (standing in for the reconstruction pressure ALI gets from its joint encoder-discriminator
+  game; with none the project's GAN collapses at small scale) it plays the paper's "GAN"; after
+  :func:`finetune_encoder`, "GAN fine-tuned".
 """
 
 from __future__ import annotations

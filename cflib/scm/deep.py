@@ -158,15 +158,25 @@ class OracleImage:
     ----------
     dataset : MorphoSynth or SmileyFaces
         Any object with ``x`` (images), ``subset(idx)`` and ``render(**parents)``.
+    scale : float
+        Multiplier applied to rendered images (``1/255`` puts MorphoSynth on [0, 1]); the
+        factual images to abduct are :attr:`images`.
     """
 
-    def __init__(self, dataset: Any) -> None:
+    def __init__(self, dataset: Any, scale: float = 1.0) -> None:
         for attr in ("x", "subset", "render"):
             if not hasattr(dataset, attr):
                 raise TypeError(f"dataset must provide {attr!r} (a MorphoSynth or SmileyFaces), got {type(dataset).__name__}")
+        if not scale > 0:
+            raise ValueError(f"scale must be positive, got {scale!r}")
         self.dataset = dataset
+        self.scale = np.float32(scale)
         self._table: dict[bytes, int] = {}
-        self._register(np.asarray(dataset.x), np.arange(len(dataset.x)))
+        self.images = self._scaled(dataset.x)
+        self._register(self.images, np.arange(len(dataset.x)))
+
+    def _scaled(self, images: np.ndarray) -> np.ndarray:
+        return np.asarray(images, dtype=np.float32) * self.scale
 
     @staticmethod
     def _keys(images: np.ndarray) -> list[bytes]:
@@ -187,7 +197,7 @@ class OracleImage:
     def predict(self, noise: np.ndarray, pa: Mapping[str, np.ndarray]) -> np.ndarray:
         """Re-render each unit's style with the parents ``pa``."""
         units = np.asarray(noise, int)
-        images = self.dataset.subset(units).render(**{k: np.asarray(v) for k, v in pa.items()})
+        images = self._scaled(self.dataset.subset(units).render(**{k: np.asarray(v) for k, v in pa.items()}))
         self._register(images, units)
         return images
 

@@ -254,7 +254,7 @@ class ScreeningResult:
     def is_nested(self) -> bool:
         """Whether the flagged sets shrink as epsilon grows: F(e2) is a subset of F(e1) for e1 < e2."""
         eps = sorted(self.epsilons)
-        return all(set(self.flagged(b)) <= set(self.flagged(a)) for a, b in zip(eps, eps[1:]))
+        return all(set(self.flagged(b)) <= set(self.flagged(a)) for a, b in zip(eps, eps[1:], strict=False))
 
     def summary(self) -> pd.DataFrame:
         """Attributes by epsilon: ``unfair`` / ``fair`` decisions, with the N-TE estimate."""

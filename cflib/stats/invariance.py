@@ -757,8 +757,8 @@ def counterfactual_predictions(
     n = len(z)
     out = np.empty((n_mc, n, len(levels)))
     for j in range(n_mc):
-        for l, lv in enumerate(levels):
-            out[j, :, l] = np.asarray(predict(generate(z, np.full(n, lv), rng)), dtype=float).reshape(n)
+        for j_lv, lv in enumerate(levels):
+            out[j, :, j_lv] = np.asarray(predict(generate(z, np.full(n, lv), rng)), dtype=float).reshape(n)
     return out
 
 

@@ -173,7 +173,7 @@ class Kernel:
         """Whether the bandwidth is a number (``True``) or still ``"median"``."""
         return not isinstance(self.bandwidth, str)
 
-    def fit(self, *samples: Any, seed: int | np.random.Generator | None = 0) -> "Kernel":
+    def fit(self, *samples: Any, seed: int | np.random.Generator | None = 0) -> Kernel:
         """Return a kernel with a numeric bandwidth (the median heuristic on ``samples`` if needed).
 
         Parameters

@@ -24,7 +24,7 @@ import pandas as pd
 from ..runtime import as_generator, get_device
 from .kernels import Kernel, as_2d, make_kernel, to_tensor
 
-__all__ = ["mmd2", "mmd_test", "MMDTestResult", "paired_h_matrix"]
+__all__ = ["mmd2", "mmd_test", "MMDTestResult", "paired_h_matrix", "signflip_null"]
 
 _ESTIMATORS = ("unbiased", "biased", "linear", "paired")
 
