@@ -15,7 +15,6 @@ notebook can draw the figures and run paired comparisons between models on the s
 from __future__ import annotations
 
 import copy
-import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -291,8 +290,8 @@ def _train_image_models(cfg: BenchmarkConfig, x: np.ndarray, pa: np.ndarray, spe
     shape = (spec["channels"], cfg.size, cfg.size)
     k = spec["pa_dim"]
     enc = spec["encoder"]
-    common = dict(width=cfg.width, hidden=cfg.hidden, seed=cfg.seed)
-    fit_kw = dict(batch_size=cfg.batch_size, lr=cfg.lr, device=cfg.device, seed=cfg.seed, show_progress=False)
+    common = {"width": cfg.width, "hidden": cfg.hidden, "seed": cfg.seed}
+    fit_kw = {"batch_size": cfg.batch_size, "lr": cfg.lr, "device": cfg.device, "seed": cfg.seed, "show_progress": False}
     out: dict[str, Any] = {}
     want = set(cfg.models)
     raw: dict[str, Any] = {}
@@ -471,7 +470,7 @@ def format_mean_std(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     out = {}
     for dist, m in dict.fromkeys((d, c) for d, c, _ in table.columns):
         out[(dist, f"{m} cycle" + ("s" if m > 1 else ""))] = [
-            f"{a:.{digits}f} ± {b:.{digits}f}" for a, b in zip(table[(dist, m, "mean")], table[(dist, m, "std")])]
+            f"{a:.{digits}f} ± {b:.{digits}f}" for a, b in zip(table[(dist, m, "mean")], table[(dist, m, "std")], strict=False)]
     return pd.DataFrame(out, index=table.index)
 
 

@@ -233,3 +233,39 @@ def test_average_rank_reproduces_paper_table_columns():
     assert rank_change(r3, orig) == pytest.approx(5 / 6)
     with pytest.raises(ValueError, match="same rows"):
         rank_change(r3, orig.iloc[::-1])
+
+
+def test_sequences_and_rescoring(test_set, oracles):
+    x, pa = test_set.x[:6], {k: v[:6] for k, v in test_set.parents.items()}
+    import cflib.metrics.axioms as seq
+    comp = seq.composition_sequence(Identity(NAMES), x, pa, m=3)
+    assert comp.shape == (6, 4, 3, 8, 8) and np.all(comp == x[:, None])
+    gt = GroundTruth(cd.true_counterfactual, NAMES)
+    rev = seq.reversibility_sequence(gt, x, pa, "digit", (pa["digit"] + 1) % 10, cycles=2)
+    assert rev.shape == (6, 5, 3, 8, 8)
+    np.testing.assert_allclose(rev[:, 2], x, atol=1e-6)
+    np.testing.assert_allclose(rev[:, 4], x, atol=1e-6)
+    s = seq.score_counterfactuals(x, pa, oracles)
+    assert s["digit"] == 100.0 and s["hue"] < 1e-4
+    with pytest.raises(ValueError, match="no target"):
+        seq.score_counterfactuals(x, {"digit": pa["digit"]}, oracles)
+
+
+def test_effectiveness_ranks_from_summary():
+    from cflib.metrics.axioms import effectiveness_ranks
+
+    rows = []
+    vals = {"A": (90, 2, 95, 3), "B": (80, 5, 85, 6), "C": (70, 1, 99, 9)}
+    alt = {"A": (60, 3, 70, 4), "B": (50, 6, 60, 7), "C": (40, 2, 75, 10)}
+    for fam, table in (("main", vals), ("alt", alt)):
+        for model, (da, dh, ha, hh) in table.items():
+            for (i, j), v in {("digit", "digit"): da, ("digit", "hue"): dh, ("hue", "digit"): ha, ("hue", "hue"): hh}.items():
+                rows.append({"model": model, "metric": "effectiveness", "intervened": i, "measured": j, "step": 1, "oracles": fam, "mean": v})
+    summ = pd.DataFrame(rows)
+    cols = {("digit", "digit"): True, ("digit", "hue"): False, ("hue", "digit"): True, ("hue", "hue"): False}
+    t = effectiveness_ranks(summ, ["model"], "alt", cols)
+    # the alternative oracle shifts every score but keeps each column's order: ranks unchanged
+    np.testing.assert_allclose(t["abs diff"], 0)
+    np.testing.assert_allclose(t["avg rank"], [(1 + 2 + 2 + 1) / 4, (2 + 3 + 3 + 2) / 4, (3 + 1 + 1 + 3) / 4])
+    with pytest.raises(ValueError, match="no effectiveness rows"):
+        effectiveness_ranks(summ, ["model"], "linear", cols)

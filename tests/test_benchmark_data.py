@@ -81,7 +81,7 @@ def test_morphosynth_bad_input(ms):
 
 def test_smileyfaces_prevalence_independence_and_counterfactuals():
     ds = make_smileyfaces(4000, 16, seed=1)
-    assert ds.x.shape == (4000, 3, 16, 16) and 0 <= ds.x.min() and ds.x.max() <= 1
+    assert ds.x.shape == (4000, 3, 16, 16) and ds.x.min() >= 0 and ds.x.max() <= 1
     # prevalences inside 99.9 % binomial intervals
     for v, p in ((ds.s, 0.48), (ds.e, 0.07)):
         lo, hi = stats.binom.interval(0.999, len(v), p)

@@ -14,7 +14,13 @@ from cflib.metrics.benchmark_metrics import (
     perceptual_distance,
     score,
 )
-from cflib.metrics.minimality import counterfactual_latent_divergence, discretize, gaussian_kl_diag, identity_cld, kl_matrix
+from cflib.metrics.minimality import (
+    counterfactual_latent_divergence,
+    discretize,
+    gaussian_kl_diag,
+    identity_cld,
+    kl_matrix,
+)
 from cflib.metrics.realism import frechet_distance, frechet_feature_distance
 
 

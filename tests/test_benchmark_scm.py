@@ -1,6 +1,5 @@
 """DeepSCM (abduction, action, prediction), the attribute flows and the image-mechanism wrappers."""
 
-import math
 
 import numpy as np
 import pytest
@@ -110,7 +109,11 @@ def test_flow_exact_inverse_density_and_fit():
 
 
 def test_image_mechanism_temperature_one_reproduces_x(data):
-    from cflib.models.image_mechanisms import FIXED_SIGMA_VARIANCE, DeepImageMechanism, LearnedScaleVAE
+    from cflib.models.image_mechanisms import (
+        FIXED_SIGMA_VARIANCE,
+        DeepImageMechanism,
+        LearnedScaleVAE,
+    )
     from cflib.models.vae import ConditionalVAE
 
     x = data.x / 255.0

@@ -152,13 +152,13 @@ def test_disentangler_moves_by_exactly_lambda_and_trains():
 # ----------------------------------------------------------------------------- zoo
 def test_small_cnn_learns_the_trace_and_the_zoo_is_graded():
     torch.set_num_threads(1)
-    d = toy_cxr(400, size=16, seed=2)
-    clf = SmallCNN("cnn-s", 16, 3, seed=0).fit(d.images, d.A, epochs=3, device="cpu")
+    d = toy_cxr(600, size=16, seed=2)
+    clf = SmallCNN("cnn-s", 16, 3, seed=0).fit(d.images, d.A, epochs=10, device="cpu")
     test = toy_cxr(200, size=16, seed=3)
     assert (clf.predict(test.images) == test.A).mean() > 0.8  # the trace is visible
     assert clf.predict_proba(test.images).shape == (200, 3)
     assert clf.embed(test.images).shape[0] == 200
-    zoo = train_zoo(d, diseases=["cardiomegaly"], archs=["cnn-s"], rhos=[0.0, 1.0], epochs=3, device="cpu")
+    zoo = train_zoo(d, diseases=["cardiomegaly"], archs=["cnn-s"], rhos=[0.0, 1.0], epochs=6, device="cpu")
     flip = []
     for m in zoo:
         pred = m.predict(test.images)
@@ -167,4 +167,4 @@ def test_small_cnn_learns_the_trace_and_the_zoo_is_graded():
     with pytest.raises(ValueError, match="arch"):
         SmallCNN("resnet")
     with pytest.raises(ValueError, match="labels"):
-        SmallCNN("cnn-s", 16, 1).fit(d.images, np.full(400, 3))
+        SmallCNN("cnn-s", 16, 1).fit(d.images, np.full(600, 3))

@@ -6,8 +6,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cflib.data.fairness_sim import A2_ATE, a2_oracle_predictor, appendix_a2_scm, linear_mediation_scm
-from cflib.fairness.adapt import SequentialTransport, demean_by_group, projection_predictor, transport_graph
+from cflib.data.fairness_sim import (
+    A2_ATE,
+    a2_oracle_predictor,
+    appendix_a2_scm,
+    linear_mediation_scm,
+)
+from cflib.fairness.adapt import (
+    SequentialTransport,
+    demean_by_group,
+    projection_predictor,
+    transport_graph,
+)
 from cflib.fairness.decomposition import (
     bin_scores,
     ippm,
@@ -46,7 +56,7 @@ def test_estimated_decomposition_identity_and_true_counterfactual():
 
 
 def test_corollary1_linear_terms_constant_across_bins():
-    a = dict(a_xw=0.8, a_wy=1.5, a_xy=0.5)
+    a = {"a_xw": 0.8, "a_wy": 1.5, "a_xy": 0.5}
     cf = linear_pp_terms(**a)
     assert cf["term_I"] == pytest.approx(1.7) and cf["term_II"] == pytest.approx(-1.7)
     d = linear_mediation_scm(200_000, **a, seed=0)

@@ -229,7 +229,7 @@ class PPDecomposition:
         ax.axhline(0, color="0.3", lw=0.8)
         ax.set_xlabel("score bin")
         ax.set_ylabel("value")
-        ax.legend()
+        ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))  # outside: the curves span the whole panel
         return ax
 
 

@@ -87,7 +87,10 @@ def make_learner(spec: Any, kind: str, seed: int | None = None):
 
             return LinearRegression() if kind == "regressor" else LogisticRegression(max_iter=2000)
         if spec == "hgb":
-            from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+            from sklearn.ensemble import (
+                HistGradientBoostingClassifier,
+                HistGradientBoostingRegressor,
+            )
 
             cls = HistGradientBoostingRegressor if kind == "regressor" else HistGradientBoostingClassifier
             # Early stopping on a 10% validation split keeps the fits fast and the propensities from

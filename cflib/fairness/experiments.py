@@ -19,10 +19,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data.fairness_sim import LinearSFMParams, appendix_a2_scm, compas_like_sfm, linear_sfm, linear_sfm_truth
-from ..runtime import as_generator
+from ..data.fairness_sim import (
+    LinearSFMParams,
+    appendix_a2_scm,
+    compas_like_sfm,
+    linear_sfm,
+    linear_sfm_truth,
+)
 from .adapt import SequentialTransport, fair_predictor
-from .decomposition import ippm, pp_decomposition, pp_decomposition_counterfactual, spm
+from .decomposition import ippm, pp_decomposition, spm
 from .effects import MEASURES, ctf_effects, make_learner
 from .parity import causal_predictive_parity
 from .sfm import StandardFairnessModel
@@ -43,7 +48,7 @@ def _progress(it, show: bool, desc: str):
 
 
 def coverage_study(
-    n: int, reps: int, *, params: LinearSFMParams = LinearSFMParams(), learner: Any = "linear", n_boot: int = 0, seed: int = 0, progress: bool = False
+    n: int, reps: int, *, params: LinearSFMParams | None = None, learner: Any = "linear", n_boot: int = 0, seed: int = 0, progress: bool = False
 ) -> pd.DataFrame:
     """Repeat the DR estimator on fresh linear-SFM samples and compare with the closed forms.
 
@@ -53,7 +58,8 @@ def coverage_study(
         Sample size per repetition.
     reps : int
         Repetitions.
-    params : LinearSFMParams
+    params : LinearSFMParams, optional
+        Coefficients (default ``LinearSFMParams()``).
     learner : str or estimator
         Passed to :func:`~cflib.fairness.effects.ctf_effects`.
     n_boot : int
@@ -68,6 +74,7 @@ def coverage_study(
         One row per (rep, measure): ``estimate, se, ci_low, ci_high, truth, covered, z, residual``
         (``residual``: largest TV-identity violation over the estimate and its bootstrap replicates).
     """
+    params = LinearSFMParams() if params is None else params
     truth = linear_sfm_truth(params)
     sfm = StandardFairnessModel("x", ["z"], ["w"], "y")
     rows = []

@@ -55,13 +55,13 @@ def plot_sfm(kind: str = "sfm", ax=None):
     ax = plt.gca() if ax is None else ax
     for a, b in edges:
         rad = 0.25 if (a, b) in (("J", "D"), ("race", "D")) else 0.0  # avoid edges hidden behind a node
-        ax.annotate("", xy=pos[b], xytext=pos[a], arrowprops=dict(arrowstyle="-|>", color="0.25", lw=1.0, shrinkA=14, shrinkB=14, connectionstyle=f"arc3,rad={rad}"))
+        ax.annotate("", xy=pos[b], xytext=pos[a], arrowprops={"arrowstyle": "-|>", "color": "0.25", "lw": 1.0, "shrinkA": 14, "shrinkB": 14, "connectionstyle": f"arc3,rad={rad}"})
     for a, b in bidir:
-        ax.annotate("", xy=pos[b], xytext=pos[a], arrowprops=dict(arrowstyle="<|-|>", color=PALETTE[3], lw=1.2, ls="--", shrinkA=14, shrinkB=14, connectionstyle="arc3,rad=0.3"))
+        ax.annotate("", xy=pos[b], xytext=pos[a], arrowprops={"arrowstyle": "<|-|>", "color": PALETTE[3], "lw": 1.2, "ls": "--", "shrinkA": 14, "shrinkB": 14, "connectionstyle": "arc3,rad=0.3"})
     for name, (px, py) in pos.items():
         ax.scatter([px], [py], s=900, color="white", edgecolor="0.2", zorder=3)
         ax.text(px, py, name, ha="center", va="center", zorder=4, fontsize=9 if len(name) > 2 else 11)
-    xs, ys = zip(*pos.values())
+    xs, ys = zip(*pos.values(), strict=False)
     ax.set_xlim(min(xs) - 0.5, max(xs) + 0.5)
     ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
     ax.set_axis_off()
@@ -151,7 +151,7 @@ def plot_terms_vs_n(table: pd.DataFrame, ax=None):
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_xlabel("sample size n (log scale)")
     ax.set_ylabel("integrated value")
-    ax.legend()
+    ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.3))
     return ax
 
 
@@ -195,7 +195,7 @@ def plot_bn_spectrum(ax=None):
     matplotlib.axes.Axes
     """
     ax = plt.gca() if ax is None else ax
-    ax.annotate("", xy=(1, 0), xytext=(0, 0), arrowprops=dict(arrowstyle="<|-|>", lw=1.5, color="0.3"))
+    ax.annotate("", xy=(1, 0), xytext=(0, 0), arrowprops={"arrowstyle": "<|-|>", "lw": 1.5, "color": "0.3"})
     pts = [(0, "BN = ∅\nstatistical parity"), (1 / 3, "BN = {Z}\n(keep SE)"), (2 / 3, "BN = {W}\n(keep IE)"), (1, "BN = {Z, W}\n≈ predictive parity")]
     for i, (px, lab) in enumerate(pts):
         ax.scatter([px], [0], s=80, color=PALETTE[i], zorder=3)

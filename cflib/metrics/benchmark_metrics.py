@@ -144,7 +144,7 @@ def perceptual_distance(feature_maps: Callable[[np.ndarray], Sequence[np.ndarray
     def d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a, b = _pair(a, b)
         total = np.zeros(len(a))
-        for fa, fb in zip(feature_maps(a), feature_maps(b)):
+        for fa, fb in zip(feature_maps(a), feature_maps(b), strict=False):
             fa = np.asarray(fa, float)
             fb = np.asarray(fb, float)
             fa = fa / (np.sqrt((fa**2).sum(1, keepdims=True)) + 1e-10)

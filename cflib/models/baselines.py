@@ -122,6 +122,7 @@ def train_paper_model(
     *,
     steps: int,
     batch_size: int = 64,
+    lr: float | None = None,
     seed: int = 0,
     indices: np.ndarray | None = None,
     target_indices: np.ndarray | None = None,
@@ -141,6 +142,8 @@ def train_paper_model(
         Encoded parents.
     steps, batch_size : int
         Optimisation steps and minibatch size.
+    lr : float, optional
+        Learning rate (default: the model's own, 1e-3 for the VAEs and 2e-4 for the GAN).
     seed : int
         Seed of the initialisation and of training.
     indices : array of int, optional
@@ -171,6 +174,9 @@ def train_paper_model(
         if target_indices is None:
             raise ValueError("the GAN needs target_indices: a simulated intervention of the training data (it needs full support)")
         gan = ConditionalGAN(shape, pa.shape[1], seed=seed, **cfg, **model_kwargs)
-        return gan.fit(x, pa, steps=steps, batch_size=batch_size, seed=seed, source_indices=indices, target_indices=target_indices, parent_groups=parent_groups, device=device)
+        extra = {} if lr is None else {"lr": lr}
+        return gan.fit(x, pa, steps=steps, batch_size=batch_size, seed=seed, source_indices=indices, target_indices=target_indices,
+                       parent_groups=parent_groups, device=device, **extra)
     vae = ConditionalVAE(shape, pa.shape[1], seed=seed, **cfg, **model_kwargs)
-    return vae.fit(x, pa, steps=steps, batch_size=batch_size, seed=seed, indices=indices, device=device)
+    extra = {} if lr is None else {"lr": lr}
+    return vae.fit(x, pa, steps=steps, batch_size=batch_size, seed=seed, indices=indices, device=device, **extra)

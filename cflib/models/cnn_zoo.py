@@ -438,7 +438,8 @@ def audit_zoo(
     Returns
     -------
     pandas.DataFrame
-        One row per member: ``name, arch, disease, rho, accuracy, ECA`` and, per test, its t statistic,
+        One row per member: ``name, arch, disease, rho, accuracy, ECA``, the disease ROC-AUC within
+        each group (the paper's Tables 2-3) and, per test, its t statistic,
         p-value and log10 p-value (``CIT-LR[<source>]``, ``DP``, ``EO``).
     """
     from ..stats.invariance import cit_lr_generative, demographic_parity_test, equal_opportunity_test, expected_counterfactual_accuracy
@@ -453,6 +454,10 @@ def audit_zoo(
         eca = expected_counterfactual_accuracy(None, y_hat, true_pred, a=A, levels=levels)
         row = {"name": m.name, "arch": m.arch, "disease": m.disease, "rho": m.rho, "seed": m.seed,
                "accuracy": float((y_hat == y).mean()), "ECA": float(eca)}
+        proba = m.predict_proba(images)
+        for lv in levels:
+            sel = A == lv
+            row[f"AUC A={lv}"] = float(_auc_rows(proba[sel][None], y[sel][None].astype(float))[0]) if 0 < y[sel].sum() < sel.sum() else np.nan
         for src, cfs in counterfactuals.items():
             cf_pred = np.stack([m.predict(c) for c in cfs], axis=1).astype(float)
             r = cit_lr_generative(y_hat, A, cf_pred, levels=levels, p_a=p_a)

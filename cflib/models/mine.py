@@ -89,9 +89,12 @@ class Critic(nn.Module):
     def __init__(self, channels: int, n_classes: int, hidden: int = 32) -> None:
         super().__init__()
         self.n_classes = n_classes
-        self.stem = nn.Sequential(nn.Conv2d(channels + n_classes, hidden, 3, padding=1), nn.BatchNorm2d(hidden), nn.ReLU())
-        self.block = nn.Sequential(nn.Conv2d(hidden, hidden, 3, padding=1), nn.BatchNorm2d(hidden), nn.ReLU(), nn.Conv2d(hidden, hidden, 3, padding=1), nn.BatchNorm2d(hidden))
-        self.down = nn.Sequential(nn.Conv2d(hidden, 2 * hidden, 3, stride=2, padding=1), nn.BatchNorm2d(2 * hidden), nn.ReLU())
+        # No batch normalisation (unlike Table 5): the joint and the product-of-marginals terms are
+        # evaluated in separate forward passes, and batch statistics that differ between them let the
+        # critic score the batch instead of the pair, which inflates the training bound.
+        self.stem = nn.Sequential(nn.Conv2d(channels + n_classes, hidden, 3, padding=1), nn.ReLU())
+        self.block = nn.Sequential(nn.Conv2d(hidden, hidden, 3, padding=1), nn.ReLU(), nn.Conv2d(hidden, hidden, 3, padding=1))
+        self.down = nn.Sequential(nn.Conv2d(hidden, 2 * hidden, 3, stride=2, padding=1), nn.ReLU())
         self.out = nn.Linear(2 * hidden, 1)
 
     def forward(self, z: torch.Tensor, a: torch.Tensor) -> torch.Tensor:

@@ -22,7 +22,7 @@ data set), which the benchmark uses as baselines.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -184,7 +184,7 @@ class OracleImage:
         return [hashlib.blake2b(row.tobytes(), digest_size=16).digest() for row in flat]
 
     def _register(self, images: np.ndarray, units: np.ndarray) -> None:
-        for k, u in zip(self._keys(images), units):
+        for k, u in zip(self._keys(images), units, strict=False):
             self._table.setdefault(k, int(u))
 
     def abduct(self, value: np.ndarray, pa: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -418,9 +418,3 @@ class DeepSCM:
         do = do or {}
         noise = {v: self.mechanisms[v].sample_noise(int(n), rng) for v in self.order if v not in do}
         return self.predict(noise, do, n=int(n))
-
-    def counterfactual_function(self, image: str) -> Callable[[Mapping[str, Any], Mapping[str, Any]], Values]:
-        """``f(obs, do) -> counterfactual`` as a plain function (for metrics that take callables)."""
-        if image not in self.graph.nodes:
-            raise ValueError(f"{image!r} is not a node of the graph")
-        return self.counterfactual
