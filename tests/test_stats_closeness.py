@@ -294,3 +294,32 @@ def test_tabular_bad_input_and_audit_protocol(frame, one_thread):
     t = res.summary().set_index("variant")
     assert t.loc["SSA", "unfairness"] == 0.0 and t.loc["SAA", "unfairness"] > 0
     assert t.loc["SAA", "accuracy"] > t.loc["SSA", "accuracy"]
+
+
+def test_simulate_cfclot_matches_single_tests():
+    from cflib.stats.closeness import simulate_cfclot
+
+    df = simulate_cfclot(60, 0.1, 0.1, n_reps=5, seed=0)
+    assert list(df.columns[:5]) == ["statistic", "mte", "mean_d", "sigma_delta", "sigma_paper"]
+    y, y_cf = gaussian_pair_sample(60, shift_for_target_nte(0.1), n_reps=5, seed=0)
+    for i in range(5):
+        r = cfclot_test(y[i], y_cf[i], 0.1, bandwidth=1.0)
+        assert r.reject == bool(df.loc[i, "reject_delta"])
+        assert r.pvalue == pytest.approx(stats.norm.sf(df.loc[i, "z_delta"]), rel=1e-8)
+
+
+def test_tabular_tasks_have_binary_sensitive_attributes():
+    from cflib.data import DatasetMissingError
+    from cflib.models.tabular import tabular_task
+
+    try:
+        task = tabular_task("german")
+    except DatasetMissingError:
+        pytest.skip("German credit is not fetched (cflib data fetch)")
+    assert len(task.frame) == 1000 and set(np.unique(task.target)) == {0, 1}
+    assert all(task.frame[s].nunique() == 2 for s in task.sensitive)
+    assert set(task.features) == set(task.frame.columns)
+    X_tr, y_tr, X_te, y_te = task.split(600, 300, seed=0)
+    assert len(X_tr) == 600 and len(y_te) == 300
+    with pytest.raises(ValueError, match="name"):
+        tabular_task("student")

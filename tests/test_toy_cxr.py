@@ -15,11 +15,11 @@ def data():
 
 
 def test_shapes_range_and_types(data):
-    assert data.images.shape == (3000, 32, 32)
+    assert data.images.shape == (2000, 32, 32)
     assert data.images.dtype == np.float32
     assert data.images.min() >= 0 and data.images.max() <= 1
-    assert data.A.shape == (3000,) and set(np.unique(data.A)) == {0, 1, 2}
-    assert data.D.shape == (3000, 3) and set(np.unique(data.D)) <= {0, 1}
+    assert data.A.shape == (2000,) and set(np.unique(data.A)) == {0, 1, 2}
+    assert data.D.shape == (2000, 3) and set(np.unique(data.D)) <= {0, 1}
 
 
 def test_same_seed_same_images_and_different_seed_differs():

@@ -114,7 +114,7 @@ def render_faces(s: np.ndarray, e: np.ndarray, style: Mapping[str, np.ndarray], 
         px = st["cx"][:, None] + half * u[None]
         depth = np.where(s[sl] == 1, st["smile_depth"], 0.0)[:, None]
         py = (st["cy"] + 0.45 * st["radius"])[:, None] + depth * (1 - u[None] ** 2) - 0.5 * depth
-        mouth = _cover((_curve_distance(gx, gy, px, py) - 0.75) * k)
+        mouth = _cover((_curve_distance(gx, gy, px, py) - 0.9) * k)
         img = _paint(img, mouth, np.tile([[0.55, 0.05, 0.08]], (m, 1)))
         # eyeglasses: two rings around the eyes and a bridge
         ring = np.minimum(np.abs(d_left - 3.0), np.abs(d_right - 3.0))
@@ -239,7 +239,7 @@ def make_smileyfaces(
         "bg_bottom": rng.uniform(0.2, 0.95, (n, 3)),
         "eye_spacing": rng.uniform(3.8, 4.8, n),
         "mouth_width": rng.uniform(3.5, 5.0, n),
-        "smile_depth": rng.uniform(1.8, 2.8, n),
+        "smile_depth": rng.uniform(2.6, 3.6, n),
         "frame": np.clip(rng.uniform(0.0, 0.25, (n, 1)) + 0.05 * rng.standard_normal((n, 3)), 0, 1),
     }
     x = render_faces(s, e, style, size)
