@@ -1,11 +1,12 @@
 """Data: synthetic generators with ground-truth counterfactuals, and real-data loaders.
 
 Real data come only from registry packages (:mod:`cflib.data.real`); everything else is generated,
-which also gives the true counterfactuals the papers never had.
+which also gives the true counterfactuals the papers never had. Every public name of the
+sub-modules is available here and imported on first use only (see :mod:`cflib._lazy`).
 """
 
 from __future__ import annotations
 
-from .real import DatasetMissingError, dataset_path, fetch, load_adult, load_compas, load_german
+from .._lazy import attach
 
-__all__ = ["DatasetMissingError", "dataset_path", "fetch", "load_adult", "load_compas", "load_german"]
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

@@ -1,4 +1,11 @@
 """Metrics for counterfactual models: axioms (composition, reversibility, effectiveness), realism, minimality.
 
-Import from the submodules (``from cflib.metrics.axioms import composition``).
+Every public name of the sub-modules is available here (``from cflib.metrics import ...``) and is
+imported on first use only (see :mod:`cflib._lazy`).
 """
+
+from __future__ import annotations
+
+from .._lazy import attach
+
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

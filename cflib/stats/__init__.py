@@ -1,4 +1,11 @@
 """Statistical tests: kernels, MMD, closeness (N-TE, CF-CLOT), counterfactual invariance (CIT-LR, DP, EO).
 
-Import from the submodules (``from cflib.stats.mmd import mmd_test``).
+Every public name of the sub-modules is available here (``from cflib.stats import ...``) and is
+imported on first use only (see :mod:`cflib._lazy`).
 """
+
+from __future__ import annotations
+
+from .._lazy import attach
+
+__getattr__, __dir__, __all__ = attach(__name__, __file__)

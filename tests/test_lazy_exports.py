@@ -1,0 +1,35 @@
+"""Sub-packages re-export their modules' public names lazily, without clashes."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+from cflib._lazy import exports
+
+PACKAGES = ["cflib.data", "cflib.models", "cflib.metrics", "cflib.stats", "cflib.fairness"]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_name_is_exported_by_two_modules(package):
+    mod = importlib.import_module(package)
+    _, clashes = exports(mod.__file__)
+    assert not clashes, f"{package}: names exported by several modules: {clashes}"
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_listed_name_resolves(package):
+    mod = importlib.import_module(package)
+    for name in mod.__all__:
+        assert getattr(mod, name) is not None
+    with pytest.raises(AttributeError, match="has no attribute"):
+        mod.no_such_name  # noqa: B018
+
+
+def test_importing_one_name_imports_one_module():
+    code = "import sys; from cflib.data import load_compas; print(sorted(m for m in sys.modules if m.startswith('cflib.data.')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['cflib.data.real']"
