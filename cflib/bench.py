@@ -92,6 +92,9 @@ class BenchmarkConfig:
         (0.1) stands in for it. 0 gives pure adversarial training.
     cf_steps : int
         Counterfactual fine-tuning steps of ``hvae_cf``.
+    cf_lr : float
+        Learning rate of the counterfactual fine-tuning (paper: 1e-4 for 2000 steps; a few hundred
+        steps at small scale need a larger one).
     predictor_epochs : int
         Training epochs of the anti-causal predictors.
     cld_vae_epochs : int
@@ -139,6 +142,7 @@ class BenchmarkConfig:
     gan_finetune_steps: int = 200
     gan_composition_weight: float = 0.1
     cf_steps: int = 150
+    cf_lr: float = 1e-4
     predictor_epochs: int = 6
     cld_vae_epochs: int = 8
     flow_epochs: int = 60
@@ -321,7 +325,7 @@ def _train_image_models(cfg: BenchmarkConfig, x: np.ndarray, pa: np.ndarray, spe
             hc = copy.deepcopy(h)
             clfs = {j: predictors_ft[p].module for j, p in enumerate(spec["parents"])}
             hist = timed("hvae_cf (fine-tuning)", lambda: counterfactual_finetune(
-                hc, x, pa, clfs, steps=cfg.cf_steps, batch_size=min(64, cfg.batch_size), device=cfg.device, seed=cfg.seed))
+                hc, x, pa, clfs, steps=cfg.cf_steps, batch_size=min(64, cfg.batch_size), lr=cfg.cf_lr, device=cfg.device, seed=cfg.seed))
             raw["hvae_cf_history"] = hist
             out["hvae_cf"] = DeepImageMechanism(hc, enc, noise_temperature=cfg.hvae_temperature,
                                                 posterior_temperature=cfg.hvae_posterior_temperature, seed=cfg.seed)

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-torch.set_num_threads(1)  # the shared CI machine has 2 cores: avoid thread oversubscription
-
 from cflib.data.toy_cxr import toy_cxr
 from cflib.models.cnn_zoo import SmallCNN, train_zoo
 from cflib.models.diffusion import LatentDiffusion, LDMConfig, fit_cached
 from cflib.models.mine import MINEDisentangler, dv_bound, estimate_mi
+
+torch.set_num_threads(1)  # the shared CI machine has 2 cores: avoid thread oversubscription
 
 TINY = LDMConfig(size=16, vae_channels=(8, 8), unet_channels=(16, 16), latent_channels=2, num_train_timesteps=100)
 
@@ -85,7 +85,7 @@ def test_save_load_roundtrip(ldm, data, tmp_path):
 
 
 def test_fit_cached_reuses_the_model(data, tmp_path):
-    kw = dict(config=TINY, cache_dir=tmp_path, seed=0, device="cpu", vae_epochs=1, diffusion_epochs=1, batch_size=48)
+    kw = {"config": TINY, "cache_dir": tmp_path, "seed": 0, "device": "cpu", "vae_epochs": 1, "diffusion_epochs": 1, "batch_size": 48}
     m1 = fit_cached(data.images[:48], data.A[:48], **kw)
     m2 = fit_cached(data.images[:48], data.A[:48], **kw)
     assert m1.cache_path == m2.cache_path and m1.cache_path.exists()

@@ -49,7 +49,7 @@ def test_counterfactual_changes_only_the_trace(data):
 
 def test_prevalence_depends_on_group_except_consolidation(data):
     for k, d in enumerate(DISEASES):
-        table = np.array([[np.sum((data.A == a) & (data.D[:, k] == v)) for v in (0, 1)] for a in range(3)])
+        table = np.array([[np.sum((a == data.A) & (data.D[:, k] == v)) for v in (0, 1)] for a in range(3)])
         p = stats.chi2_contingency(table)[1]
         if d == "consolidation":
             assert p > 1e-3, "consolidation must not depend on the group"
@@ -57,8 +57,8 @@ def test_prevalence_depends_on_group_except_consolidation(data):
             assert p < 1e-6, f"{d} prevalence must differ between groups"
         # each group's prevalence lies inside a 99.9% binomial interval around the configured one
         for a in range(3):
-            n = int((data.A == a).sum())
-            k_pos = int(data.D[data.A == a, k].sum())
+            n = int((a == data.A).sum())
+            k_pos = int(data.D[a == data.A, k].sum())
             lo, hi = stats.binom.interval(0.999, n, data.prevalence[d][a])
             assert lo <= k_pos <= hi
 

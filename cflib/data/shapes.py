@@ -25,7 +25,7 @@ import numpy as np
 
 from cflib.runtime import as_generator
 
-__all__ = ["FACTORS", "DEFAULT_SIZES", "ShapesScene", "render_shapes", "shapes_scene", "true_counterfactual", "check_factors"]
+__all__ = ["FACTORS", "DEFAULT_SIZES", "ShapesScene", "render_shapes", "shapes_scene", "true_counterfactual", "check_factors", "encode_factors", "factor_groups"]
 
 #: Factor names, in the order of the paper's Table 5 columns (alphabetical).
 FACTORS = ("floor_hue", "object_hue", "orientation", "scale", "shape", "wall_hue")

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from ..runtime import as_generator
 
@@ -447,7 +448,7 @@ def shortcut_training_set(
     return data.render(A=a_new), y, a_new
 
 
-def prevalence_table(data: ToyCXR) -> "pd.DataFrame":
+def prevalence_table(data: ToyCXR) -> pd.DataFrame:
     """Observed prevalence of each disease per group with a chi-square test of independence.
 
     The toy counterpart of the paper's Figs. 6 and 7 (race vs disease on CheXpert / MIMIC-CXR).
@@ -463,7 +464,6 @@ def prevalence_table(data: ToyCXR) -> "pd.DataFrame":
         One row per disease: prevalence in each group, the chi-square statistic, its p-value and the
         group count of each disease status.
     """
-    import pandas as pd
     from scipy.stats import chi2_contingency
 
     if not isinstance(data, ToyCXR):
@@ -502,7 +502,7 @@ def plot_prevalence(data: ToyCXR, axes=None):
     if axes is None:
         _, axes = plt.subplots(1, len(DISEASES), figsize=(3.2 * len(DISEASES), 2.8), sharey=True)
     axes = np.atleast_1d(axes)
-    for ax, (d, row) in zip(axes, table.iterrows()):
+    for ax, (d, row) in zip(axes, table.iterrows(), strict=False):
         vals = [row[g] for g in GROUPS[: data.n_groups]]
         ax.bar(range(len(vals)), vals, color=PALETTE[: len(vals)])
         ax.set_xticks(range(len(vals)), [g.split(" (")[1].rstrip(")") for g in GROUPS[: data.n_groups]])

@@ -442,7 +442,12 @@ def audit_zoo(
         each group (the paper's Tables 2-3) and, per test, its t statistic,
         p-value and log10 p-value (``CIT-LR[<source>]``, ``DP``, ``EO``).
     """
-    from ..stats.invariance import cit_lr_generative, demographic_parity_test, equal_opportunity_test, expected_counterfactual_accuracy
+    from ..stats.invariance import (
+        cit_lr_generative,
+        demographic_parity_test,
+        equal_opportunity_test,
+        expected_counterfactual_accuracy,
+    )
 
     A = np.asarray(A)
     levels = list(range(len(true_counterfactuals)))
@@ -456,7 +461,7 @@ def audit_zoo(
                "accuracy": float((y_hat == y).mean()), "ECA": float(eca)}
         proba = m.predict_proba(images)
         for lv in levels:
-            sel = A == lv
+            sel = lv == A
             row[f"AUC A={lv}"] = float(_auc_rows(proba[sel][None], y[sel][None].astype(float))[0]) if 0 < y[sel].sum() < sel.sum() else np.nan
         for src, cfs in counterfactuals.items():
             cf_pred = np.stack([m.predict(c) for c in cfs], axis=1).astype(float)

@@ -30,10 +30,11 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 from torch import nn
 
@@ -179,12 +180,12 @@ class LatentDiffusion(nn.Module):
                 norm_num_groups=_groups(cfg.unet_channels),
                 add_attention=cfg.attention,
             )
-        sched = dict(
-            num_train_timesteps=cfg.num_train_timesteps,
-            beta_schedule=cfg.beta_schedule,
-            beta_start=cfg.beta_start,
-            beta_end=cfg.beta_end,
-        )
+        sched = {
+            "num_train_timesteps": cfg.num_train_timesteps,
+            "beta_schedule": cfg.beta_schedule,
+            "beta_start": cfg.beta_start,
+            "beta_end": cfg.beta_end,
+        }
         self.ddpm = DDPMScheduler(**sched)
         self.ddim = DDIMScheduler(**sched, clip_sample=False, set_alpha_to_one=True)
         self.register_buffer("alphas_cumprod", self.ddpm.alphas_cumprod.clone().float())
@@ -791,7 +792,7 @@ def generation_quality(
     true_counterfactual=None,
     disease_region: np.ndarray | None = None,
     n_classes: int = 3,
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """Composition, effectiveness, Fréchet distance and distance to the truth of counterfactual models.
 
     The toy counterpart of the paper's Tables 7-11 (Appendix I): for every model,
@@ -829,8 +830,6 @@ def generation_quality(
     pandas.DataFrame
         One row per model; columns ``(metric, group)``.
     """
-    import pandas as pd
-
     from ..metrics.realism import frechet_distance
 
     x = check_images(images)
@@ -848,8 +847,8 @@ def generation_quality(
         comp = 255 * np.abs(rec - x).mean(axis=(1, 2))
         cfs = [check_images(f(x, A, np.full_like(A, a)), x.shape[1], name=f"{name} output") for a in range(n_classes)]
         for a in range(n_classes):
-            row[("composition L1", a)] = float(comp[A == a].mean()) if np.any(A == a) else np.nan
-            other = A != a
+            row[("composition L1", a)] = float(comp[a == A].mean()) if np.any(a == A) else np.nan
+            other = a != A
             row[("effectiveness %", a)] = float(100 * (attribute_predictor.predict(cfs[a][other]) == a).mean()) if other.any() else np.nan
             if truth is not None:
                 err = np.abs(cfs[a] - truth[a])

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from ..runtime import get_device
+from ..runtime import progress as progress_bar
 
 __all__ = ["TabularClassifier", "ARCHITECTURES", "make_tabular_pipeline", "TabularTask", "tabular_task"]
 
@@ -167,7 +168,7 @@ class TabularClassifier(nn.Module):
             raise ValueError("X contains NaN or infinite values; impute or drop them first")
         return arr
 
-    def fit(self, X: Any, y: Any, *, device: str = "auto", seed: int = 0, progress: bool = False) -> TabularClassifier:
+    def fit(self, X: Any, y: Any, *, device: str = "auto", seed: int = 0, progress: bool | None = False) -> TabularClassifier:
         """Train with Adam on the cross-entropy.
 
         Parameters
@@ -180,8 +181,9 @@ class TabularClassifier(nn.Module):
             ``"auto"``, ``"cpu"`` or ``"cuda"``.
         seed : int
             Seeds the initialisation and the mini-batch order.
-        progress : bool
-            Show a tqdm bar over epochs.
+        progress : bool or None
+            Show a progress bar over epochs (``None``: only when run interactively; see
+            :func:`cflib.runtime.progress`).
 
         Returns
         -------
@@ -205,10 +207,8 @@ class TabularClassifier(nn.Module):
         yt = torch.as_tensor(codes, dtype=torch.long, device=dev)
         opt = torch.optim.Adam(self.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         loss_fn = nn.CrossEntropyLoss()
-        from tqdm.auto import tqdm
-
         self.train()
-        for _ in tqdm(range(self.epochs), disable=not progress, desc=f"fit {self.arch}"):
+        for _ in progress_bar(range(self.epochs), desc=f"fit {self.arch}", disable=None if progress is None else not progress):
             order = torch.randperm(X.shape[0], generator=gen).to(dev)
             for start in range(0, X.shape[0], self.batch_size):
                 idx = order[start : start + self.batch_size]
