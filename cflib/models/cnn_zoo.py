@@ -330,8 +330,11 @@ def train_zoo(
     jobs = [(d, a, r, s) for d in diseases for a in archs for r in rhos for s in seeds]
     zoo = []
     for d, arch, rho, s in tqdm(jobs, desc="zoo", disable=not progress if progress is not None else None):
-        x, y, _ = shortcut_training_set(data, d, rho, seed=1000 * s + int(rho * 100))
-        model = SmallCNN(arch, data.size, 1, seed=s).fit(x, y, epochs=epochs, batch_size=batch_size, device=device, seed=s)
+        # Each (rho, seed) gets its own initialisation and batch order, so members trained on the same
+        # images (a disease without association, where rho changes nothing) are distinct checkpoints.
+        member_seed = 1000 * s + round(rho * 100)
+        x, y, _ = shortcut_training_set(data, d, rho, seed=member_seed)
+        model = SmallCNN(arch, data.size, 1, seed=member_seed).fit(x, y, epochs=epochs, batch_size=batch_size, device=device, seed=member_seed)
         zoo.append(ZooMember(f"{arch} rho={rho:g} s{s}", arch, d, float(rho), int(s), model))
     return zoo
 
