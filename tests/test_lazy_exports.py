@@ -12,12 +12,21 @@ from cflib._lazy import exports
 
 PACKAGES = ["cflib.data", "cflib.models", "cflib.metrics", "cflib.stats", "cflib.fairness"]
 
+# Names that mean the same operation on different data sets: each is imported from its module
+# (``from cflib.data.shapes import true_counterfactual``) and left out of the package namespace.
+ALLOWED_CLASHES = {
+    "cflib.data": {"true_counterfactual", "encode_parents"},
+}
+
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_no_name_is_exported_by_two_modules(package):
     mod = importlib.import_module(package)
     _, clashes = exports(mod.__file__)
-    assert not clashes, f"{package}: names exported by several modules: {clashes}"
+    unexpected = {k: v for k, v in clashes.items() if k not in ALLOWED_CLASHES.get(package, set())}
+    assert not unexpected, f"{package}: names exported by several modules: {unexpected}"
+    for name in clashes:
+        assert name not in mod.__all__
 
 
 @pytest.mark.parametrize("package", PACKAGES)

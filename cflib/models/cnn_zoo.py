@@ -3,7 +3,7 @@
 Stands in for the classifier pool of Ma et al., *AI alignment in medical imaging: unveiling hidden
 biases through counterfactual analysis*, Section 6.3 and Appendix F.2 (10 torchvision architectures x
 10 checkpoints trained on CheXpert / MIMIC-CXR), scaled down to CPU: a few small architectures
-(:data:`ARCHITECTURES`), each trained per disease on toy chest X-rays in which the group trace predicts
+(:data:`CNN_ARCHITECTURES`), each trained per disease on toy chest X-rays in which the group trace predicts
 the label with strength ``rho`` (:func:`cflib.data.toy_cxr.shortcut_training_set`). ``rho = 0`` gives
 classifiers that see only the data's own group-disease association; larger ``rho`` gives classifiers
 that lean on the trace and are therefore not counterfactually invariant. The same class with three
@@ -25,10 +25,10 @@ from torch import nn
 from ..data.toy_cxr import DISEASES, ToyCXR, check_images, shortcut_training_set
 from ..runtime import get_device
 
-__all__ = ["ARCHITECTURES", "SmallCNN", "ZooMember", "train_zoo", "zoo_table", "one_vs_rest_auc", "audit_zoo"]
+__all__ = ["CNN_ARCHITECTURES", "SmallCNN", "CNNZooMember", "train_zoo", "zoo_table", "one_vs_rest_auc", "audit_cnn_zoo"]
 
 #: Architectures of the zoo: name -> (conv channels, hidden units of the head).
-ARCHITECTURES = {
+CNN_ARCHITECTURES = {
     "cnn-s": ((8, 16), 16),
     "cnn-m": ((16, 32), 32),
     "cnn-l": ((16, 32, 64), 32),
@@ -42,7 +42,7 @@ class SmallCNN(nn.Module):
     Parameters
     ----------
     arch : str
-        One of :data:`ARCHITECTURES`.
+        One of :data:`CNN_ARCHITECTURES`.
     size : int
         Image side length.
     n_outputs : int
@@ -53,12 +53,12 @@ class SmallCNN(nn.Module):
 
     def __init__(self, arch: str = "cnn-m", size: int = 32, n_outputs: int = 1, *, seed: int = 0) -> None:
         super().__init__()
-        if arch not in ARCHITECTURES:
-            raise ValueError(f"arch must be one of {sorted(ARCHITECTURES)}, got {arch!r}")
+        if arch not in CNN_ARCHITECTURES:
+            raise ValueError(f"arch must be one of {sorted(CNN_ARCHITECTURES)}, got {arch!r}")
         if n_outputs < 1:
             raise ValueError(f"n_outputs must be >= 1, got {n_outputs}")
         self.arch, self.size, self.n_outputs = arch, int(size), int(n_outputs)
-        convs, hidden = ARCHITECTURES[arch]
+        convs, hidden = CNN_ARCHITECTURES[arch]
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             layers: list[nn.Module] = []
@@ -248,7 +248,7 @@ class SmallCNN(nn.Module):
 
 
 @dataclass
-class ZooMember:
+class CNNZooMember:
     """One classifier of the zoo.
 
     Attributes
@@ -294,7 +294,7 @@ def train_zoo(
     batch_size: int = 64,
     device: str = "auto",
     progress: bool | None = None,
-) -> list[ZooMember]:
+) -> list[CNNZooMember]:
     """Train one binary classifier per (disease, architecture, shortcut strength, seed).
 
     Parameters
@@ -304,7 +304,7 @@ def train_zoo(
     diseases : sequence of str
         Diseases to train for.
     archs : sequence of str
-        Architectures (keys of :data:`ARCHITECTURES`).
+        Architectures (keys of :data:`CNN_ARCHITECTURES`).
     rhos : sequence of float
         Shortcut strengths in [0, 1].
     seeds : sequence of int
@@ -318,7 +318,7 @@ def train_zoo(
 
     Returns
     -------
-    list of ZooMember
+    list of CNNZooMember
     """
     from tqdm.auto import tqdm
 
@@ -335,16 +335,16 @@ def train_zoo(
         member_seed = 1000 * s + round(rho * 100)
         x, y, _ = shortcut_training_set(data, d, rho, seed=member_seed)
         model = SmallCNN(arch, data.size, 1, seed=member_seed).fit(x, y, epochs=epochs, batch_size=batch_size, device=device, seed=member_seed)
-        zoo.append(ZooMember(f"{arch} rho={rho:g} s{s}", arch, d, float(rho), int(s), model))
+        zoo.append(CNNZooMember(f"{arch} rho={rho:g} s{s}", arch, d, float(rho), int(s), model))
     return zoo
 
 
-def zoo_table(zoo: Sequence[ZooMember]) -> pd.DataFrame:
+def zoo_table(zoo: Sequence[CNNZooMember]) -> pd.DataFrame:
     """One row per zoo member (name, architecture, disease, rho, seed).
 
     Parameters
     ----------
-    zoo : sequence of ZooMember
+    zoo : sequence of CNNZooMember
         Output of :func:`train_zoo`.
 
     Returns
@@ -402,8 +402,8 @@ def one_vs_rest_auc(proba: np.ndarray, y: np.ndarray, *, names: Sequence[str] | 
     return pd.DataFrame(rows, index=list(names) if names is not None else list(range(k)))
 
 
-def audit_zoo(
-    zoo: Sequence[ZooMember],
+def audit_cnn_zoo(
+    zoo: Sequence[CNNZooMember],
     images: np.ndarray,
     A: np.ndarray,
     D: np.ndarray,
@@ -423,7 +423,7 @@ def audit_zoo(
 
     Parameters
     ----------
-    zoo : sequence of ZooMember
+    zoo : sequence of CNNZooMember
         Classifiers (each knows its disease).
     images : numpy.ndarray
         ``(n, H, W)`` test images.
