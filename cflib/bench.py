@@ -28,12 +28,12 @@ from .data.smileyfaces import SmileyFaces, make_smileyfaces
 from .metrics.benchmark_metrics import (
     AntiCausalPredictor,
     InterventionSampler,
-    composition,
-    effectiveness,
     embedding_l1,
     l1_pixel,
     memoize_features,
     perceptual_distance,
+    scm_composition,
+    scm_effectiveness,
 )
 from .metrics.minimality import counterfactual_latent_divergence, identity_cld
 from .metrics.realism import frechet_distance
@@ -415,8 +415,8 @@ def evaluate_scm(ctx: _EvalContext, scm: DeepSCM, label: str) -> dict[str, Any]:
         the headline numbers).
     """
     cfg, parents, obs, n = ctx.cfg, ctx.parents, ctx.obs, len(ctx.chosen)
-    comp = composition(scm, obs, cycles=cfg.cycles, distances=ctx.distances, keep_images=len(ctx.show))
-    eff = effectiveness(scm, obs, ctx.predictors, ctx.sampler, do_values=ctx.do_values)
+    comp = scm_composition(scm, obs, cycles=cfg.cycles, distances=ctx.distances, keep_images=len(ctx.show))
+    eff = scm_effectiveness(scm, obs, ctx.predictors, ctx.sampler, do_values=ctx.do_values)
     true_err = {p: l1_pixel(255.0)(eff.counterfactuals[p]["x"], ctx.truth[p]["x"]) for p in parents}
     units = np.arange(n)
     cf_x = np.stack([eff.counterfactuals[p]["x"] for p in parents])[ctx.chosen, units]

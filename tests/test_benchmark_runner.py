@@ -5,7 +5,7 @@ import pytest
 
 from cflib.bench import BenchmarkConfig, run_benchmark
 from cflib.data.morphosynth import make_morphosynth
-from cflib.metrics.benchmark_metrics import InterventionSampler, effectiveness, score
+from cflib.metrics.benchmark_metrics import InterventionSampler, scm_effectiveness, score
 from cflib.scm import morpho_attributes
 from cflib.scm.deep import ClosedForm, DeepSCM, IdentityImage, OracleImage, RootMechanism
 
@@ -29,8 +29,8 @@ def test_true_counterfactual_is_at_the_predictor_ceiling():
     reader = {"i": _PlateauReader()}
     ceiling, per = score("regression", ds.i, reader["i"].predict(ds.x))
     se = per.std(ddof=1) / np.sqrt(len(per))
-    true = effectiveness(DeepSCM(ds.graph, {**attrs, "x": OracleImage(ds)}), obs, reader, sampler, interventions=["d", "i"], seed=0)
-    ident = effectiveness(DeepSCM(ds.graph, {**attrs, "x": IdentityImage()}), obs, reader, sampler, interventions=["d", "i"], seed=0)
+    true = scm_effectiveness(DeepSCM(ds.graph, {**attrs, "x": OracleImage(ds)}), obs, reader, sampler, interventions=["d", "i"], seed=0)
+    ident = scm_effectiveness(DeepSCM(ds.graph, {**attrs, "x": IdentityImage()}), obs, reader, sampler, interventions=["d", "i"], seed=0)
     # do(d) leaves the intensity distribution unchanged: the true model scores the reader's own error on real images
     assert abs(true.table.loc["do(d)", "i"] - ceiling) < 3 * se
     # under do(i) the true model follows the intervention; the identity map does not

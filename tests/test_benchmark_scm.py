@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from cflib.data.morphosynth import encode_parents, make_morphosynth
-from cflib.metrics.benchmark_metrics import composition, l1_pixel
+from cflib.metrics.benchmark_metrics import l1_pixel, scm_composition
 from cflib.models.flows import ConditionalFlow1D
 from cflib.scm import morpho_attributes
 from cflib.scm.deep import ClosedForm, DeepSCM, IdentityImage, OracleImage, RootMechanism
@@ -52,7 +52,7 @@ def test_null_cycles_of_identity_and_truth_are_exact(data):
         assert len(chain) == 5
         for c in chain:
             np.testing.assert_array_equal(c["x"], obs["x"])
-        res = composition(_true_scm(data, image), obs, cycles=3, distances={"l1": l1_pixel(1.0)})
+        res = scm_composition(_true_scm(data, image), obs, cycles=3, distances={"l1": l1_pixel(1.0)})
         assert np.all(res.distances["l1"] == 0)
 
 
@@ -125,10 +125,10 @@ def test_image_mechanism_temperature_one_reproduces_x(data):
                   LearnedScaleVAE((1, 16, 16), 12, width=8, hidden=16, seed=0)):
         # untrained weights suffice: with T = 1 the abducted pixel noise restores x exactly (notes X1)
         scm1 = DeepSCM(data.graph, {**attrs, "x": DeepImageMechanism(model, enc, noise_temperature=1.0)})
-        d1 = composition(scm1, obs, cycles=2, distances={"l1": l1_pixel(255.0)}).distances["l1"]
+        d1 = scm_composition(scm1, obs, cycles=2, distances={"l1": l1_pixel(255.0)}).distances["l1"]
         assert d1.max() < 1e-3
         scm01 = DeepSCM(data.graph, {**attrs, "x": DeepImageMechanism(model, enc, noise_temperature=0.1)})
-        d01 = composition(scm01, obs, cycles=2, distances={"l1": l1_pixel(255.0)}).distances["l1"]
+        d01 = scm_composition(scm01, obs, cycles=2, distances={"l1": l1_pixel(255.0)}).distances["l1"]
         assert d01.mean() > 1.0
     with pytest.raises(TypeError, match="model must be"):
         DeepImageMechanism(object(), enc)

@@ -10,7 +10,7 @@ import pytest
 
 from cflib._lazy import exports
 
-PACKAGES = ["cflib.data", "cflib.models", "cflib.metrics", "cflib.stats", "cflib.fairness"]
+PACKAGES = ["cflib.data", "cflib.models", "cflib.metrics", "cflib.stats", "cflib.fairness", "cflib.scm"]
 
 # Names that mean the same operation on different data sets: each is imported from its module
 # (``from cflib.data.shapes import true_counterfactual``) and left out of the package namespace.

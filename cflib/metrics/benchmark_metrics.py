@@ -37,10 +37,10 @@ __all__ = [
     "embedding_l1",
     "perceptual_distance",
     "CompositionResult",
-    "composition",
+    "scm_composition",
     "InterventionSampler",
     "EffectivenessResult",
-    "effectiveness",
+    "scm_effectiveness",
     "score",
     "PairedComparison",
     "paired_comparison",
@@ -254,7 +254,7 @@ class CompositionResult:
         return ax
 
 
-def composition(
+def scm_composition(
     scm: Any,
     obs: Mapping[str, np.ndarray],
     *,
@@ -474,7 +474,7 @@ class EffectivenessResult:
         return ax
 
 
-def effectiveness(
+def scm_effectiveness(
     scm: Any,
     obs: Mapping[str, np.ndarray],
     predictors: Mapping[str, Any],
