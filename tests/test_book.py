@@ -27,8 +27,8 @@ def html(smoke_runs):
 
 
 def _pages(html: Path) -> list[Path]:
-    skip = {"genindex.html", "search.html", "index.html"}  # index.html only redirects
-    return sorted(p for p in html.rglob("*.html") if p.name not in skip and "_static" not in p.parts)
+    skip = {html / "genindex.html", html / "search.html", html / "index.html"}  # the root index only redirects
+    return sorted(p for p in html.rglob("*.html") if p not in skip and "_static" not in p.parts)
 
 
 def test_book_has_every_page(html):
@@ -81,9 +81,8 @@ def test_every_page_renders_in_a_browser(html):
             )
             if broken:
                 problems.append(f"{name}: images that did not load: {broken[:3]}")
-            errors = browser.execute_script(
-                "return document.querySelectorAll('.output.traceback, .output.error, .output.stderr').length"
-            )
+            # Errors and tracebacks fail the page; warnings on stderr are allowed (the notebooks keep them rare).
+            errors = browser.execute_script("return document.querySelectorAll('.output.traceback, .output.error').length")
             body = browser.find_element("tag name", "body").text
             if errors or "Traceback (most recent call last)" in body:
                 problems.append(f"{name}: shows error output or a traceback")

@@ -5,6 +5,8 @@ Each helper takes an optional ``ax`` and returns the axes, like :mod:`cflib.plot
 
 from __future__ import annotations
 
+import warnings
+
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
@@ -174,7 +176,9 @@ def plot_term1_by_bin(truth: np.ndarray, estimates: np.ndarray, ax=None):
     est = np.atleast_2d(estimates)
     tru = np.atleast_2d(truth)
     b = np.arange(1, est.shape[1] + 1)
-    m, s = np.nanmean(est, axis=0), np.nanstd(est, axis=0)
+    with warnings.catch_warnings():  # bins empty in every repetition (small runs) stay NaN, silently
+        warnings.simplefilter("ignore", RuntimeWarning)
+        m, s = np.nanmean(est, axis=0), np.nanstd(est, axis=0)
     line_with_band(b, m, m - s, m + s, label="estimate (mean ± 1 sd)", color="0.1", ax=ax)
     ax.scatter(b, np.nanmean(tru, axis=0), color=PALETTE[3], zorder=3, label="ground truth", s=25)
     ax.set_xlabel("bin of the predictor (20 quantile bins)")

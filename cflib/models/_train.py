@@ -328,7 +328,7 @@ def progress(iterable: Any, total: int | None = None, desc: str = "", enable: bo
         enable = sys.stderr.isatty()
     if not enable:
         return iterable
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
 
     return tqdm(iterable, total=total, desc=desc, leave=False)
 

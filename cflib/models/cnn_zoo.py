@@ -111,7 +111,7 @@ class SmallCNN(nn.Module):
         SmallCNN
             ``self``.
         """
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
 
         x = self._tensor(images)
         y = np.asarray(y)
@@ -320,7 +320,7 @@ def train_zoo(
     -------
     list of CNNZooMember
     """
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
 
     if not isinstance(data, ToyCXR):
         raise TypeError(f"data must be a ToyCXR, got {type(data).__name__}")

@@ -307,7 +307,7 @@ class LatentDiffusion(nn.Module):
         LatentDiffusion
             ``self``.
         """
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
 
         if not isinstance(x, torch.Tensor):
             x = self._images(x)
@@ -371,7 +371,7 @@ class LatentDiffusion(nn.Module):
         LatentDiffusion
             ``self``.
         """
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
 
         if not isinstance(x, torch.Tensor):
             x = self._images(x)

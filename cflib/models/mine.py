@@ -208,7 +208,7 @@ class MINEDisentangler(nn.Module):
         MINEDisentangler
             ``self``.
         """
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
 
         zt, at = _check_latents(z, a, self.n_classes)
         if tuple(zt.shape[1:]) != self.latent_shape:

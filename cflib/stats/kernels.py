@@ -73,6 +73,8 @@ def to_tensor(x: np.ndarray, device: Any = "cpu"):
     import torch
 
     dev = device if isinstance(device, torch.device) else get_device(device)
+    if isinstance(x, np.ndarray) and not x.flags.writeable:
+        x = np.array(x)  # torch warns on read-only arrays (e.g. broadcast views); copy once instead
     return torch.as_tensor(x, dtype=torch.float64, device=dev)
 
 
