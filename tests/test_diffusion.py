@@ -168,3 +168,20 @@ def test_small_cnn_learns_the_trace_and_the_zoo_is_graded():
         SmallCNN("resnet")
     with pytest.raises(ValueError, match="labels"):
         SmallCNN("cnn-s", 16, 1).fit(d.images, np.full(600, 3))
+
+
+def test_small_cnn_and_mine_save_load_roundtrip(tmp_path):
+    import torch
+
+    from cflib.models.cnn_zoo import SmallCNN
+    from cflib.models.mine import MINEDisentangler
+
+    cnn = SmallCNN("cnn-m", 32, 1, seed=1).eval()
+    back = SmallCNN.load(cnn.save(tmp_path / "cnn.pt"), device="cpu")
+    x = torch.rand(3, 1, 32, 32)
+    assert torch.equal(cnn(x), back(x))
+    phi = MINEDisentangler((4, 8, 8), 3, lam=0.01, hidden=8, seed=2).eval()
+    phi2 = MINEDisentangler.load(phi.save(tmp_path / "phi.pt"), device="cpu")
+    assert (phi2.latent_shape, phi2.n_classes, phi2.lam) == (phi.latent_shape, phi.n_classes, phi.lam)
+    for (k, v), (k2, v2) in zip(phi.state_dict().items(), phi2.state_dict().items(), strict=True):
+        assert k == k2 and torch.equal(v, v2)

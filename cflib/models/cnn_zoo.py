@@ -24,6 +24,7 @@ from torch import nn
 
 from ..data.toy_cxr import DISEASES, ToyCXR, check_images, shortcut_training_set
 from ..runtime import get_device
+from ._train import load_model, save_model
 
 __all__ = ["CNN_ARCHITECTURES", "SmallCNN", "CNNZooMember", "train_zoo", "zoo_table", "one_vs_rest_auc", "audit_cnn_zoo"]
 
@@ -219,12 +220,7 @@ class SmallCNN(nn.Module):
         -------
         pathlib.Path
         """
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        torch.save({"arch": self.arch, "size": self.size, "n_outputs": self.n_outputs, "state": {k: v.cpu() for k, v in self.state_dict().items()}}, tmp)
-        os.replace(tmp, path)
-        return path
+        return save_model(self, path, {"arch": self.arch, "size": self.size, "n_outputs": self.n_outputs})
 
     @classmethod
     def load(cls, path: str | os.PathLike, device: str = "auto") -> SmallCNN:
@@ -241,10 +237,8 @@ class SmallCNN(nn.Module):
         -------
         SmallCNN
         """
-        blob = torch.load(Path(path), map_location="cpu", weights_only=False)
-        model = cls(blob["arch"], blob["size"], blob["n_outputs"])
-        model.load_state_dict(blob["state"])
-        return model.to(get_device(device)).eval()
+        model, _ = load_model(cls, path, device)
+        return model.eval()
 
 
 @dataclass

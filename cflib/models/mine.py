@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 from ..runtime import get_device
+from ._train import load_model, save_model
 
 __all__ = ["dv_bound", "Critic", "Perturbation", "MINEDisentangler", "MIEstimate", "estimate_mi"]
 
@@ -281,13 +282,8 @@ class MINEDisentangler(nn.Module):
         -------
         pathlib.Path
         """
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        blob = {"latent_shape": self.latent_shape, "n_classes": self.n_classes, "lam": self.lam, "hidden": self.m.down[0][0].out_channels, "state": {k: v.cpu() for k, v in self.state_dict().items()}}
-        torch.save(blob, tmp)
-        os.replace(tmp, path)
-        return path
+        config = {"latent_shape": tuple(self.latent_shape), "n_classes": self.n_classes, "lam": self.lam, "hidden": self.m.down[0][0].out_channels}
+        return save_model(self, path, config)
 
     @classmethod
     def load(cls, path: str | os.PathLike, device: str = "auto") -> MINEDisentangler:
@@ -304,10 +300,8 @@ class MINEDisentangler(nn.Module):
         -------
         MINEDisentangler
         """
-        blob = torch.load(Path(path), map_location="cpu", weights_only=False)
-        model = cls(tuple(blob["latent_shape"]), blob["n_classes"], lam=blob["lam"], hidden=blob["hidden"])
-        model.load_state_dict(blob["state"])
-        return model.to(get_device(device)).eval()
+        model, _ = load_model(cls, path, device)
+        return model.eval()
 
 
 @dataclass(frozen=True)
