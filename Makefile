@@ -10,7 +10,6 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 JOBS ?= 2
 SWEEP ?= notebooks/sweeps/foundations-abduction-error.yaml
 export HF_HUB_OFFLINE := 1
-export MPLBACKEND := Agg
 # Notebooks run two at a time on two cores; one BLAS/torch thread each is fastest there (override if you like).
 export OMP_NUM_THREADS ?= 1
 

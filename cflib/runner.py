@@ -264,6 +264,10 @@ def _cflib_files() -> dict[str, str]:
     return {f.relative_to(pkg).as_posix(): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(pkg.rglob("*.py"))}
 
 
+# Bump when what the runner injects into a notebook changes, so that earlier results are re-run.
+_RUNNER_VERSION = 2
+
+
 def cache_key(notebook: str, scale: str, parameters: Mapping[str, Any]) -> str:
     """Hash of what an executed notebook depends on, apart from the ``cflib`` modules it imported.
 
@@ -279,12 +283,13 @@ def cache_key(notebook: str, scale: str, parameters: Mapping[str, Any]) -> str:
     Returns
     -------
     str
-        Hex digest over the source cells (outputs ignored), declared dependencies, parameters and
-        scale. The ``cflib`` modules a run imported are recorded in its stamp and checked separately
+        Hex digest over the source cells (outputs ignored), declared dependencies, parameters,
+        scale and the runner's injection version. The ``cflib`` modules a run imported are recorded in its stamp and checked separately
         (:func:`is_cached`), so editing one chapter's module does not re-run the other chapters.
     """
     return hashlib.sha256(
-        json.dumps({"notebook": _notebook_hash(notebook), "parameters": parameters, "scale": scale}, sort_keys=True, default=str).encode()
+        json.dumps({"notebook": _notebook_hash(notebook), "parameters": parameters, "scale": scale, "runner": _RUNNER_VERSION},
+                   sort_keys=True, default=str).encode()
     ).hexdigest()
 
 
@@ -362,7 +367,10 @@ def _outputs(output_dir: Path, rel: str) -> dict[str, Path]:
 
 
 def _injected_cell(rel: str, scale: str, claims: Path, env: Mapping[str, str] | None) -> nbformat.NotebookNode:
-    env = {"CFLIB_SCALE": scale, "CFLIB_NOTEBOOK": rel, "CFLIB_CLAIMS_FILE": str(claims), **(env or {})}
+    # Inline figures even when the caller exported another backend (MPLBACKEND=Agg would drop every
+    # figure from the executed notebook); the first cell runs before anything imports matplotlib.
+    env = {"CFLIB_SCALE": scale, "CFLIB_NOTEBOOK": rel, "CFLIB_CLAIMS_FILE": str(claims),
+           "MPLBACKEND": "module://matplotlib_inline.backend_inline", **(env or {})}
     src = "# Injected by cflib.runner: tells cflib.claims where to write and which scale this is.\nimport os\n"
     src += "".join(f"os.environ[{k!r}] = {v!r}\n" for k, v in env.items())
     cell = nbformat.v4.new_code_cell(src)

@@ -53,3 +53,9 @@ def test_notebook_runs_at_smoke_scale_and_records_claims(smoke_runs, name):
     assert data["claims"], "a notebook ends with at least one checked claim"
     for c in data["claims"]:
         assert c["verdict"] in claims.VERDICTS and c["evidence"].strip()
+    # every figure the notebook draws reaches the executed notebook (an Agg backend would drop them all)
+    nb = json.loads((out / name).read_text())
+    draws = any(re.search(r"plotting\.(?!set_style)|plt\.|\.plot\(", "".join(c["source"]))
+                for c in nb["cells"] if c["cell_type"] == "code")
+    images = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
+    assert images > 0 or not draws, f"{name} draws figures but its executed notebook has no image output"
