@@ -8,7 +8,7 @@ import torch
 
 from cflib.data.toy_cxr import toy_cxr
 from cflib.models.cnn_zoo import SmallCNN, train_zoo
-from cflib.models.diffusion import LatentDiffusion, LDMConfig, fit_cached
+from cflib.models.diffusion import LatentDiffusion, LDMConfig, fit_cached, fit_cldm_pair, independence_weights
 from cflib.models.mine import MINEDisentangler, dv_bound, estimate_mi
 
 torch.set_num_threads(1)  # the shared CI machine has 2 cores: avoid thread oversubscription
@@ -110,6 +110,79 @@ def test_bad_input(ldm, data):
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA"):
             LatentDiffusion(TINY).fit(data.images, data.A, vae_epochs=0, diffusion_epochs=0, device="cuda")
+
+
+def test_independence_weights_make_the_weighted_joint_the_product_of_marginals():
+    d = toy_cxr(2000, size=16, seed=5)
+    w = independence_weights(d.A, d.D)
+    assert w.shape == (d.n,) and w.mean() == pytest.approx(1.0)
+    # weighted P(A = a, effusion = 1) equals weighted P(A = a) * weighted P(effusion = 1), exactly
+    for k in range(3):
+        for a in range(3):
+            joint = np.sum(w * (d.A == a) * d.D[:, k]) / w.sum()
+            prod = (np.sum(w * (d.A == a)) / w.sum()) * (np.sum(w * d.D[:, k]) / w.sum())
+            assert joint == pytest.approx(prod, abs=1e-12)
+    # and the marginal of A is untouched
+    np.testing.assert_allclose(np.bincount(d.A, weights=w) / w.sum(), np.bincount(d.A) / d.n, atol=1e-12)
+    # already independent parents get unit weights
+    a = np.repeat([0, 1], 4)
+    c = np.tile([0, 1], 4)
+    np.testing.assert_allclose(independence_weights(a, c), 1.0)
+    with pytest.raises(ValueError, match="same n"):
+        independence_weights(a, c[:3])
+
+
+@pytest.fixture(scope="module")
+def ldm_aux(data):
+    torch.set_num_threads(1)
+    cfg = LDMConfig(**{**TINY.__dict__, "aux_classes": (2, 2, 2)})
+    w = independence_weights(data.A, data.D)
+    return LatentDiffusion(cfg, seed=0).fit(data.images, data.A, aux=data.D, sample_weight=w, vae_epochs=1, diffusion_epochs=1,
+                                            batch_size=32, device="cpu", seed=0)
+
+
+def test_auxiliary_parents_condition_the_model(ldm_aux, data):
+    x, a, d = data.images[:4], data.A[:4], data.D[:4]
+    cf = ldm_aux.counterfactual(x, a, 1, aux=d, t_star=30, steps=3, guidance=2.0)
+    assert cf.shape == (4, 16, 16)
+    # the auxiliary parents enter the network: other disease labels give other counterfactuals
+    other = ldm_aux.counterfactual(x, a, 1, aux=1 - d, t_star=30, steps=3, guidance=2.0)
+    assert np.abs(cf - other).max() > 0
+    # abduction then prediction under the same (a, c) comes back close to the reconstruction
+    back = ldm_aux.denoise(ldm_aux.invert(x, a, aux=d, t_star=30, steps=3), a, aux=d, t_star=30, steps=3)
+    assert np.abs(back - ldm_aux.reconstruct(x)).mean() < 0.02
+    # sampling may leave the parents unspecified (their null labels)
+    assert ldm_aux.sample([0, 2], steps=3, seed=0).shape == (2, 16, 16)
+    assert ldm_aux.sample([0, 2], aux=d[:2], steps=3, seed=0).shape == (2, 16, 16)
+
+
+def test_cldm_pair_shares_one_autoencoder(data, tmp_path):
+    kw = {"config": TINY, "cache_dir": tmp_path, "device": "cpu", "vae_epochs": 1, "diffusion_epochs": 1, "batch_size": 48}
+    pair = fit_cldm_pair(data.images[:48], data.A[:48], data.D[:48], **kw)
+    ours, paper = pair["CLDM+D"], pair["CLDM"]
+    assert ours.config.aux_classes == (2, 2, 2) and paper.config.aux_classes == ()
+    assert len(ours.history["vae"]) == 1 and paper.history["vae"] == []  # the autoencoder is trained once
+    np.testing.assert_allclose(paper.encode(data.images[:3]), ours.encode(data.images[:3]), atol=1e-6)
+    again = fit_cldm_pair(data.images[:48], data.A[:48], data.D[:48], **kw)
+    assert [m.cache_path for m in again.values()] == [m.cache_path for m in pair.values()]
+    with pytest.raises(ValueError, match="autoencoders differ"):
+        LatentDiffusion(LDMConfig(size=16, vae_channels=(8, 16), latent_channels=2)).copy_autoencoder(ours)
+
+
+def test_auxiliary_parents_bad_input(ldm_aux, ldm, data):
+    x, a, d = data.images[:3], data.A[:3], data.D[:3]
+    with pytest.raises(ValueError, match="aux is required"):
+        ldm_aux.counterfactual(x, a, 1)
+    with pytest.raises(ValueError, match=r"shape \(3, 3\)"):
+        ldm_aux.counterfactual(x, a, 1, aux=d[:, :2])
+    with pytest.raises(ValueError, match="column 1 has unknown value 2"):
+        ldm_aux.counterfactual(x, a, 1, aux=d + np.array([0, 2, 0]))
+    with pytest.raises(ValueError, match="no auxiliary parents"):
+        ldm.counterfactual(x, a, 1, aux=d)
+    with pytest.raises(ValueError, match="aux_classes"):
+        LDMConfig(aux_classes=(1,))
+    with pytest.raises(ValueError, match="sample_weight"):
+        LatentDiffusion(TINY).fit(data.images, data.A, sample_weight=-np.ones(data.n), vae_epochs=0, diffusion_epochs=1, device="cpu")
 
 
 # ----------------------------------------------------------------------------- MINE

@@ -11,6 +11,12 @@ unveiling hidden biases through counterfactual analysis*, Section 3.2, Appendix 
   enters through a learned embedding added to the time embedding, with a null label dropped in at
   rate ``cond_dropout`` so that the same network is also the unconditional model (classifier-free
   guidance), as in the paper's official code;
+* optionally (``aux_classes``), the UNet is also conditioned on **auxiliary parents** ``c`` of the image
+  that the intervention on ``A`` must hold fixed (in the toy chest X-rays: the disease labels). The
+  paper's CLDM conditions on ``A`` alone, so ``p(x | a)`` mixes the trace of ``A`` with everything
+  associated with ``A``; swapping ``a`` then also pulls the diseases towards the new group's prevalence.
+  With ``c`` in the condition, ``do(A = a')`` is generated from ``p(x | a', c)`` with the patient's own
+  ``c``. Each embedding has its own null entry: guidance contrasts ``(a', c)`` with ``(null, c)``;
 * **sampling** with DDIM (diffusers' ``DDIMScheduler``);
 * **abduction** by deterministic DDIM inversion of the encoded image under its observed label up to a
   noise level ``t_star``, **action** by swapping the label and **prediction** by DDIM denoising under
@@ -30,7 +36,7 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -38,12 +44,17 @@ import pandas as pd
 import torch
 from torch import nn
 
+try:
+    import fcntl
+except ImportError:  # Windows: no lock, two processes may both train a missing model
+    fcntl = None
+
 from ..data.toy_cxr import check_images
 from ..runtime import get_device
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-__all__ = ["LDMConfig", "LatentDiffusion", "fit_cached", "generation_quality"]
+__all__ = ["LDMConfig", "LatentDiffusion", "fit_cached", "fit_cldm_pair", "generation_quality", "independence_weights"]
 
 
 @dataclass(frozen=True)
@@ -74,7 +85,11 @@ class LDMConfig:
     beta_start, beta_end : float
         Ends of the noise schedule.
     cond_dropout : float
-        Probability of replacing the label by the null label while training.
+        Probability of replacing the label by the null label while training (and, independently, of
+        replacing all auxiliary parents by theirs).
+    aux_classes : tuple of int
+        Number of values of each auxiliary categorical parent the UNet is conditioned on (empty: the
+        paper's CLDM, conditioned on the attribute alone).
     """
 
     size: int = 32
@@ -89,6 +104,7 @@ class LDMConfig:
     beta_start: float = 1e-4
     beta_end: float = 0.02
     cond_dropout: float = 0.2
+    aux_classes: tuple = ()
 
     def __post_init__(self) -> None:
         if self.size < 8 or self.size % 2 ** (len(self.vae_channels) - 1):
@@ -99,6 +115,8 @@ class LDMConfig:
             raise ValueError(f"beta_schedule must be 'linear' or 'scaled_linear', got {self.beta_schedule!r}")
         if not 0 <= self.cond_dropout < 1:
             raise ValueError(f"cond_dropout must be in [0, 1), got {self.cond_dropout}")
+        if any(not isinstance(c, (int, np.integer)) or c < 2 for c in self.aux_classes):
+            raise ValueError(f"aux_classes must hold integers >= 2 (values per auxiliary parent), got {self.aux_classes!r}")
         if not 0 < self.beta_start < self.beta_end < 1:
             raise ValueError(f"need 0 < beta_start < beta_end < 1, got {self.beta_start}, {self.beta_end}")
 
@@ -106,6 +124,17 @@ class LDMConfig:
     def latent_size(self) -> int:
         """Side length of the latent."""
         return self.size // 2 ** (len(self.vae_channels) - 1)
+
+
+class _LabelEmbedding(nn.Module):
+    # Sum of learned embeddings of the attribute and of each auxiliary parent; index ``classes`` of each
+    # table is its null label. Fed to the UNet through ``class_embed_type="identity"``.
+    def __init__(self, classes: Sequence[int], dim: int) -> None:
+        super().__init__()
+        self.tables = nn.ModuleList([nn.Embedding(c + 1, dim) for c in classes])
+
+    def forward(self, labels: torch.Tensor) -> torch.Tensor:
+        return sum(table(labels[:, j]) for j, table in enumerate(self.tables))
 
 
 def _groups(channels: Sequence[int]) -> int:
@@ -176,10 +205,11 @@ class LatentDiffusion(nn.Module):
                 block_out_channels=tuple(cfg.unet_channels),
                 down_block_types=tuple(down),
                 up_block_types=tuple(up),
-                num_class_embeds=cfg.n_classes + 1,  # the last one is the null label
+                class_embed_type="identity",  # fed by self.label_embedding
                 norm_num_groups=_groups(cfg.unet_channels),
                 add_attention=cfg.attention,
             )
+            self.label_embedding = _LabelEmbedding((cfg.n_classes, *cfg.aux_classes), 4 * cfg.unet_channels[0])
         sched = {
             "num_train_timesteps": cfg.num_train_timesteps,
             "beta_schedule": cfg.beta_schedule,
@@ -222,6 +252,40 @@ class LatentDiffusion(nn.Module):
             raise ValueError(f"{name} has unknown attribute value {bad}; expected 0..{self.config.n_classes - 1}")
         return torch.from_numpy(arr.astype(np.int64))
 
+    def _condition(self, a: torch.Tensor, aux, *, required: bool, name: str = "aux") -> torch.Tensor:
+        # (n, 1 + k) long tensor: the attribute, then the auxiliary parents (their null labels if absent).
+        k = len(self.config.aux_classes)
+        n = a.shape[0]
+        if aux is None:
+            if k and required:
+                raise ValueError(
+                    f"{name} is required: this model is conditioned on {k} auxiliary parent(s) with "
+                    f"{list(self.config.aux_classes)} values, which a counterfactual holds fixed; pass one row per image"
+                )
+            aux_t = torch.tensor(self.config.aux_classes, dtype=torch.int64).repeat(n, 1)
+        else:
+            if not k:
+                raise ValueError(f"{name} was given but the model has no auxiliary parents (LDMConfig.aux_classes is empty)")
+            arr = np.asarray(aux)
+            if arr.ndim == 1 and k == 1:
+                arr = arr[:, None]
+            if arr.shape != (n, k):
+                raise ValueError(f"{name} must have shape ({n}, {k}) (one row per image, one column per auxiliary parent), got {arr.shape}")
+            if arr.dtype.kind == "b" or (arr.dtype.kind == "f" and np.all(arr == np.round(arr))):
+                arr = arr.astype(np.int64)
+            if arr.dtype.kind not in "iu":
+                raise TypeError(f"{name} must hold integer labels, got dtype {arr.dtype}")
+            hi = np.asarray(self.config.aux_classes)
+            bad = (arr < 0) | (arr >= hi)
+            if bad.any():
+                j = int(np.flatnonzero(bad.any(axis=0))[0])
+                raise ValueError(f"{name} column {j} has unknown value {arr[bad.any(axis=1)][0, j]}; expected 0..{hi[j] - 1}")
+            aux_t = torch.from_numpy(arr.astype(np.int64))
+        return torch.cat([a.reshape(n, 1), aux_t], dim=1)
+
+    def _unet(self, z: torch.Tensor, t: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
+        return self.unet(z, t, class_labels=self.label_embedding(cond.to(z.device))).sample
+
     @staticmethod
     def _seed_gen(seed: int | None) -> torch.Generator:
         g = torch.Generator()
@@ -238,6 +302,8 @@ class LatentDiffusion(nn.Module):
         images: np.ndarray,
         A: np.ndarray,
         *,
+        aux: np.ndarray | None = None,
+        sample_weight: np.ndarray | None = None,
         vae_epochs: int = 10,
         diffusion_epochs: int = 30,
         batch_size: int = 64,
@@ -255,6 +321,12 @@ class LatentDiffusion(nn.Module):
             ``(n, size, size)`` training images in [0, 1].
         A : numpy.ndarray
             ``(n,)`` attribute labels in ``0..n_classes-1``.
+        aux : numpy.ndarray, optional
+            ``(n, len(aux_classes))`` auxiliary parents; required when the config has ``aux_classes``.
+        sample_weight : numpy.ndarray, optional
+            ``(n,)`` non-negative weights of the diffusion stage: its mini-batches are drawn with
+            probability proportional to them (e.g. :func:`independence_weights`, so that the model does
+            not learn the association between ``A`` and the other parents).
         vae_epochs, diffusion_epochs : int
             Passes over the data for each stage.
         batch_size : int
@@ -278,7 +350,7 @@ class LatentDiffusion(nn.Module):
         x = self._images(images)
         a = self._labels(A, x.shape[0])
         self.fit_autoencoder(x, epochs=vae_epochs, batch_size=batch_size, lr=lr, kl_weight=kl_weight, device=device, seed=seed, progress=progress)
-        self.fit_diffusion(x, a, epochs=diffusion_epochs, batch_size=batch_size, lr=lr, device=device, seed=seed + 1, progress=progress)
+        self.fit_diffusion(x, a, aux=aux, sample_weight=sample_weight, epochs=diffusion_epochs, batch_size=batch_size, lr=lr, device=device, seed=seed + 1, progress=progress)
         return self
 
     def fit_autoencoder(
@@ -348,6 +420,8 @@ class LatentDiffusion(nn.Module):
         x: torch.Tensor | np.ndarray,
         a: torch.Tensor | np.ndarray,
         *,
+        aux: np.ndarray | None = None,
+        sample_weight: np.ndarray | None = None,
         epochs: int = 30,
         batch_size: int = 64,
         lr: float = 1e-3,
@@ -363,6 +437,10 @@ class LatentDiffusion(nn.Module):
             Images (as in :meth:`fit_autoencoder`).
         a : torch.Tensor or numpy.ndarray
             Labels ``(n,)``.
+        aux : numpy.ndarray, optional
+            Auxiliary parents (as in :meth:`fit`).
+        sample_weight : numpy.ndarray, optional
+            Sampling weights of the training images (as in :meth:`fit`).
         epochs, batch_size, lr, device, seed, progress
             As in :meth:`fit`.
 
@@ -377,29 +455,42 @@ class LatentDiffusion(nn.Module):
             x = self._images(x)
         if not isinstance(a, torch.Tensor):
             a = self._labels(a, x.shape[0])
+        cond = self._condition(a, aux, required=True)
         dev = get_device(device)
         self.to(dev)
         z0 = self._encode_tensor(x).cpu()
         gen = self._seed_gen(seed)
-        opt = torch.optim.Adam(self.unet.parameters(), lr=lr)
+        opt = torch.optim.Adam([*self.unet.parameters(), *self.label_embedding.parameters()], lr=lr)
+        nulls = torch.tensor([self.config.n_classes, *self.config.aux_classes], dtype=torch.int64)
+        if sample_weight is not None:
+            w = np.asarray(sample_weight, dtype=np.float64)
+            if w.shape != (z0.shape[0],) or not np.all(np.isfinite(w)) or w.min() < 0 or w.sum() <= 0:
+                raise ValueError(f"sample_weight must be {z0.shape[0]} finite non-negative weights, not all zero; got shape {w.shape}")
+            w = torch.from_numpy(w)
         n = z0.shape[0]
         steps = max(1, epochs * ((n + batch_size - 1) // batch_size))
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
         T = self.config.num_train_timesteps
         self.unet.train()
+        self.label_embedding.train()
         bar = tqdm(total=steps, desc="diffusion", disable=not progress if progress is not None else None, leave=False)
         for _ in range(epochs):
-            perm = torch.randperm(n, generator=gen)
+            if sample_weight is None:
+                perm = torch.randperm(n, generator=gen)
+            else:
+                perm = torch.multinomial(w, n, replacement=True, generator=gen)
             for sl in self._batches(n, batch_size):
                 idx = perm[sl]
                 zb = z0[idx]
                 noise = torch.randn(zb.shape, generator=gen)
                 t = torch.randint(0, T, (zb.shape[0],), generator=gen)
-                lab = a[idx].clone()
-                drop = torch.rand(zb.shape[0], generator=gen) < self.config.cond_dropout
-                lab[drop] = self.null_label
+                lab = cond[idx].clone()
+                # Drop the attribute and (independently) the auxiliary parents to their null labels.
+                drop = torch.rand(zb.shape[0], 2, generator=gen) < self.config.cond_dropout
+                lab[drop[:, 0], 0] = nulls[0]
+                lab[drop[:, 1], 1:] = nulls[1:]
                 zt = self.ddpm.add_noise(zb, noise, t)
-                pred = self.unet(zt.to(dev), t.to(dev), class_labels=lab.to(dev)).sample
+                pred = self._unet(zt.to(dev), t.to(dev), lab)
                 loss = ((pred - noise.to(dev)) ** 2).mean()
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
@@ -409,6 +500,33 @@ class LatentDiffusion(nn.Module):
                 bar.update()
         bar.close()
         self.unet.eval()
+        return self
+
+    def copy_autoencoder(self, other: LatentDiffusion) -> LatentDiffusion:
+        """Take over the trained autoencoder (weights and latent scale) of another model.
+
+        Two diffusion models on the same latents (e.g. conditioned on different parents) then differ
+        only in their second stage; train that one with :meth:`fit_diffusion`.
+
+        Parameters
+        ----------
+        other : LatentDiffusion
+            A model with the same image size and autoencoder architecture.
+
+        Returns
+        -------
+        LatentDiffusion
+            ``self``.
+        """
+        if not isinstance(other, LatentDiffusion):
+            raise TypeError(f"other must be a LatentDiffusion, got {type(other).__name__}")
+        fields = ("size", "latent_channels", "vae_channels", "layers_per_block")
+        mine, theirs = ({f: getattr(c, f) for f in fields} for c in (self.config, other.config))
+        if mine != theirs:
+            raise ValueError(f"the autoencoders differ: this model has {mine}, the other {theirs}")
+        self.vae.load_state_dict(other.vae.state_dict())
+        self.latent_scale.copy_(other.latent_scale)
+        self.to(other.device)
         return self
 
     # ------------------------------------------------------------------ latents
@@ -477,13 +595,14 @@ class LatentDiffusion(nn.Module):
         return self.decode(self.encode(images))
 
     # ------------------------------------------------------------------ DDIM
-    def _eps(self, z: torch.Tensor, t: int, lab: torch.Tensor, guidance: float) -> torch.Tensor:
-        dev = self.device
-        tt = torch.full((z.shape[0],), int(t), dtype=torch.long, device=dev)
+    def _eps(self, z: torch.Tensor, t: int, cond: torch.Tensor, guidance: float) -> torch.Tensor:
+        # Classifier-free guidance contrasts (a, c) with (null, c): it strengthens the attribute only.
+        tt = torch.full((z.shape[0],), int(t), dtype=torch.long, device=z.device)
         if guidance == 1.0:
-            return self.unet(z, tt, class_labels=lab.to(dev)).sample
-        null = torch.full_like(lab, self.null_label).to(dev)
-        both = self.unet(torch.cat([z, z]), torch.cat([tt, tt]), class_labels=torch.cat([lab.to(dev), null])).sample
+            return self._unet(z, tt, cond)
+        null = cond.clone()
+        null[:, 0] = self.null_label
+        both = self._unet(torch.cat([z, z]), torch.cat([tt, tt]), torch.cat([cond, null]))
         cond, unc = both.chunk(2)
         return unc + guidance * (cond - unc)
 
@@ -500,7 +619,7 @@ class LatentDiffusion(nn.Module):
         return self.alphas_cumprod[t] if t >= 0 else torch.ones((), device=self.alphas_cumprod.device)
 
     @torch.no_grad()
-    def invert(self, images: np.ndarray, A: np.ndarray, *, t_star: int = 500, steps: int = 20) -> np.ndarray:
+    def invert(self, images: np.ndarray, A: np.ndarray, *, aux: np.ndarray | None = None, t_star: int = 500, steps: int = 20) -> np.ndarray:
         """Abduction: deterministic DDIM inversion of the encoded images under their labels.
 
         Parameters
@@ -509,6 +628,8 @@ class LatentDiffusion(nn.Module):
             ``(n, size, size)`` images in [0, 1].
         A : array-like of int
             Observed labels (one, or one per image).
+        aux : numpy.ndarray, optional
+            ``(n, len(aux_classes))`` auxiliary parents; required when the model has them.
         t_star : int
             Noise level to invert to (``T - 1`` for the whole chain).
         steps : int
@@ -521,8 +642,8 @@ class LatentDiffusion(nn.Module):
         """
         self.eval()
         x = self._images(images)
-        lab = self._labels(A, x.shape[0])
-        return self._invert_latent(self._encode_tensor(x).cpu().numpy(), lab, t_star, steps, None)
+        cond = self._condition(self._labels(A, x.shape[0]), aux, required=True)
+        return self._invert_latent(self._encode_tensor(x).cpu().numpy(), cond, t_star, steps, None)
 
     def _ddim_move(self, z: torch.Tensor, eps: torch.Tensor, t_from: int, t_to: int) -> torch.Tensor:
         a_from, a_to = self._abar(t_from), self._abar(t_to)
@@ -530,7 +651,9 @@ class LatentDiffusion(nn.Module):
         return a_to.sqrt() * x0 + (1 - a_to).sqrt() * eps
 
     @torch.no_grad()
-    def denoise(self, latents: np.ndarray, A: np.ndarray, *, t_star: int = 500, steps: int = 20, guidance: float = 1.0) -> np.ndarray:
+    def denoise(
+        self, latents: np.ndarray, A: np.ndarray, *, aux: np.ndarray | None = None, t_star: int = 500, steps: int = 20, guidance: float = 1.0
+    ) -> np.ndarray:
         """Prediction: DDIM-denoise latents at noise level ``t_star`` under labels ``A`` and decode.
 
         Parameters
@@ -539,6 +662,8 @@ class LatentDiffusion(nn.Module):
             ``z_{t_star}``, e.g. from :meth:`invert`.
         A : array-like of int
             Labels to condition on (one, or one per latent).
+        aux : numpy.ndarray, optional
+            ``(n, len(aux_classes))`` auxiliary parents; required when the model has them.
         t_star : int
             Noise level of ``latents``.
         steps : int
@@ -553,13 +678,13 @@ class LatentDiffusion(nn.Module):
         """
         self.eval()
         z = torch.as_tensor(np.asarray(latents, dtype=np.float32))
-        lab = self._labels(A, z.shape[0])
+        cond = self._condition(self._labels(A, z.shape[0]), aux, required=True)
         grid = self._grid(t_star, steps)
         out = []
         for sl in self._batches(z.shape[0], 256):
             zb = z[sl].to(self.device)
             for i in range(len(grid) - 1, 0, -1):
-                eps = self._eps(zb, grid[i], lab[sl], guidance)
+                eps = self._eps(zb, grid[i], cond[sl], guidance)
                 zb = self._ddim_move(zb, eps, grid[i], grid[i - 1] if i > 1 else -1)
             out.append(zb)
         x = self._decode_tensor(torch.cat(out))
@@ -571,6 +696,7 @@ class LatentDiffusion(nn.Module):
         A: np.ndarray,
         a_new: int | np.ndarray,
         *,
+        aux: np.ndarray | None = None,
         t_star: int = 500,
         steps: int = 20,
         guidance: float = 1.0,
@@ -589,6 +715,9 @@ class LatentDiffusion(nn.Module):
         a_new : int or array-like of int
             Intervened labels (one, or one per image); ``a_new = A`` gives the null-intervention
             reconstruction used by the composition metric.
+        aux : numpy.ndarray, optional
+            ``(n, len(aux_classes))`` auxiliary parents of the images, held fixed under the intervention;
+            required when the model has them.
         t_star, steps, guidance
             As in :meth:`invert` and :meth:`denoise`.
         disentangler : torch.nn.Module, optional
@@ -607,10 +736,10 @@ class LatentDiffusion(nn.Module):
             ``(n, size, size)`` counterfactual images.
         """
         x = check_images(images, self.config.size)
-        lab = self._labels(A, x.shape[0])
+        cond = self._condition(self._labels(A, x.shape[0]), aux, required=True)
         new = self._labels(a_new, x.shape[0], name="a_new")
         if abduction == "ddim":
-            zt = self._invert_latent(self.encode(x), lab, t_star, steps, disentangler)
+            zt = self._invert_latent(self.encode(x), cond, t_star, steps, disentangler)
         elif abduction == "forward":
             self._grid(t_star, steps)
             z0 = self.encode(x)
@@ -621,10 +750,10 @@ class LatentDiffusion(nn.Module):
             zt = self.ddpm.add_noise(z0, noise, torch.full((z0.shape[0],), int(t_star))).numpy()
         else:
             raise ValueError(f"abduction must be 'ddim' or 'forward', got {abduction!r}")
-        return self.denoise(zt, new.numpy(), t_star=t_star, steps=steps, guidance=guidance)
+        return self.denoise(zt, new.numpy(), aux=aux, t_star=t_star, steps=steps, guidance=guidance)
 
     @torch.no_grad()
-    def _invert_latent(self, z0: np.ndarray, lab: torch.Tensor, t_star: int, steps: int, disentangler) -> np.ndarray:
+    def _invert_latent(self, z0: np.ndarray, cond: torch.Tensor, t_star: int, steps: int, disentangler) -> np.ndarray:
         z = torch.as_tensor(z0)
         if disentangler is not None:
             z = torch.as_tensor(disentangler.transform(z.numpy()))
@@ -634,14 +763,16 @@ class LatentDiffusion(nn.Module):
             zb = z[sl].to(self.device)
             prev = -1
             for t in grid[1:]:
-                eps = self._eps(zb, max(prev, 0), lab[sl], 1.0)
+                eps = self._eps(zb, max(prev, 0), cond[sl], 1.0)
                 zb = self._ddim_move(zb, eps, prev, t)
                 prev = t
             out.append(zb.cpu())
         return torch.cat(out).numpy()
 
     @torch.no_grad()
-    def sample(self, A: np.ndarray, *, steps: int = 25, guidance: float = 1.0, seed: int | None = 0) -> np.ndarray:
+    def sample(
+        self, A: np.ndarray, *, aux: np.ndarray | None = None, steps: int = 25, guidance: float = 1.0, seed: int | None = 0
+    ) -> np.ndarray:
         """Generate new images under labels ``A`` with DDIM from pure noise (diffusers' ``DDIMScheduler``).
 
         Parameters
@@ -649,6 +780,9 @@ class LatentDiffusion(nn.Module):
         A : array-like of int
             One label per image to generate (``self.null_label`` is not allowed; use guidance 0 for
             unconditional samples).
+        aux : numpy.ndarray, optional
+            ``(len(A), len(aux_classes))`` auxiliary parents; ``None`` leaves them unspecified (their null
+            labels).
         steps : int
             DDIM steps.
         guidance : float
@@ -663,17 +797,17 @@ class LatentDiffusion(nn.Module):
         """
         self.eval()
         arr = np.atleast_1d(np.asarray(A))
-        lab = self._labels(arr, arr.shape[0])
+        cond = self._condition(self._labels(arr, arr.shape[0]), aux, required=False)
         c = self.config
         gen = self._seed_gen(seed)
-        z = torch.randn((lab.shape[0], c.latent_channels, c.latent_size, c.latent_size), generator=gen)
+        z = torch.randn((cond.shape[0], c.latent_channels, c.latent_size, c.latent_size), generator=gen)
         sched = copy.deepcopy(self.ddim)
         sched.set_timesteps(steps)
         out = []
         for sl in self._batches(z.shape[0], 256):
             zb = z[sl].to(self.device)
             for t in sched.timesteps:
-                eps = self._eps(zb, int(t), lab[sl], guidance)
+                eps = self._eps(zb, int(t), cond[sl], guidance)
                 zb = sched.step(eps, t, zb, eta=0.0).prev_sample
             out.append(zb)
         x = self._decode_tensor(torch.cat(out))
@@ -728,10 +862,56 @@ class LatentDiffusion(nn.Module):
         return model.to(get_device(device))
 
 
+def independence_weights(A: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """Balancing weights that make ``A`` independent of other discrete parents in the weighted sample.
+
+    Each unit gets :math:`w = \\hat P(A = a)\\, \\hat P(C = c) / \\hat P(A = a, C = c)`, with ``C`` the joint
+    configuration of ``parents``; the weighted joint distribution is then the product of the two
+    marginals. A generator conditioned on ``A`` and trained on the weighted sample cannot learn the
+    association between ``A`` and ``C`` (in the toy chest X-rays: the group's disease prevalence), so
+    swapping ``A`` changes only what ``A`` itself draws.
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        ``(n,)`` attribute values.
+    parents : numpy.ndarray
+        ``(n,)`` or ``(n, k)`` discrete values of the other parents.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` weights with mean 1.
+
+    Examples
+    --------
+    >>> w = independence_weights(np.array([0, 0, 1, 1]), np.array([0, 0, 0, 1]))
+    >>> w.round(3).tolist()
+    [0.857, 0.857, 1.714, 0.571]
+    """
+    a = np.asarray(A)
+    c = np.asarray(parents)
+    if c.ndim == 1:
+        c = c[:, None]
+    if a.ndim != 1 or c.ndim != 2 or c.shape[0] != a.shape[0] or a.shape[0] == 0:
+        raise ValueError(f"A must have shape (n,) and parents (n,) or (n, k) with the same n >= 1, got {a.shape} and {np.shape(parents)}")
+    _, ia = np.unique(a, return_inverse=True)
+    _, ic = np.unique(c, axis=0, return_inverse=True)
+    ic = ic.ravel()
+    joint = np.zeros((ia.max() + 1, ic.max() + 1))
+    np.add.at(joint, (ia, ic), 1.0)
+    n = a.shape[0]
+    w = (joint.sum(1)[ia] / n) * (joint.sum(0)[ic] / n) / (joint[ia, ic] / n)
+    return w / w.mean()
+
+
 def fit_cached(
     images: np.ndarray,
     A: np.ndarray,
     *,
+    aux: np.ndarray | None = None,
+    sample_weight: np.ndarray | None = None,
+    autoencoder: LatentDiffusion | None = None,
     config: LDMConfig | None = None,
     cache_dir: str | os.PathLike | None = None,
     seed: int = 0,
@@ -740,13 +920,22 @@ def fit_cached(
 ) -> LatentDiffusion:
     """Train a :class:`LatentDiffusion`, or load it if the same data, config and settings were trained before.
 
-    The cache key hashes the images, labels, config, seed and training settings, so two notebooks that
-    ask for the same model share one training run, and any change retrains.
+    The cache key hashes the images, labels, auxiliary parents, config, seed, training settings, the
+    torch version and this module's source, so two notebooks that ask for the same model share one
+    training run, and any change retrains. A lock file makes a second process that asks for a model
+    being trained wait for it and load it, instead of training it again.
 
     Parameters
     ----------
     images, A : numpy.ndarray
         Training data (as in :meth:`LatentDiffusion.fit`).
+    aux : numpy.ndarray, optional
+        Auxiliary parents (as in :meth:`LatentDiffusion.fit`).
+    sample_weight : numpy.ndarray, optional
+        Sampling weights of the diffusion stage (as in :meth:`LatentDiffusion.fit`).
+    autoencoder : LatentDiffusion, optional
+        A trained model whose autoencoder is reused (:meth:`LatentDiffusion.copy_autoencoder`): only
+        the diffusion stage is trained, and ``vae_epochs`` is ignored.
     config : LDMConfig, optional
         Architecture.
     cache_dir : path-like, optional
@@ -770,17 +959,83 @@ def fit_cached(
     h = hashlib.sha256()
     h.update(np.ascontiguousarray(x).tobytes())
     h.update(np.ascontiguousarray(np.asarray(A, dtype=np.int64)).tobytes())
+    if aux is not None:
+        h.update(np.ascontiguousarray(np.asarray(aux, dtype=np.int64)).tobytes())
+    if sample_weight is not None:
+        h.update(np.ascontiguousarray(np.asarray(sample_weight, dtype=np.float64)).tobytes())
     h.update(json.dumps({"config": asdict(cfg), "seed": seed, "fit": fit_kwargs}, sort_keys=True, default=str).encode())
     h.update(torch.__version__.encode())
+    h.update(Path(__file__).read_bytes())
+    if autoencoder is not None:
+        for v in autoencoder.vae.state_dict().values():
+            h.update(v.detach().cpu().numpy().tobytes())
+        fit_kwargs = {**fit_kwargs, "vae_epochs": 0}
     folder = Path(cache_dir) if cache_dir is not None else build_dir() / "cache" / "models"
+    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"ldm-{h.hexdigest()[:16]}.pt"
-    if path.exists():
-        model = LatentDiffusion.load(path, device=device)
-    else:
-        model = LatentDiffusion(cfg, seed=seed).fit(x, A, seed=seed, device=device, **fit_kwargs)
-        model.save(path)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if path.exists():
+            model = LatentDiffusion.load(path, device=device)
+        else:
+            model = LatentDiffusion(cfg, seed=seed)
+            if autoencoder is not None:
+                model.copy_autoencoder(autoencoder)
+            model.fit(x, A, aux=aux, sample_weight=sample_weight, seed=seed, device=device, **fit_kwargs)
+            model.save(path)
     model.cache_path = path
     return model
+
+
+def fit_cldm_pair(
+    images: np.ndarray,
+    A: np.ndarray,
+    parents: np.ndarray,
+    *,
+    config: LDMConfig | None = None,
+    seed: int = 0,
+    device: str = "auto",
+    cache_dir: str | os.PathLike | None = None,
+    **fit_kwargs,
+) -> dict[str, LatentDiffusion]:
+    """The paper's CLDM and a CLDM that holds the other parents fixed, sharing one autoencoder (cached).
+
+    * ``"CLDM+D"``: the UNet is conditioned on ``A`` and on ``parents`` (``aux_classes``) and trained on
+      :func:`independence_weights`-balanced batches, so swapping ``A`` changes only what ``A`` draws;
+      its autoencoder is trained here.
+    * ``"CLDM"``: the paper's model, conditioned on ``A`` alone and trained on the observed data, on the
+      same autoencoder; it learns ``p(x | a)``, association with the parents included.
+
+    Parameters
+    ----------
+    images, A : numpy.ndarray
+        Training data (as in :meth:`LatentDiffusion.fit`).
+    parents : numpy.ndarray
+        ``(n, k)`` discrete parents to hold fixed under ``do(A)`` (the toy chest X-rays' disease labels).
+    config : LDMConfig, optional
+        Architecture; its ``aux_classes`` are set from ``parents``.
+    seed, device, cache_dir
+        As in :func:`fit_cached`.
+    **fit_kwargs
+        Passed to :meth:`LatentDiffusion.fit` (epochs, batch size, learning rate).
+
+    Returns
+    -------
+    dict
+        ``{"CLDM+D": model, "CLDM": model}``.
+    """
+    c = np.asarray(parents)
+    if c.ndim == 1:
+        c = c[:, None]
+    if c.ndim != 2 or c.shape[0] != np.shape(A)[0]:
+        raise ValueError(f"parents must have shape (n, k) with n = {np.shape(A)[0]}, got {np.shape(parents)}")
+    cfg = config or LDMConfig()
+    aux_classes = tuple(max(2, int(col.max()) + 1) for col in c.T)
+    kw = {"seed": seed, "device": device, "cache_dir": cache_dir, **fit_kwargs}
+    ours = fit_cached(images, A, aux=c, sample_weight=independence_weights(A, c), config=replace(cfg, aux_classes=aux_classes), **kw)
+    paper = fit_cached(images, A, autoencoder=ours, config=replace(cfg, aux_classes=()), **kw)
+    return {"CLDM+D": ours, "CLDM": paper}
 
 
 def generation_quality(
