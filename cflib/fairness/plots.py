@@ -178,9 +178,9 @@ def plot_term1_by_bin(truth: np.ndarray, estimates: np.ndarray, ax=None):
     b = np.arange(1, est.shape[1] + 1)
     with warnings.catch_warnings():  # bins empty in every repetition (small runs) stay NaN, silently
         warnings.simplefilter("ignore", RuntimeWarning)
-        m, s = np.nanmean(est, axis=0), np.nanstd(est, axis=0)
+        m, s, t = np.nanmean(est, axis=0), np.nanstd(est, axis=0), np.nanmean(tru, axis=0)
     line_with_band(b, m, m - s, m + s, label="estimate (mean ± 1 sd)", color="0.1", ax=ax)
-    ax.scatter(b, np.nanmean(tru, axis=0), color=PALETTE[3], zorder=3, label="ground truth", s=25)
+    ax.scatter(b, t, color=PALETTE[3], zorder=3, label="ground truth", s=25)
     ax.set_xlabel("bin of the predictor (20 quantile bins)")
     ax.set_ylabel("Term I")
     ax.legend()

@@ -167,7 +167,11 @@ class LatentDiffusion(nn.Module):
 
     def __init__(self, config: LDMConfig | None = None, *, seed: int = 0, **overrides) -> None:
         super().__init__()
-        from diffusers import AutoencoderKL, DDIMScheduler, DDPMScheduler, UNet2DModel
+        import warnings
+
+        with warnings.catch_warnings():  # diffusers imports tqdm.auto, which warns in kernels without ipywidgets
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            from diffusers import AutoencoderKL, DDIMScheduler, DDPMScheduler, UNet2DModel
 
         cfg = config or LDMConfig()
         if not isinstance(cfg, LDMConfig):
