@@ -151,6 +151,10 @@ def test_auxiliary_parents_condition_the_model(ldm_aux, data):
     # abduction then prediction under the same (a, c) comes back close to the reconstruction
     back = ldm_aux.denoise(ldm_aux.invert(x, a, aux=d, t_star=30, steps=3), a, aux=d, t_star=30, steps=3)
     assert np.abs(back - ldm_aux.reconstruct(x)).mean() < 0.02
+    # compositional guidance on the parents changes the prediction; at 1 it is the plain guided model
+    stronger = ldm_aux.counterfactual(x, a, 1, aux=d, t_star=30, steps=3, guidance=2.0, aux_guidance=3.0)
+    assert np.abs(stronger - cf).max() > 0
+    np.testing.assert_array_equal(ldm_aux.counterfactual(x, a, 1, aux=d, t_star=30, steps=3, guidance=2.0, aux_guidance=1.0), cf)
     # sampling may leave the parents unspecified (their null labels)
     assert ldm_aux.sample([0, 2], steps=3, seed=0).shape == (2, 16, 16)
     assert ldm_aux.sample([0, 2], aux=d[:2], steps=3, seed=0).shape == (2, 16, 16)
@@ -179,6 +183,8 @@ def test_auxiliary_parents_bad_input(ldm_aux, ldm, data):
         ldm_aux.counterfactual(x, a, 1, aux=d + np.array([0, 2, 0]))
     with pytest.raises(ValueError, match="no auxiliary parents"):
         ldm.counterfactual(x, a, 1, aux=d)
+    with pytest.raises(ValueError, match="aux_guidance needs auxiliary parents"):
+        ldm.counterfactual(x, a, 1, aux_guidance=2.0)
     with pytest.raises(ValueError, match="aux_classes"):
         LDMConfig(aux_classes=(1,))
     with pytest.raises(ValueError, match="sample_weight"):

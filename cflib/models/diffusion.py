@@ -16,7 +16,9 @@ unveiling hidden biases through counterfactual analysis*, Section 3.2, Appendix 
   paper's CLDM conditions on ``A`` alone, so ``p(x | a)`` mixes the trace of ``A`` with everything
   associated with ``A``; swapping ``a`` then also pulls the diseases towards the new group's prevalence.
   With ``c`` in the condition, ``do(A = a')`` is generated from ``p(x | a', c)`` with the patient's own
-  ``c``. Each embedding has its own null entry: guidance contrasts ``(a', c)`` with ``(null, c)``;
+  ``c``. Each embedding has its own null entry: guidance contrasts ``(a', c)`` with ``(null, c)``, and an
+  optional second (compositional) guidance term ``aux_guidance`` contrasts ``(null, c)`` with
+  ``(null, null)`` to strengthen the parents the intervention holds fixed;
 * **sampling** with DDIM (diffusers' ``DDIMScheduler``);
 * **abduction** by deterministic DDIM inversion of the encoded image under its observed label up to a
   noise level ``t_star``, **action** by swapping the label and **prediction** by DDIM denoising under
@@ -599,16 +601,30 @@ class LatentDiffusion(nn.Module):
         return self.decode(self.encode(images))
 
     # ------------------------------------------------------------------ DDIM
-    def _eps(self, z: torch.Tensor, t: int, cond: torch.Tensor, guidance: float) -> torch.Tensor:
-        # Classifier-free guidance contrasts (a, c) with (null, c): it strengthens the attribute only.
+    def _eps(self, z: torch.Tensor, t: int, cond: torch.Tensor, guidance: float, aux_guidance: float = 1.0) -> torch.Tensor:
+        # Classifier-free guidance: eps(null, null) + aux_guidance [eps(null, c) - eps(null, null)]
+        #                           + guidance [eps(a, c) - eps(null, c)]
+        # The first difference strengthens the auxiliary parents, the second the attribute only.
         tt = torch.full((z.shape[0],), int(t), dtype=torch.long, device=z.device)
-        if guidance == 1.0:
+        if guidance == 1.0 and aux_guidance == 1.0:
             return self._unet(z, tt, cond)
-        null = cond.clone()
-        null[:, 0] = self.null_label
-        both = self._unet(torch.cat([z, z]), torch.cat([tt, tt]), torch.cat([cond, null]))
-        cond, unc = both.chunk(2)
-        return unc + guidance * (cond - unc)
+        null_a = cond.clone()
+        null_a[:, 0] = self.null_label
+        if aux_guidance == 1.0:
+            e_c, e_a = self._unet(torch.cat([z, z]), torch.cat([tt, tt]), torch.cat([cond, null_a])).chunk(2)
+            return e_a + guidance * (e_c - e_a)
+        null_all = null_a.clone()
+        null_all[:, 1:] = torch.tensor(self.config.aux_classes, dtype=torch.int64)
+        e_c, e_a, e_0 = self._unet(torch.cat([z, z, z]), torch.cat([tt, tt, tt]), torch.cat([cond, null_a, null_all])).chunk(3)
+        return e_0 + aux_guidance * (e_a - e_0) + guidance * (e_c - e_a)
+
+    def _check_aux_guidance(self, aux_guidance: float) -> float:
+        if not isinstance(aux_guidance, (int, float, np.floating)) or not np.isfinite(aux_guidance):
+            raise TypeError(f"aux_guidance must be a finite number, got {aux_guidance!r}")
+        if aux_guidance != 1.0 and not self.config.aux_classes:
+            raise ValueError("aux_guidance needs auxiliary parents to guide, but this model has none (LDMConfig.aux_classes is empty); "
+                             "leave it at 1")
+        return float(aux_guidance)
 
     def _grid(self, t_star: int, steps: int) -> list[int]:
         T = self.config.num_train_timesteps
@@ -656,7 +672,15 @@ class LatentDiffusion(nn.Module):
 
     @torch.no_grad()
     def denoise(
-        self, latents: np.ndarray, A: np.ndarray, *, aux: np.ndarray | None = None, t_star: int = 500, steps: int = 20, guidance: float = 1.0
+        self,
+        latents: np.ndarray,
+        A: np.ndarray,
+        *,
+        aux: np.ndarray | None = None,
+        t_star: int = 500,
+        steps: int = 20,
+        guidance: float = 1.0,
+        aux_guidance: float = 1.0,
     ) -> np.ndarray:
         """Prediction: DDIM-denoise latents at noise level ``t_star`` under labels ``A`` and decode.
 
@@ -673,7 +697,10 @@ class LatentDiffusion(nn.Module):
         steps : int
             DDIM steps.
         guidance : float
-            Classifier-free guidance scale (1: the conditional model alone).
+            Classifier-free guidance scale of the attribute (1: the conditional model alone).
+        aux_guidance : float
+            Guidance scale of the auxiliary parents (compositional classifier-free guidance; 1: none).
+            Only for models with auxiliary parents.
 
         Returns
         -------
@@ -683,12 +710,13 @@ class LatentDiffusion(nn.Module):
         self.eval()
         z = torch.as_tensor(np.asarray(latents, dtype=np.float32))
         cond = self._condition(self._labels(A, z.shape[0]), aux, required=True)
+        aux_guidance = self._check_aux_guidance(aux_guidance)
         grid = self._grid(t_star, steps)
         out = []
         for sl in self._batches(z.shape[0], 256):
             zb = z[sl].to(self.device)
             for i in range(len(grid) - 1, 0, -1):
-                eps = self._eps(zb, grid[i], cond[sl], guidance)
+                eps = self._eps(zb, grid[i], cond[sl], guidance, aux_guidance)
                 zb = self._ddim_move(zb, eps, grid[i], grid[i - 1] if i > 1 else -1)
             out.append(zb)
         x = self._decode_tensor(torch.cat(out))
@@ -704,6 +732,7 @@ class LatentDiffusion(nn.Module):
         t_star: int = 500,
         steps: int = 20,
         guidance: float = 1.0,
+        aux_guidance: float = 1.0,
         disentangler: nn.Module | None = None,
         abduction: str = "ddim",
         seed: int | None = 0,
@@ -722,7 +751,7 @@ class LatentDiffusion(nn.Module):
         aux : numpy.ndarray, optional
             ``(n, len(aux_classes))`` auxiliary parents of the images, held fixed under the intervention;
             required when the model has them.
-        t_star, steps, guidance
+        t_star, steps, guidance, aux_guidance
             As in :meth:`invert` and :meth:`denoise`.
         disentangler : torch.nn.Module, optional
             A fitted :class:`cflib.models.mine.MINEDisentangler`: its map :math:`\\phi` is applied to the
@@ -742,6 +771,7 @@ class LatentDiffusion(nn.Module):
         x = check_images(images, self.config.size)
         cond = self._condition(self._labels(A, x.shape[0]), aux, required=True)
         new = self._labels(a_new, x.shape[0], name="a_new")
+        self._check_aux_guidance(aux_guidance)
         if abduction == "ddim":
             zt = self._invert_latent(self.encode(x), cond, t_star, steps, disentangler)
         elif abduction == "forward":
@@ -754,7 +784,7 @@ class LatentDiffusion(nn.Module):
             zt = self.ddpm.add_noise(z0, noise, torch.full((z0.shape[0],), int(t_star))).numpy()
         else:
             raise ValueError(f"abduction must be 'ddim' or 'forward', got {abduction!r}")
-        return self.denoise(zt, new.numpy(), aux=aux, t_star=t_star, steps=steps, guidance=guidance)
+        return self.denoise(zt, new.numpy(), aux=aux, t_star=t_star, steps=steps, guidance=guidance, aux_guidance=aux_guidance)
 
     @torch.no_grad()
     def _invert_latent(self, z0: np.ndarray, cond: torch.Tensor, t_star: int, steps: int, disentangler) -> np.ndarray:
