@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from cflib.data.toy_cxr import toy_cxr
-from cflib.models.cnn_zoo import SmallCNN, train_zoo
+from cflib.experiments.invariance_test import train_zoo
+from cflib.models.cnn_zoo import SmallCNN
 from cflib.models.diffusion import LatentDiffusion, LDMConfig, fit_cached, fit_cldm_pair, independence_weights
 from cflib.models.mine import MINEDisentangler, dv_bound, estimate_mi
 
