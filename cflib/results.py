@@ -1,0 +1,313 @@
+"""The result types every estimate and test in cflib returns, in the spirit of ``scipy.stats``.
+
+Two kinds of answer come out of the book's methods, and they are kept apart:
+
+- an :class:`Estimate` is a number with its uncertainty (a standard error and a
+  :class:`ConfidenceInterval`) and *no* p-value: a Fréchet distance, a composition error, a
+  counterfactual effect;
+- a :class:`TestResult` is a hypothesis test: a statistic, a p-value, the null distribution where one
+  was simulated, and one decision rule, :meth:`TestResult.reject`.
+
+The chapter-specific result classes (``MMDTestResult``, ``CITResult``, ``EffectEstimates``, ...) carry
+more fields, but each either *is* one of these or exposes them, so a user meets one vocabulary:
+``statistic``, ``pvalue``, ``reject(alpha)``, ``estimate``, ``se``, ``ci.low``, ``ci.high``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ConfidenceInterval", "Estimate", "TestResult", "check_alpha", "check_level"]
+
+
+def check_alpha(alpha: Any, name: str = "alpha") -> float:
+    """Validate a significance level.
+
+    Parameters
+    ----------
+    alpha : float
+        The level to check.
+    name : str
+        The argument's name, for the error message.
+
+    Returns
+    -------
+    float
+        ``alpha`` as a float.
+
+    Raises
+    ------
+    TypeError
+        If ``alpha`` is not a real number (``bool`` included).
+    ValueError
+        If ``alpha`` is not strictly between 0 and 1.
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a float in (0, 1), got {type(alpha).__name__}")
+    a = float(alpha)
+    if not 0.0 < a < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {alpha!r}")
+    return a
+
+
+def check_level(level: Any, name: str = "level") -> float:
+    """Validate a confidence level (a probability strictly between 0 and 1).
+
+    Parameters
+    ----------
+    level : float
+        The level to check, e.g. ``0.95``.
+    name : str
+        The argument's name, for the error message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`check_alpha`.
+    """
+    return check_alpha(level, name)
+
+
+class ConfidenceInterval(NamedTuple):
+    """A confidence interval ``[low, high]``.
+
+    A named tuple, so ``low, high = result.ci`` keeps working where a plain pair was returned before.
+
+    Attributes
+    ----------
+    low, high : float
+        The bounds (``low <= high``, or both NaN when the interval is undefined).
+    """
+
+    low: float
+    high: float
+
+    def contains(self, value: float) -> bool:
+        """Whether ``value`` lies in the closed interval.
+
+        Parameters
+        ----------
+        value : float
+
+        Returns
+        -------
+        bool
+        """
+        return bool(self.low <= value <= self.high)
+
+    def excludes_zero(self) -> bool:
+        """Whether the interval lies strictly on one side of 0.
+
+        Returns
+        -------
+        bool
+        """
+        return bool(self.low > 0 or self.high < 0)
+
+    @property
+    def width(self) -> float:
+        """``high - low``."""
+        return float(self.high - self.low)
+
+    @classmethod
+    def of(cls, pair: Any) -> ConfidenceInterval:
+        """Build one from any ``(low, high)`` pair.
+
+        Parameters
+        ----------
+        pair : sequence of two floats, or ConfidenceInterval
+
+        Returns
+        -------
+        ConfidenceInterval
+
+        Raises
+        ------
+        ValueError
+            If ``pair`` does not have two elements or ``low > high``.
+        """
+        if isinstance(pair, cls):
+            return pair
+        vals = list(pair)
+        if len(vals) != 2:
+            raise ValueError(f"a confidence interval needs (low, high), got {pair!r}")
+        lo, hi = float(vals[0]), float(vals[1])
+        if lo > hi:
+            raise ValueError(f"a confidence interval needs low <= high, got ({lo}, {hi})")
+        return cls(lo, hi)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with its standard error and confidence interval (no p-value).
+
+    Attributes
+    ----------
+    estimate : float
+        The point estimate.
+    se : float
+        Its standard error (NaN when none was computed).
+    ci : ConfidenceInterval
+        The interval at ``level`` (both bounds NaN when none was computed).
+    level : float
+        Confidence level of ``ci``.
+    name : str
+        What is estimated, for tables.
+    method : str
+        How the uncertainty was obtained (``"bootstrap"``, ``"normal"``, ``"seeds"``, ...).
+    """
+
+    estimate: float
+    se: float = math.nan
+    ci: ConfidenceInterval = field(default=ConfidenceInterval(math.nan, math.nan))
+    level: float = 0.95
+    name: str = ""
+    method: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ci", ConfidenceInterval.of(self.ci))
+        object.__setattr__(self, "estimate", float(self.estimate))
+        object.__setattr__(self, "se", float(self.se))
+
+    @classmethod
+    def normal(cls, estimate: float, se: float, level: float = 0.95, **kwargs: Any) -> Estimate:
+        """An estimate with the normal-approximation interval ``estimate +- z se``.
+
+        Parameters
+        ----------
+        estimate, se : float
+            Point estimate and standard error (``se >= 0``).
+        level : float
+            Confidence level in (0, 1).
+        **kwargs
+            ``name`` and ``method``.
+
+        Returns
+        -------
+        Estimate
+        """
+        from scipy import stats
+
+        level = check_level(level)
+        if not se >= 0:
+            raise ValueError(f"se must be >= 0, got {se!r}")
+        z = float(stats.norm.ppf(0.5 + level / 2))
+        kwargs.setdefault("method", "normal")
+        return cls(estimate, se, ConfidenceInterval(estimate - z * se, estimate + z * se), level, **kwargs)
+
+    @classmethod
+    def from_draws(cls, estimate: float, draws: Any, level: float = 0.95, **kwargs: Any) -> Estimate:
+        """An estimate with the percentile interval and standard deviation of replicates.
+
+        Parameters
+        ----------
+        estimate : float
+            The point estimate on the full sample.
+        draws : array-like
+            Bootstrap (or seed) replicates; NaN replicates are dropped.
+        level : float
+            Confidence level in (0, 1).
+        **kwargs
+            ``name`` and ``method``.
+
+        Returns
+        -------
+        Estimate
+
+        Raises
+        ------
+        ValueError
+            If fewer than two finite replicates remain.
+        """
+        level = check_level(level)
+        d = np.asarray(draws, dtype=float).ravel()
+        d = d[np.isfinite(d)]
+        if d.size < 2:
+            raise ValueError(f"draws must hold at least 2 finite replicates, got {d.size}")
+        lo, hi = np.quantile(d, [(1 - level) / 2, (1 + level) / 2])
+        kwargs.setdefault("method", "bootstrap")
+        return cls(estimate, float(d.std(ddof=1)), ConfidenceInterval(float(lo), float(hi)), level, **kwargs)
+
+    def significant(self) -> bool:
+        """Whether the interval excludes 0.
+
+        Returns
+        -------
+        bool
+        """
+        return self.ci.excludes_zero()
+
+    def summary(self) -> pd.DataFrame:
+        """One row: estimate, se, ci_low, ci_high.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return pd.DataFrame(
+            {"estimate": [self.estimate], "se": [self.se], "ci_low": [self.ci.low], "ci_high": [self.ci.high]},
+            index=[self.name or "estimate"],
+        )
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """A hypothesis test's outcome: statistic, p-value, null distribution and one decision rule.
+
+    Attributes
+    ----------
+    statistic : float
+        The test statistic.
+    pvalue : float
+        The p-value in [0, 1].
+    null_distribution : numpy.ndarray or None
+        Simulated null statistics (permutations, bootstrap draws), when the test simulated one.
+    name : str
+        The test's name, for tables.
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    statistic: float
+    pvalue: float
+    null_distribution: np.ndarray | None = field(default=None, repr=False)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        p = float(self.pvalue)
+        if not (0.0 <= p <= 1.0):
+            raise ValueError(f"pvalue must be in [0, 1], got {self.pvalue!r}")
+        object.__setattr__(self, "pvalue", p)
+        object.__setattr__(self, "statistic", float(self.statistic))
+
+    def reject(self, alpha: float = 0.05) -> bool:
+        """Whether the test rejects at level ``alpha`` (``pvalue <= alpha``).
+
+        Parameters
+        ----------
+        alpha : float
+            Significance level in (0, 1).
+
+        Returns
+        -------
+        bool
+        """
+        return bool(self.pvalue <= check_alpha(alpha))
+
+    def summary(self) -> pd.DataFrame:
+        """One row: statistic and p-value.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return pd.DataFrame({"statistic": [self.statistic], "pvalue": [self.pvalue]}, index=[self.name or "test"])

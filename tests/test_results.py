@@ -1,0 +1,73 @@
+"""The shared result types (cflib.results): one reject rule, intervals, estimates."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from cflib.results import ConfidenceInterval, Estimate, TestResult, check_alpha
+
+
+def test_reject_is_pvalue_at_most_alpha():
+    r = TestResult(statistic=2.0, pvalue=0.05)
+    assert r.reject(0.05) and not r.reject(0.049)
+    assert TestResult(statistic=0.0, pvalue=1.0).reject(0.999) is False
+
+
+@pytest.mark.parametrize("alpha", [0, 1, -0.1, 1.5, math.nan])
+def test_reject_refuses_alpha_outside_the_unit_interval(alpha):
+    with pytest.raises(ValueError, match="alpha"):
+        TestResult(statistic=1.0, pvalue=0.5).reject(alpha)
+
+
+@pytest.mark.parametrize("alpha", ["0.05", None, True])
+def test_reject_refuses_non_numbers(alpha):
+    with pytest.raises(TypeError, match="alpha"):
+        check_alpha(alpha)
+
+
+@pytest.mark.parametrize("p", [-0.01, 1.01, math.nan])
+def test_pvalue_must_be_a_probability(p):
+    with pytest.raises(ValueError, match="pvalue"):
+        TestResult(statistic=1.0, pvalue=p)
+
+
+def test_interval_is_a_pair_and_named():
+    ci = ConfidenceInterval.of((0.1, 0.4))
+    lo, hi = ci
+    assert (lo, hi) == (ci.low, ci.high) == (0.1, 0.4)
+    assert ci.contains(0.4) and not ci.contains(0.41)
+    assert ci.excludes_zero() and not ConfidenceInterval(-1.0, 1.0).excludes_zero()
+    assert ci.width == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="low <= high"):
+        ConfidenceInterval.of((1.0, 0.0))
+    with pytest.raises(ValueError, match=r"\(low, high\)"):
+        ConfidenceInterval.of((1.0,))
+
+
+def test_normal_estimate_matches_the_closed_form():
+    e = Estimate.normal(1.0, 0.5, level=0.9, name="x")
+    z = stats.norm.ppf(0.95)
+    assert e.ci.low == pytest.approx(1.0 - z * 0.5) and e.ci.high == pytest.approx(1.0 + z * 0.5)
+    assert e.significant() and not Estimate.normal(0.1, 0.5).significant()
+    assert list(e.summary().columns) == ["estimate", "se", "ci_low", "ci_high"]
+    with pytest.raises(ValueError, match="se"):
+        Estimate.normal(1.0, -1.0)
+
+
+def test_bootstrap_estimate_covers_the_mean_at_its_level():
+    # percentile intervals of the mean of N(0, 1) samples cover 0 in about 95% of repetitions
+    rng = np.random.default_rng(0)
+    hits = 0
+    reps = 200
+    for _ in range(reps):
+        x = rng.standard_normal(100)
+        draws = [rng.choice(x, x.size).mean() for _ in range(200)]
+        hits += Estimate.from_draws(x.mean(), draws).ci.contains(0.0)
+    lo, hi = stats.binomtest(int(0.95 * reps), reps).proportion_ci(0.99)
+    assert lo - 0.03 <= hits / reps <= hi  # percentile intervals run slightly narrow at n = 100
+    with pytest.raises(ValueError, match="finite replicates"):
+        Estimate.from_draws(0.0, [1.0, math.nan])
