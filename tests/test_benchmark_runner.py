@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from cflib.bench import BenchmarkConfig, run_benchmark
+from cflib.experiments.counterfactual_benchmark import BenchmarkConfig, run_benchmark
 from cflib.data.morphosynth import make_morphosynth
 from cflib.metrics.benchmark_metrics import InterventionSampler, scm_effectiveness, score
 from cflib.scm import morpho_attributes

@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .data.morphosynth import MorphoSynth, encode_parents, make_morphosynth
-from .data.smileyfaces import SmileyFaces, make_smileyfaces
-from .metrics.benchmark_metrics import (
+from ..data.morphosynth import MorphoSynth, encode_parents, make_morphosynth
+from ..data.smileyfaces import SmileyFaces, make_smileyfaces
+from ..metrics.benchmark_metrics import (
     AntiCausalPredictor,
     InterventionSampler,
     embedding_l1,
@@ -35,11 +35,11 @@ from .metrics.benchmark_metrics import (
     scm_composition,
     scm_effectiveness,
 )
-from .metrics.minimality import counterfactual_latent_divergence, identity_cld
-from .metrics.realism import frechet_distance
-from .runtime import as_generator
-from .scm import morpho_attributes
-from .scm.deep import ClosedForm, DeepSCM, IdentityImage, OracleImage, RootMechanism
+from ..metrics.minimality import counterfactual_latent_divergence, identity_cld
+from ..metrics.realism import frechet_distance
+from ..runtime import as_generator
+from ..scm import morpho_attributes
+from ..scm.deep import ClosedForm, DeepSCM, IdentityImage, OracleImage, RootMechanism
 
 __all__ = [
     "MODELS", "BASELINES", "MODEL_LABELS", "BenchmarkConfig", "BenchmarkResult", "run_benchmark", "evaluate_scm",
@@ -267,7 +267,7 @@ def _obs(data: MorphoSynth | SmileyFaces, scale: float) -> dict[str, np.ndarray]
 def _attribute_mechanisms(cfg: BenchmarkConfig, train: Any, spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Learned attribute mechanisms (shared by all models) and the true ones (for the reference)."""
     if cfg.dataset == "morphosynth":
-        from .models.flows import ConditionalFlow1D
+        from ..models.flows import ConditionalFlow1D
 
         flow = ConditionalFlow1D(["t"], bounds=(64.0, 255.0), seed=cfg.seed).fit(
             train.i, {"t": train.t}, epochs=cfg.flow_epochs, seed=cfg.seed, device="cpu")
@@ -280,16 +280,16 @@ def _attribute_mechanisms(cfg: BenchmarkConfig, train: Any, spec: dict[str, Any]
 
 def _train_image_models(cfg: BenchmarkConfig, x: np.ndarray, pa: np.ndarray, spec: dict[str, Any],
                         predictors_ft: Mapping[str, AntiCausalPredictor] | None, timings: dict[str, float]) -> dict[str, Any]:
-    from .models.gan import ConditionalGAN
-    from .models.hvae import HierarchicalConditionalVAE
-    from .models.image_mechanisms import (
+    from ..models.gan import ConditionalGAN
+    from ..models.hvae import HierarchicalConditionalVAE
+    from ..models.image_mechanisms import (
         FIXED_SIGMA_VARIANCE,
         DeepImageMechanism,
         LearnedScaleVAE,
         counterfactual_finetune,
         finetune_encoder,
     )
-    from .models.vae import ConditionalVAE
+    from ..models.vae import ConditionalVAE
 
     shape = (spec["channels"], cfg.size, cfg.size)
     k = spec["pa_dim"]
@@ -349,7 +349,7 @@ def _cld_encoder(cfg: BenchmarkConfig, x: np.ndarray, spec: dict[str, Any]):
     """Unconditional VAE for the CLD: the project's VAE with a constant (uninformative) parent."""
     import torch
 
-    from .models.vae import ConditionalVAE
+    from ..models.vae import ConditionalVAE
 
     shape = (spec["channels"], cfg.size, cfg.size)
     vae = ConditionalVAE(shape, 1, latent_dim=cfg.latent_dim, likelihood="bernoulli", beta=1.0,
@@ -457,7 +457,7 @@ def with_temperature(result: BenchmarkResult, model: str, noise_temperature: flo
     -------
     DeepSCM
     """
-    from .models.image_mechanisms import DeepImageMechanism
+    from ..models.image_mechanisms import DeepImageMechanism
 
     mechs = result.extras["mechanisms"]
     if model not in mechs:
@@ -485,7 +485,7 @@ def composition_grid(result: BenchmarkResult, models: Sequence[str], units: Sequ
     -------
     numpy.ndarray of matplotlib.axes.Axes
     """
-    from .plotting import image_grid
+    from ..plotting import image_grid
 
     rows, labels = [], []
     for mdl in models:
@@ -504,7 +504,7 @@ def intervention_grid(result: BenchmarkResult, models: Sequence[str], unit: int 
     -------
     numpy.ndarray of matplotlib.axes.Axes
     """
-    from .plotting import image_grid
+    from ..plotting import image_grid
 
     parents = tuple(result.figures["do_values"])
     rows = [np.stack([result.figures["factual"][unit]] + [result.figures["true"][p][unit] for p in parents])]
@@ -598,7 +598,7 @@ def run_benchmark(config: BenchmarkConfig | Mapping[str, Any] | None = None, **o
     timings["predictors"] = time.perf_counter() - t0
     quality = []
     for p, pred in predictors.items():
-        from .metrics.benchmark_metrics import score as _score
+        from ..metrics.benchmark_metrics import score as _score
 
         s, _ = _score(pred.kind, getattr(test, p), pred.predict(obs["x"]))
         quality.append({"attribute": p, "metric": {"regression": "MAE", "multiclass": "accuracy", "binary": "F1"}[pred.kind], "real test images": s})
