@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..runtime import as_generator
-from .effects import make_learner
+from .effects import make_learner, thread_cap
 from .sfm import StandardFairnessModel, bn_effects
 
 __all__ = ["SequentialTransport", "transport_graph", "fair_predictor", "projection_predictor", "demean_by_group"]
@@ -176,9 +176,7 @@ class SequentialTransport:
         desc = self.graph.descendants(self.x)
         self.order_ = [v for v in self.graph.topological_order() if v in desc and v not in self.resolving]
         self.kinds_, self.models_, self.x0_values_ = {}, {}, {}
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1):
+        with thread_cap(1):
             for v in self.order_:
                 pa = list(self.graph.parents(v))
                 feats = data[pa].to_numpy(float)
@@ -234,9 +232,7 @@ class SequentialTransport:
         x1 = data[self.x].to_numpy() == 1
         if not x1.any():
             return out
-        from threadpoolctl import threadpool_limits
-
-        with threadpool_limits(limits=1):
+        with thread_cap(1):
             for v in self.order_:
                 pa, m = self.models_[v]
                 f_obs = data.loc[x1, pa].to_numpy(float)  # factual parents, X = x1
@@ -364,9 +360,7 @@ def fair_predictor(
     ad = SequentialTransport(parents, sfm.x, resolving=resolving, learner=transport_learner, seed=rng).fit_transform(data[cols])
     feats = ad[[sfm.x, *sfm.z, *sfm.w]].to_numpy(float)
     feats[:, 0] = data[sfm.x].to_numpy(float)  # X restored, as in the paper's script
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
+    with thread_cap(1):
         score = _crossfit_proba(feats, ad[sfm.y].to_numpy(float), learner, n_folds, rng)
     out = pd.DataFrame({"score": score}, index=data.index)
     for c in [*sfm.z, *sfm.w, sfm.y]:
@@ -421,9 +415,7 @@ def projection_predictor(
     fold = rng.permutation(np.arange(n) % n_folds)
     out = np.empty(n)
     seed_ = int(rng.integers(2**31 - 1))
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
+    with thread_cap(1):
         for k in range(n_folds):
             te = fold == k
             tr1 = (~te) & (arr.x == 1)

@@ -1,0 +1,36 @@
+"""The thread cap of the fairness estimators reaches scikit-learn's OpenMP runtime in a fresh process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cflib.fairness.effects import thread_cap
+
+_PROBE = """
+from threadpoolctl import threadpool_info
+from cflib.fairness.effects import thread_cap
+with thread_cap(1):
+    # nothing had loaded OpenMP before: the cap must load it and then limit it
+    omp = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "openmp"]
+print(omp)
+"""
+
+
+def test_thread_cap_limits_openmp_loaded_inside_it():
+    out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True,
+                         env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"})
+    counts = eval(out.stdout.strip().splitlines()[-1])  # a list of ints printed by the probe
+    assert counts, "scikit-learn's OpenMP runtime should be loaded and capped inside thread_cap"
+    assert all(c == 1 for c in counts), counts
+
+
+def test_thread_cap_rejects_bad_counts():
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="n_threads"), thread_cap(bad):
+            pass
+    with thread_cap(None):  # None leaves the defaults alone
+        pass
