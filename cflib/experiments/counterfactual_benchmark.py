@@ -26,7 +26,6 @@ import pandas as pd
 from ..data.morphosynth import MorphoSynth, encode_parents, make_morphosynth
 from ..data.smileyfaces import SmileyFaces, make_smileyfaces
 from ..metrics.benchmark_metrics import (
-    AntiCausalPredictor,
     InterventionSampler,
     embedding_l1,
     l1_pixel,
@@ -37,6 +36,7 @@ from ..metrics.benchmark_metrics import (
 )
 from ..metrics.minimality import counterfactual_latent_divergence, identity_cld
 from ..metrics.realism import frechet_distance
+from ..models.predictors import AntiCausalPredictor
 from ..runtime import as_generator
 from ..scm import morpho_attributes
 from ..scm.deep import ClosedForm, DeepSCM, IdentityImage, OracleImage, RootMechanism

@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -124,8 +123,23 @@ class ConditionalGAN(nn.Module):
             self.parent_range.check(t, name)
         return t
 
-    def _generate(self, x: torch.Tensor, pa: torch.Tensor, pa_star: torch.Tensor) -> torch.Tensor:
-        """Generator on the [-1, 1] scale."""
+    def generate(self, x: torch.Tensor, pa: torch.Tensor, pa_star: torch.Tensor) -> torch.Tensor:
+        """Generator ``G(x, pa, pa_star)`` (a training hook).
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            Images ``(n, C, H, W)`` in [0, 1] on the model's device.
+        pa : torch.Tensor
+            Observed parents ``(n, parent_dim)``.
+        pa_star : torch.Tensor
+            Intervened parents ``(n, parent_dim)``.
+
+        Returns
+        -------
+        torch.Tensor
+            Generated images on the [-1, 1] scale.
+        """
         u = torch.cat([self.encoder(2 * x - 1), pa], 1)
         return self._decode_code(u, pa_star)
 
@@ -229,7 +243,7 @@ class ConditionalGAN(nn.Module):
         parent_groups: Sequence[Sequence[int]] | None = None,
         steps: int | None = None,
         show_progress: bool | None = None,
-    ) -> "ConditionalGAN":
+    ) -> ConditionalGAN:
         """Alternate one critic and one generator step (non-saturating loss + composition penalty).
 
         Parameters
@@ -306,7 +320,7 @@ class ConditionalGAN(nn.Module):
             treal = tgt[torch.randint(len(tgt), (n,), generator=draw).to(dev)]
             # critic step
             with torch.no_grad():
-                fake = self._generate((xb + 1) / 2, pb, ps)
+                fake = self.generate((xb + 1) / 2, pb, ps)
             d_real = self._critic(x11[treal], pat[treal])
             d_fake = self._critic(fake, ps)
             loss_d = F.softplus(-d_real).mean() + F.softplus(d_fake).mean()
@@ -314,9 +328,9 @@ class ConditionalGAN(nn.Module):
             loss_d.backward()
             opt_d.step()
             # generator step: non-saturating loss + composition penalty (eq. 7)
-            fake = self._generate((xb + 1) / 2, pb, ps)
+            fake = self.generate((xb + 1) / 2, pb, ps)
             adv = F.softplus(-self._critic(fake, ps)).mean()
-            null = self._generate((xb + 1) / 2, pb, pb)
+            null = self.generate((xb + 1) / 2, pb, pb)
             comp = (xb - null).flatten(1).norm(dim=1).mean()
             loss_g = adv + self.composition_weight * comp
             opt_g.zero_grad(set_to_none=True)
@@ -335,7 +349,7 @@ class ConditionalGAN(nn.Module):
         return save_model(self, path, self._config, {"parent_range": None if self.parent_range is None else self.parent_range.state(), "history": self.history_})
 
     @classmethod
-    def load(cls, path: str | os.PathLike, device: str = "cpu") -> "ConditionalGAN":
+    def load(cls, path: str | os.PathLike, device: str = "cpu") -> ConditionalGAN:
         """Load a model written by :meth:`save` onto ``device``."""
         model, extra = load_model(cls, path, device)
         model.parent_range = ParentRange.from_state(extra.get("parent_range"))

@@ -187,20 +187,61 @@ class HierarchicalConditionalVAE(nn.Module):
     def _step(self, i: int, d: torch.Tensor, z: torch.Tensor, pa: torch.Tensor) -> torch.Tensor:
         return d + self.update[i](torch.cat([d, z, pa], 1))
 
-    def _mean(self, raw: torch.Tensor) -> torch.Tensor:
+    def mean(self, raw: torch.Tensor) -> torch.Tensor:
+        """Image mean in [0, 1] of the likelihood whose raw decoder output is ``raw``.
+
+        Parameters
+        ----------
+        raw : torch.Tensor
+            Decoder output ``(n, C, H, W)``.
+
+        Returns
+        -------
+        torch.Tensor
+            ``(n, C, H, W)`` in [0, 1].
+        """
         if self.likelihood == "bernoulli":
             return torch.sigmoid(raw)
         return ((raw + 1.0) / 2.0).clamp(0.0, 1.0)
 
-    def _log_likelihood(self, raw: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    def log_likelihood(self, raw: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """Per-image log-likelihood ``log p(x | raw)`` summed over pixels.
+
+        Parameters
+        ----------
+        raw : torch.Tensor
+            Decoder output ``(n, C, H, W)``.
+        x : torch.Tensor
+            Images ``(n, C, H, W)`` in [0, 1].
+
+        Returns
+        -------
+        torch.Tensor
+            ``(n,)``.
+        """
         if self.likelihood == "bernoulli":
             ll = -F.binary_cross_entropy_with_logits(raw, x, reduction="none")
         else:
             ll = -0.5 * ((2.0 * x - 1.0 - raw) ** 2 / self.normal_variance + math.log(2 * math.pi * self.normal_variance))
         return ll.flatten(1).sum(1)
 
-    def _infer(self, x: torch.Tensor, pa: torch.Tensor, eps: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Posterior pass: latents (n, L, d), KL per level (n, L), final state."""
+    def infer(self, x: torch.Tensor, pa: torch.Tensor, eps: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Posterior pass through every level (a training and fine-tuning hook).
+
+        Parameters
+        ----------
+        x : torch.Tensor
+            Images ``(n, C, H, W)`` in [0, 1] on the model's device.
+        pa : torch.Tensor
+            Parents ``(n, parent_dim)``.
+        eps : torch.Tensor or None
+            Reparameterisation noise ``(n, levels, latent_dim)``; ``None`` draws it from torch's generator.
+
+        Returns
+        -------
+        tuple of torch.Tensor
+            Latents ``(n, levels, latent_dim)``, KL per level ``(n, levels)`` and the final decoder state.
+        """
         h = self.encoder(x)
         d = self.d0.expand(len(x), -1)
         zs, kls = [], []
@@ -214,7 +255,29 @@ class HierarchicalConditionalVAE(nn.Module):
             d = self._step(i, d, z, pa)
         return torch.stack(zs, 1), torch.stack(kls, 1), d
 
-    def _generate(self, pa: torch.Tensor, z_fixed: torch.Tensor | None, k: int, temperature: float, eps: torch.Tensor | None, n: int) -> torch.Tensor:
+    def generate(self, pa: torch.Tensor, z_fixed: torch.Tensor | None, k: int, temperature: float, eps: torch.Tensor | None, n: int) -> torch.Tensor:
+        """Top-down pass: the first ``k`` levels from ``z_fixed``, the rest from the prior.
+
+        Parameters
+        ----------
+        pa : torch.Tensor
+            Parents ``(n, parent_dim)`` the image is generated under.
+        z_fixed : torch.Tensor or None
+            Latents ``(n, levels, latent_dim)`` (only the first ``k`` are read); ``None`` when ``k == 0``.
+        k : int
+            Number of abducted levels kept.
+        temperature : float
+            Scale of the prior noise at the remaining levels.
+        eps : torch.Tensor or None
+            Prior noise ``(n, levels, latent_dim)``; ``None`` draws it from torch's generator.
+        n : int
+            Number of images.
+
+        Returns
+        -------
+        torch.Tensor
+            Raw decoder output ``(n, C, H, W)``; :meth:`mean` maps it to an image.
+        """
         d = self.d0.expand(n, -1)
         for i in range(self.levels):
             if i < k:
@@ -262,9 +325,9 @@ class HierarchicalConditionalVAE(nn.Module):
             sl = slice(s, s + _CHUNK)
             if e is None:
                 # posterior means: run the pass with zero noise
-                zs, _, _ = self._infer(xt[sl], pat[sl], torch.zeros(len(xt[sl]), self.levels, self.latent_dim, device=self.device))
+                zs, _, _ = self.infer(xt[sl], pat[sl], torch.zeros(len(xt[sl]), self.levels, self.latent_dim, device=self.device))
             else:
-                zs, _, _ = self._infer(xt[sl], pat[sl], e[sl])
+                zs, _, _ = self.infer(xt[sl], pat[sl], e[sl])
             out.append(zs)
         return like_input(torch.cat(out), x)
 
@@ -317,8 +380,8 @@ class HierarchicalConditionalVAE(nn.Module):
         out = []
         for s in range(0, len(zt), _CHUNK):
             sl = slice(s, s + _CHUNK)
-            raw = self._generate(pat[sl], zt[sl], k, float(temperature), None if e is None else e[sl], len(zt[sl]))
-            out.append(self._mean(raw))
+            raw = self.generate(pat[sl], zt[sl], k, float(temperature), None if e is None else e[sl], len(zt[sl]))
+            out.append(self.mean(raw))
         return like_input(torch.cat(out), z)
 
     @torch.no_grad()
@@ -411,10 +474,10 @@ class HierarchicalConditionalVAE(nn.Module):
         xt = check_images(x, self.image_shape, "x", self.device)
         pat = self._parents(pa, len(xt), "pa", False)
         e = self._eps(None, len(xt), seed)
-        zs, kls, d = self._infer(xt, pat, e)
+        zs, kls, d = self.infer(xt, pat, e)
         if per_level:
             return kls.cpu().numpy()
-        ll = self._log_likelihood(self.decoder(torch.cat([d, pat], 1)), xt)
+        ll = self.log_likelihood(self.decoder(torch.cat([d, pat], 1)), xt)
         return (ll - kls.sum(1)).cpu().numpy()
 
     # -- training -----------------------------------------------------------------------------------
@@ -432,7 +495,7 @@ class HierarchicalConditionalVAE(nn.Module):
         indices: Any | None = None,
         steps: int | None = None,
         show_progress: bool | None = None,
-    ) -> "HierarchicalConditionalVAE":
+    ) -> HierarchicalConditionalVAE:
         """Maximise the β-ELBO (sum of the level KLs weighted by β) with AdamW.
 
         Parameters
@@ -477,8 +540,8 @@ class HierarchicalConditionalVAE(nn.Module):
 
         def step(b: torch.Tensor) -> dict[str, float]:
             xb, pb = xt[b], pat[b]
-            _, kls, d = self._infer(xb, pb, None)
-            ll = self._log_likelihood(self.decoder(torch.cat([d, pb], 1)), xb)
+            _, kls, d = self.infer(xb, pb, None)
+            ll = self.log_likelihood(self.decoder(torch.cat([d, pb], 1)), xb)
             kl = kls.sum(1)
             loss = (self.beta * kl - ll).mean()
             opt.zero_grad(set_to_none=True)
@@ -496,7 +559,7 @@ class HierarchicalConditionalVAE(nn.Module):
         return save_model(self, path, self._config, {"parent_range": None if self.parent_range is None else self.parent_range.state(), "history": self.history_})
 
     @classmethod
-    def load(cls, path: str | os.PathLike, device: str = "cpu") -> "HierarchicalConditionalVAE":
+    def load(cls, path: str | os.PathLike, device: str = "cpu") -> HierarchicalConditionalVAE:
         """Load a model written by :meth:`save` onto ``device``."""
         model, extra = load_model(cls, path, device)
         model.parent_range = ParentRange.from_state(extra.get("parent_range"))

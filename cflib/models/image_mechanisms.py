@@ -91,11 +91,13 @@ class LearnedScaleVAE(ConditionalVAE):
         c = self.image_shape[0]
         return raw[:, :c], raw[:, c:].clamp(min=self.min_log_scale, max=1.0)
 
-    def _mean(self, raw: torch.Tensor) -> torch.Tensor:
+    def mean(self, raw: torch.Tensor) -> torch.Tensor:
+        """Image mean in [0, 1] (the location channels of ``raw``); see :meth:`ConditionalVAE.mean`."""
         loc, _ = self._split_raw(raw)
         return ((loc + 1.0) / 2.0).clamp(0.0, 1.0)
 
-    def _log_likelihood(self, raw: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    def log_likelihood(self, raw: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """Gaussian log-likelihood with the learned per-pixel scale; see :meth:`ConditionalVAE.log_likelihood`."""
         loc, log_s = self._split_raw(raw)
         z = (2.0 * x - 1.0 - loc) * torch.exp(-log_s)
         ll = -0.5 * z * z - log_s - 0.5 * math.log(2 * math.pi)
@@ -283,12 +285,12 @@ class DeepImageMechanism:
 # ----------------------------------------------------------------------------------------------
 def _hvae_nelbo_and_cf(model: HierarchicalConditionalVAE, x: torch.Tensor, pa: torch.Tensor, pa_star: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Negative ELBO per pixel and counterfactual images, differentiable (uses the model's internals)."""
-    z, kl, d = model._infer(x, pa, None)
+    z, kl, d = model.infer(x, pa, None)
     raw = model.decoder(torch.cat([d, pa], 1))
-    ll = model._log_likelihood(raw, x)
+    ll = model.log_likelihood(raw, x)
     n_pix = float(np.prod(model.image_shape))
     nelbo = ((model.beta * kl.sum(1) - ll) / n_pix).mean()
-    x_star = model._mean(model._generate(pa_star, z, model.levels, 1.0, None, len(x)))
+    x_star = model.mean(model.generate(pa_star, z, model.levels, 1.0, None, len(x)))
     return nelbo, x_star
 
 
@@ -461,7 +463,7 @@ def finetune_encoder(
     gan.train()
     for _ in range(int(steps)):
         b = torch.randint(len(xt), (batch_size,), generator=gen).to(dev)
-        rec = gan._generate(xt[b], pat[b], pat[b])
+        rec = gan.generate(xt[b], pat[b], pat[b])
         loss = (rec - (2 * xt[b] - 1)).abs().mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
