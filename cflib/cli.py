@@ -32,7 +32,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import run_sweep
 
-    result = run_sweep(args.file, scheduler=args.scheduler, workers=args.workers, output=args.output, force=args.force)
+    result = run_sweep(args.file, scheduler=args.scheduler, workers=args.workers, output=args.output, force=args.force,
+                       shard=args.shard)
+    print(f"{result.table_path}: {len(result.table)} rows, {result.n_failed} failed point(s)")
+    return 1 if result.n_failed else 0
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from .sweep import merge_shards
+
+    result = merge_shards(args.file, args.inputs, output=args.output)
     print(f"{result.table_path}: {len(result.table)} rows, {result.n_failed} failed point(s)")
     return 1 if result.n_failed else 0
 
@@ -89,7 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--workers", type=int, default=None, help="workers of the embedded LocalCluster")
     s.add_argument("--output", type=Path, default=None, help="output folder (default _build/sweeps/<name>)")
     s.add_argument("--force", action="store_true", help="re-run completed points")
+    s.add_argument("--shard", default=None, metavar="K/N",
+                   help="run only the K-th of N slices of the grid (combine the tables with `cflib merge`)")
     s.set_defaults(func=_cmd_sweep)
+
+    m = sub.add_parser("merge", help="combine the shard tables of a sweep run with --shard K/N")
+    m.add_argument("file", type=Path, help="the sweep definition the shards ran")
+    m.add_argument("inputs", nargs="+", type=Path, help="shard tables or folders holding them (searched recursively)")
+    m.add_argument("--output", type=Path, default=None, help="output folder (default _build/sweeps/<name>)")
+    m.set_defaults(func=_cmd_merge)
 
     b = sub.add_parser("book", help="execute the notebooks (cached) and build the HTML book")
     b.add_argument("--scale", choices=("smoke", "book", "full"), default="book")

@@ -15,6 +15,11 @@ of every point is kept and a completed point (same notebook, parameters and ``cf
 skipped on re-run: a crash loses nothing. A failing point records its error and the others go on.
 The results table (one row per point: parameters, collected values, status, error, seconds) is
 rewritten atomically after every point as Parquet and CSV.
+
+A large grid can be split across machines (a CI matrix, a cluster's job array): ``shard=(k, n)`` runs
+points ``k - 1, k - 1 + n, ...`` only and writes ``results.shard-k-of-n.{parquet,csv}``;
+:func:`merge_shards` then checks that the shard tables cover every point of the grid exactly once
+and writes the full ``results.{parquet,csv}``.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import yaml
 
 from .paths import build_dir, repo_root
 
-__all__ = ["SweepSpec", "SweepResult", "load_sweep", "sweep_points", "run_sweep"]
+__all__ = ["SweepSpec", "SweepResult", "load_sweep", "sweep_points", "parse_shard", "run_sweep", "merge_shards"]
 
 _KEYS = {"notebook", "grid", "collect", "scale", "workers", "name", "description"}
 
@@ -166,6 +171,43 @@ def sweep_points(spec: SweepSpec) -> list[dict[str, Any]]:
     return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(spec.grid[k] for k in keys))]
 
 
+def parse_shard(text: str | tuple[int, int] | None) -> tuple[int, int] | None:
+    """Read a shard given as ``"K/N"`` (1 <= K <= N) or ``(K, N)``.
+
+    Parameters
+    ----------
+    text : str, tuple of int, or None
+        ``None`` means the whole grid.
+
+    Returns
+    -------
+    tuple of int or None
+        ``(K, N)``.
+
+    Raises
+    ------
+    ValueError
+        When it is not of the form ``K/N`` with whole numbers ``1 <= K <= N``.
+    """
+    if text is None:
+        return None
+    if isinstance(text, tuple):
+        parts = text
+    else:
+        parts = tuple(str(text).split("/"))
+    try:
+        k, n = (int(v) for v in parts)
+    except (TypeError, ValueError):
+        raise ValueError(f"shard must be K/N with whole numbers 1 <= K <= N (e.g. 2/4), got {text!r}") from None
+    if len(parts) != 2 or not 1 <= k <= n:
+        raise ValueError(f"shard must be K/N with whole numbers 1 <= K <= N (e.g. 2/4), got {text!r}")
+    return k, n
+
+
+def _table_stem(shard: tuple[int, int] | None) -> str:
+    return "results" if shard is None else f"results.shard-{shard[0]}-of-{shard[1]}"
+
+
 def _point_id(params: Mapping[str, Any]) -> str:
     text = json.dumps(params, sort_keys=True, default=str)
     readable = "_".join(f"{k}={v}" for k, v in params.items())
@@ -214,10 +256,10 @@ def _cached_row(spec: SweepSpec, params: dict, out: Path) -> dict | None:
     return {**params, **values, "status": "cached", "error": "", "seconds": stamp.get("seconds", 0.0)}
 
 
-def _write_table(rows: list[dict], columns: list[str], out_dir: Path) -> Path:
+def _write_table(rows: list[dict], columns: list[str], out_dir: Path, stem: str = "results") -> Path:
     df = pd.DataFrame(rows, columns=columns)
-    parquet = out_dir / "results.parquet"
-    for path, writer in ((parquet, df.to_parquet), (out_dir / "results.csv", df.to_csv)):
+    parquet = out_dir / f"{stem}.parquet"
+    for path, writer in ((parquet, df.to_parquet), (out_dir / f"{stem}.csv", df.to_csv)):
         tmp = path.with_name(f".{path.name}.tmp")
         writer(tmp, index=False)
         os.replace(tmp, path)
@@ -233,6 +275,7 @@ def run_sweep(
     force: bool = False,
     grid: Mapping[str, list] | None = None,
     progress: bool = True,
+    shard: str | tuple[int, int] | None = None,
 ) -> SweepResult:
     """Run a sweep on Dask: an embedded ``LocalCluster`` or an existing scheduler.
 
@@ -253,6 +296,9 @@ def run_sweep(
         Replace the file's grid.
     progress : bool
         Show a progress bar.
+    shard : str or tuple of int, optional
+        ``"K/N"``: run only the K-th of N interleaved slices of the grid and write
+        ``results.shard-K-of-N.{parquet,csv}`` (combine them with :func:`merge_shards`).
 
     Returns
     -------
@@ -262,11 +308,14 @@ def run_sweep(
     from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
 
     spec = load_sweep(path, grid)
+    shard = parse_shard(shard)
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     out_dir = Path(output) if output is not None else build_dir() / "sweeps" / spec.name
     out_dir.mkdir(parents=True, exist_ok=True)
     points = sweep_points(spec)
+    if shard is not None:
+        points = points[shard[0] - 1 :: shard[1]]
     columns = [*spec.grid, *spec.collect, "status", "error", "seconds"]
     rows: dict[int, dict] = {}
     todo: list[int] = []
@@ -279,7 +328,7 @@ def run_sweep(
     n_cached = len(rows)
 
     def table() -> Path:
-        return _write_table([rows[i] for i in sorted(rows)], columns, out_dir)
+        return _write_table([rows[i] for i in sorted(rows)], columns, out_dir, _table_stem(shard))
 
     table_path = table()
     if todo:
@@ -298,9 +347,12 @@ def run_sweep(
             }
             bar = tqdm(total=len(points), initial=n_cached, desc=spec.name, disable=not progress)
             for fut in as_completed(futures):
-                rows[futures[fut]] = fut.result()
+                row = rows[futures[fut]] = fut.result()
                 table_path = table()
                 bar.update(1)
+                if row["status"] == "failed" and progress:  # the reason belongs in the terminal too
+                    point = ", ".join(f"{k}={row[k]}" for k in spec.grid)
+                    bar.write(f"{spec.name}: point {point} failed: {row['error']}")
             bar.close()
         finally:
             client.close()
@@ -309,3 +361,90 @@ def run_sweep(
     df = pd.read_parquet(table_path)
     n_failed = int((df["status"] == "failed").sum())
     return SweepResult(df, table_path, out_dir, len(todo), n_cached, n_failed)
+
+
+def merge_shards(
+    path: str | os.PathLike,
+    inputs: list[str | os.PathLike],
+    *,
+    output: str | os.PathLike | None = None,
+    grid: Mapping[str, list] | None = None,
+) -> SweepResult:
+    """Combine the shard tables of a sweep into its full results table.
+
+    Parameters
+    ----------
+    path : path-like
+        The sweep file the shards ran.
+    inputs : list of path-like
+        Shard tables (``results.shard-K-of-N.parquet``) or folders searched recursively for them (the
+        artifacts of a CI matrix, downloaded side by side).
+    output : path-like, optional
+        Where ``results.{parquet,csv}`` go (default ``_build/sweeps/<name>``).
+    grid : mapping, optional
+        The grid the shards ran, when it replaced the file's.
+
+    Returns
+    -------
+    SweepResult
+        ``n_executed`` counts the merged rows; ``n_cached`` is 0.
+
+    Raises
+    ------
+    FileNotFoundError
+        An input path does not exist, or no shard table was found.
+    ValueError
+        The tables disagree on their number of shards, a shard is missing or given twice, a point is
+        missing or duplicated, or a row is not a point of the grid.
+    """
+    spec = load_sweep(path, grid)
+    files: list[Path] = []
+    for item in inputs:
+        p = Path(item)
+        if not p.exists():
+            raise FileNotFoundError(f"shard input {p} does not exist")
+        files += sorted(p.rglob("results.shard-*-of-*.parquet")) if p.is_dir() else [p]
+    if not files:
+        raise FileNotFoundError(f"no results.shard-K-of-N.parquet found under {', '.join(map(str, inputs))}")
+    shards: dict[tuple[int, int], Path] = {}
+    for f in files:
+        try:
+            k, n = (int(v) for v in f.name.removeprefix("results.shard-").removesuffix(".parquet").split("-of-"))
+        except ValueError:
+            raise ValueError(f"{f}: not a shard table (expected results.shard-K-of-N.parquet)") from None
+        if (k, n) in shards:
+            raise ValueError(f"shard {k}/{n} given twice: {shards[(k, n)]} and {f}")
+        shards[(k, n)] = f
+    counts = {n for _, n in shards}
+    if len(counts) != 1:
+        raise ValueError(f"the shard tables come from different splits: {sorted(shards)}")
+    n = counts.pop()
+    missing = sorted(set(range(1, n + 1)) - {k for k, _ in shards})
+    if missing:
+        raise ValueError(f"shard(s) {', '.join(f'{k}/{n}' for k in missing)} missing: run them or pass their tables")
+    table = pd.concat([pd.read_parquet(shards[key]) for key in sorted(shards)], ignore_index=True)
+    want = {_point_id(p): i for i, p in enumerate(sweep_points(spec))}
+    try:
+        ids = [_point_id({k: _plain(r[k]) for k in spec.grid}) for _, r in table.iterrows()]
+    except KeyError as exc:
+        raise ValueError(f"the shard tables have no column {exc}: were they made from {path}?") from None
+    unknown = [i for i in ids if i not in want]
+    if unknown:
+        raise ValueError(f"{len(unknown)} row(s) are not points of the grid in {path} (first: {unknown[0]})")
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise ValueError(f"point(s) present in more than one shard: {', '.join(dupes[:3])}")
+    absent = sorted(set(want) - set(ids))
+    if absent:
+        raise ValueError(f"{len(absent)} point(s) of the grid are in no shard table (first: {absent[0]})")
+    table = table.assign(_o=[want[i] for i in ids]).sort_values("_o").drop(columns="_o").reset_index(drop=True)
+    out_dir = Path(output) if output is not None else build_dir() / "sweeps" / spec.name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table_path = _write_table(table.to_dict("records"), list(table.columns), out_dir)
+    n_failed = int((table["status"] == "failed").sum())
+    return SweepResult(table, table_path, out_dir, len(table), 0, n_failed)
+
+
+def _plain(value: Any) -> Any:
+    """A table cell as the plain Python value the grid holds (numpy scalars come back from Parquet)."""
+    return value.tolist() if hasattr(value, "tolist") else value

@@ -103,3 +103,43 @@ def test_points_are_the_cartesian_product(fake_repo):
     spec = load_sweep(_sweep_file(fake_repo, "  x: [1, 2]\n  seed: [0, 1, 2]\n"))
     pts = sweep_points(spec)
     assert len(pts) == 6 and {json.dumps(p, sort_keys=True) for p in pts}.__len__() == 6
+
+
+def test_shards_cover_the_grid_and_merge_into_the_full_table(fake_repo):
+    """Split a 3x2 grid into 2 shards on the embedded Dask cluster and merge them back in grid order."""
+    f = _sweep_file(fake_repo, "  x: [1, 2, 3]\n  seed: [0, 1]\n")
+    env = {**os.environ, "CFLIB_ROOT": str(fake_repo)}
+    outs = []
+    for k in (1, 2):  # as two CI jobs would, each into its own folder (its artifact)
+        out = fake_repo / "artifacts" / f"shard-{k}"
+        res = run_sweep(f, output=out, shard=f"{k}/2", workers=1, progress=False)
+        assert len(res.table) == 3 and res.n_failed == 0
+        assert (out / f"results.shard-{k}-of-2.csv").exists() and not (out / "results.parquet").exists()
+        outs.append(out)
+    cli = subprocess.run([sys.executable, "-m", "cflib.cli", "merge", f, str(fake_repo / "artifacts"),
+                          "--output", str(fake_repo / "merged")], env=env, capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    merged = pd.read_parquet(fake_repo / "merged" / "results.parquet")
+    assert [(r.x, r.seed) for r in merged.itertuples()] == [(x, s) for x in (1, 2, 3) for s in (0, 1)]
+    assert list(merged["square"]) == [x * x for x in merged["x"]]
+
+
+def test_merge_refuses_incomplete_or_overlapping_shards(fake_repo):
+    from cflib.sweep import merge_shards, parse_shard
+
+    f = _sweep_file(fake_repo, "  x: [1, 2, 3]\n")
+    a = run_sweep(f, output=fake_repo / "a", shard="1/2", workers=1, progress=False).output_dir
+    with pytest.raises(ValueError, match="shard\\(s\\) 2/2 missing"):
+        merge_shards(f, [a])
+    b = run_sweep(f, output=fake_repo / "b", shard="1/2", workers=1, progress=False).output_dir
+    with pytest.raises(ValueError, match="given twice"):
+        merge_shards(f, [a / "results.shard-1-of-2.parquet", b / "results.shard-1-of-2.parquet"])
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        merge_shards(f, [fake_repo / "nowhere"])
+    for bad in ("0/2", "3/2", "1", "a/b", "1/2/3"):
+        with pytest.raises(ValueError, match="K/N"):
+            parse_shard(bad)
+    env = {**os.environ, "CFLIB_ROOT": str(fake_repo)}
+    res = subprocess.run([sys.executable, "-m", "cflib.cli", "sweep", f, "--shard", "5/2"], env=env,
+                         capture_output=True, text=True)
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and "K/N" in res.stderr
