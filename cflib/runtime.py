@@ -1,15 +1,44 @@
-"""Runtime helpers: device selection, seeding and the environment report every notebook ends with."""
+"""Runtime helpers: device selection, seeding, progress bars, the environment report every notebook ends
+with, and the cache of trained models (:func:`fit_cached`) keyed on what changes their weights."""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import functools
+import hashlib
+import importlib
+import importlib.util
+import inspect
 import os
 import platform
 import random
+import sys
+from collections.abc import Callable, Sequence
 from importlib import metadata
+from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["get_device", "seed_everything", "current_scale", "environment_report", "as_generator", "progress"]
+__all__ = [
+    "get_device",
+    "seed_everything",
+    "current_scale",
+    "environment_report",
+    "as_generator",
+    "progress",
+    "fingerprint",
+    "code_fingerprint",
+    "fit_cached",
+]
+
+try:
+    import fcntl
+except ImportError:  # Windows: no lock, two processes may both train a missing model
+    fcntl = None
+
+T = TypeVar("T")
 
 _DEVICE_CHOICES = ("auto", "cpu", "cuda")
 
@@ -169,3 +198,251 @@ def progress(iterable=None, *, total: int | None = None, desc: str | None = None
     if disable is None:
         disable = current_scale() != "interactive"
     return tqdm(iterable, total=total, desc=desc, disable=disable, leave=False)
+
+
+def _feed(h: Any, obj: Any) -> None:
+    # Canonical, type-tagged serialisation: equal keys hash equal, different types never collide.
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        h.update(f"{type(obj).__name__}:{obj!r};".encode())
+    elif isinstance(obj, bytes):
+        h.update(b"bytes:%d;" % len(obj) + obj)
+    elif isinstance(obj, os.PathLike):
+        _feed(h, os.fspath(obj))
+    elif isinstance(obj, np.generic):
+        _feed(h, obj.item())
+    elif hasattr(obj, "detach") and hasattr(obj, "cpu"):  # a torch tensor, without importing torch here
+        _feed(h, obj.detach().cpu().numpy())
+    elif isinstance(obj, np.ndarray):
+        if obj.dtype == object:
+            raise TypeError("fingerprint: object arrays cannot be hashed; convert them to a numeric or string dtype")
+        h.update(f"ndarray:{obj.dtype.str}:{obj.shape};".encode())
+        h.update(np.ascontiguousarray(obj).tobytes())
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        _feed(h, {"__dataclass__": type(obj).__qualname__, **{f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}})
+    elif isinstance(obj, dict):
+        h.update(f"dict:{len(obj)};".encode())
+        for k in sorted(obj, key=repr):
+            _feed(h, k)
+            _feed(h, obj[k])
+    elif isinstance(obj, (list, tuple)):
+        h.update(f"{type(obj).__name__}:{len(obj)};".encode())
+        for v in obj:
+            _feed(h, v)
+    else:
+        raise TypeError(
+            f"fingerprint cannot hash a {type(obj).__name__}; pass arrays, tensors, numbers, strings, "
+            "dataclasses, or dicts/lists/tuples of them"
+        )
+
+
+def fingerprint(obj: Any) -> str:
+    """SHA-256 of a nested structure of arrays, tensors, numbers, strings, dataclasses, dicts and sequences.
+
+    Arrays hash by dtype, shape and bytes; dict keys are sorted, so the insertion order does not matter.
+
+    Parameters
+    ----------
+    obj : object
+        What to hash.
+
+    Returns
+    -------
+    str
+        The hex digest.
+
+    Raises
+    ------
+    TypeError
+        If ``obj`` holds something without a canonical serialisation (an arbitrary object).
+    """
+    h = hashlib.sha256()
+    _feed(h, obj)
+    return h.hexdigest()
+
+
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+@functools.lru_cache(maxsize=64)
+def _module_index(module: str, mtime: float) -> tuple[dict[str, list[str]], dict[str, list[set[str]]], dict[str, tuple[str, str | None]], str]:
+    # For one module: each top-level name -> dumps of its definitions (docstrings stripped, no line
+    # numbers, so comments, formatting and docs do not count), the names those definitions use, and
+    # every import in the module (name -> (module, attribute)); plus the dump of the whole module.
+    mod = sys.modules[module]
+    tree = _strip_docstrings(ast.parse(inspect.getsource(mod)))
+    package = mod.__package__ or module.rpartition(".")[0]
+    defs: dict[str, list[str]] = {}
+    uses: dict[str, list[set[str]]] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for tgt in targets for t in ast.walk(tgt) if isinstance(t, ast.Name)]
+        else:
+            continue
+        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+        for name in names:
+            defs.setdefault(name, []).append(ast.dump(node))
+            uses.setdefault(name, []).append(used)
+    imports: dict[str, tuple[str, str | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            source = importlib.util.resolve_name("." * node.level + (node.module or ""), package) if node.level else node.module
+            for alias in node.names:
+                imports[alias.asname or alias.name] = (source, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                imports[alias.asname or alias.name.partition(".")[0]] = (alias.name if alias.asname else alias.name.partition(".")[0], None)
+    return defs, uses, imports, ast.dump(tree)
+
+
+def _index(module: str) -> tuple[dict[str, list[str]], dict[str, list[set[str]]], dict[str, tuple[str, str | None]], str]:
+    if module not in sys.modules:
+        importlib.import_module(module)
+    path = inspect.getsourcefile(sys.modules[module])
+    return _module_index(module, os.path.getmtime(path) if path else 0.0)
+
+
+def _version(package: str) -> str:
+    mod = sys.modules.get(package)
+    version = getattr(mod, "__version__", None)
+    if version is None:
+        try:
+            version = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            version = "unknown"
+    return str(version)
+
+
+def code_fingerprint(*objects: Any) -> str:
+    """SHA-256 of the code of functions and classes and of everything in ``cflib`` they use, without docs.
+
+    Starting from each object's top-level definition, follows the names it uses to the module-level
+    functions, classes and constants of ``cflib`` (in its own module or imported from another, also
+    inside function bodies), and hashes their syntax trees with docstrings removed: editing a docstring, a
+    comment or the layout does not change the digest; editing code that runs does. Third-party packages
+    the code imports enter through their version.
+
+    Parameters
+    ----------
+    *objects : function or class
+        Entry points of the code, e.g. the model class whose ``fit`` trains it.
+
+    Returns
+    -------
+    str
+        The hex digest.
+
+    Raises
+    ------
+    TypeError
+        If an object is not a function or class defined in an importable module.
+    """
+    todo: list[tuple[str, str | None]] = []
+    for obj in objects:
+        if not (inspect.isclass(obj) or inspect.isfunction(obj)) or obj.__module__ not in sys.modules:
+            raise TypeError(f"code_fingerprint takes functions and classes of importable modules, got {obj!r}")
+        todo.append((obj.__module__, obj.__qualname__.partition(".")[0]))
+    seen: set[tuple[str, str | None]] = set()
+    parts: dict[str, str] = {}
+    while todo:
+        module, name = todo.pop()
+        if (module, name) in seen:
+            continue
+        seen.add((module, name))
+        root = module.partition(".")[0]
+        if root != "cflib":
+            parts[f"package {root}"] = _version(root)
+            continue
+        defs, uses, imports, whole = _index(module)
+        if name is None:  # a whole cflib module used as a namespace (``from cflib import runtime``)
+            parts[module] = whole
+            continue
+        if name not in defs:
+            if name in imports:
+                todo.append(imports[name])
+            elif importlib.util.find_spec(f"{module}.{name}") is not None:  # a sub-module of a package
+                todo.append((f"{module}.{name}", None))
+            continue
+        parts[f"{module}:{name}"] = "\n".join(defs[name])
+        for used in set().union(*uses[name]):
+            if used in defs:
+                todo.append((module, used))
+            elif used in imports:
+                src, attr = imports[used]
+                todo.append((src, attr) if attr is not None else (src, None))
+    return fingerprint(parts)
+
+
+def fit_cached(
+    fit: Callable[[], T],
+    *,
+    load: Callable[[Path], T],
+    key: Any,
+    code: Sequence[Any] = (),
+    name: str = "model",
+    cache_dir: str | os.PathLike | None = None,
+) -> T:
+    """Train a model once and keep it: later calls with the same key, in any process, load it.
+
+    The cache file is named by :func:`fingerprint` of ``key`` (the training data, config, seed and
+    settings: whatever changes the weights) and :func:`code_fingerprint` of ``code`` (the code that
+    trains, docstrings excluded). A lock file makes a second process that asks for a model being trained
+    wait for it and load it instead of training it again; the model is written to a temporary file and
+    renamed, so a crash never leaves a half-written model under the final name.
+
+    Parameters
+    ----------
+    fit : callable
+        ``fit() -> model``: builds and trains the model; the model has ``save(path)``.
+    load : callable
+        ``load(path) -> model``: reads a model written by ``model.save``.
+    key : object
+        Everything besides code that determines the weights (see :func:`fingerprint` for what it may hold).
+    code : sequence of functions or classes
+        Entry points of the training code (e.g. the model class).
+    name : str
+        Prefix of the file name.
+    cache_dir : path-like, optional
+        Folder of cached models (default ``_build/cache/models``).
+
+    Returns
+    -------
+    object
+        The trained model, with attribute ``cache_path`` (where it is stored).
+
+    Examples
+    --------
+    >>> from cflib.models.cnn_zoo import SmallCNN
+    >>> clf = fit_cached(lambda: SmallCNN("cnn-s", 16, seed=0).fit(x, y, seed=0), load=SmallCNN.load,
+    ...                  key={"x": x, "y": y, "arch": "cnn-s", "seed": 0}, code=[SmallCNN])  # doctest: +SKIP
+    """
+    if not callable(fit) or not callable(load):
+        raise TypeError("fit and load must be callables: fit() -> model and load(path) -> model")
+    if not isinstance(name, str) or not name or any(c in name for c in "/\\"):
+        raise ValueError(f"name must be a non-empty file-name prefix without slashes, got {name!r}")
+    from .paths import build_dir
+
+    digest = fingerprint({"key": key, "code": code_fingerprint(*code)})
+    folder = Path(cache_dir) if cache_dir is not None else build_dir() / "cache" / "models"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}-{digest[:16]}.pt"
+    with open(path.with_suffix(".lock"), "w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if path.exists():
+            model = load(path)
+        else:
+            model = fit()
+            tmp = path.with_name(f"{path.stem}.{os.getpid()}.partial{path.suffix}")
+            model.save(tmp)
+            os.replace(tmp, path)
+    model.cache_path = path
+    return model

@@ -9,7 +9,13 @@ import torch
 from cflib.data.toy_cxr import toy_cxr
 from cflib.experiments.invariance_test import train_zoo
 from cflib.models.cnn_zoo import SmallCNN
-from cflib.models.diffusion import LatentDiffusion, LDMConfig, fit_cached, fit_cldm_pair, independence_weights
+from cflib.models.diffusion import (
+    LatentDiffusion,
+    LDMConfig,
+    fit_cldm_pair,
+    fit_latent_diffusion,
+    independence_weights,
+)
 from cflib.models.mine import MINEDisentangler, dv_bound, estimate_mi
 
 torch.set_num_threads(1)  # the shared CI machine has 2 cores: avoid thread oversubscription
@@ -85,10 +91,10 @@ def test_save_load_roundtrip(ldm, data, tmp_path):
     np.testing.assert_allclose(back.sample([1], steps=3, seed=1), ldm.sample([1], steps=3, seed=1), atol=1e-6)
 
 
-def test_fit_cached_reuses_the_model(data, tmp_path):
+def test_fit_latent_diffusion_reuses_the_cached_model(data, tmp_path):
     kw = {"config": TINY, "cache_dir": tmp_path, "seed": 0, "device": "cpu", "vae_epochs": 1, "diffusion_epochs": 1, "batch_size": 48}
-    m1 = fit_cached(data.images[:48], data.A[:48], **kw)
-    m2 = fit_cached(data.images[:48], data.A[:48], **kw)
+    m1 = fit_latent_diffusion(data.images[:48], data.A[:48], **kw)
+    m2 = fit_latent_diffusion(data.images[:48], data.A[:48], **kw)
     assert m1.cache_path == m2.cache_path and m1.cache_path.exists()
     np.testing.assert_allclose(m1.encode(data.images[:2]), m2.encode(data.images[:2]), atol=1e-6)
 
@@ -120,8 +126,8 @@ def test_independence_weights_make_the_weighted_joint_the_product_of_marginals()
     # weighted P(A = a, effusion = 1) equals weighted P(A = a) * weighted P(effusion = 1), exactly
     for k in range(3):
         for a in range(3):
-            joint = np.sum(w * (d.A == a) * d.D[:, k]) / w.sum()
-            prod = (np.sum(w * (d.A == a)) / w.sum()) * (np.sum(w * d.D[:, k]) / w.sum())
+            joint = np.sum(w * (a == d.A) * d.D[:, k]) / w.sum()
+            prod = (np.sum(w * (a == d.A)) / w.sum()) * (np.sum(w * d.D[:, k]) / w.sum())
             assert joint == pytest.approx(prod, abs=1e-12)
     # and the marginal of A is untouched
     np.testing.assert_allclose(np.bincount(d.A, weights=w) / w.sum(), np.bincount(d.A) / d.n, atol=1e-12)

@@ -12,8 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,17 +21,21 @@ import torch
 from torch import nn
 
 from cflib.runtime import get_device
+from cflib.runtime import progress as progress_bar
 
 __all__ = [
     "to_tensor",
     "like_input",
     "check_images",
+    "check_grey_images",
     "check_parents",
     "ParentRange",
     "ConvEncoder",
     "ConvDecoder",
-    "minibatches",
-    "progress",
+    "shuffled_batches",
+    "random_batches",
+    "optimizer_step",
+    "train",
     "save_model",
     "load_model",
     "default_downsamplings",
@@ -105,6 +108,52 @@ def check_images(x: Any, shape: Sequence[int] | None, name: str = "x", device: t
     return t
 
 
+def check_grey_images(x: Any, size: int | None = None, name: str = "images") -> np.ndarray:
+    """Validate a batch of square grey images in [0, 1] and return it as float32 ``(n, H, W)``.
+
+    The input check of the single-channel models (:class:`cflib.models.cnn_zoo.SmallCNN`,
+    :class:`cflib.models.diffusion.LatentDiffusion`). Values within 1e-3 outside [0, 1] (rounding of a
+    renderer) are clipped; anything further out is an error.
+
+    Parameters
+    ----------
+    x : array-like
+        Images of shape ``(n, H, W)`` or ``(n, 1, H, W)``.
+    size : int, optional
+        Required side length ``H = W``.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``float32`` array of shape ``(n, H, W)``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not numeric.
+    ValueError
+        If the shape, the side length or the value range is wrong, or values are not finite.
+    """
+    try:
+        arr = np.asarray(x, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric array of shape (n, H, W), got {type(x).__name__}") from exc
+    if arr.ndim == 4 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 3 or arr.shape[1] != arr.shape[2] or arr.shape[0] == 0:
+        raise ValueError(f"{name} must have shape (n, H, W) or (n, 1, H, W) with H == W and n >= 1, got {np.shape(x)}")
+    if size is not None and arr.shape[1] != size:
+        raise ValueError(f"{name} must be {size}x{size} images (the size the model was built for), got {arr.shape[1]}x{arr.shape[2]}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    lo, hi = float(arr.min()), float(arr.max())
+    if lo < -1e-3 or hi > 1 + 1e-3:
+        raise ValueError(f"{name} must have values in [0, 1], got [{lo:.3g}, {hi:.3g}]; rescale with (x + 1) / 2 if they are in [-1, 1]")
+    return np.clip(arr, 0.0, 1.0)
+
+
 def check_parents(pa: Any, n: int | None, dim: int | None, name: str = "pa", device: torch.device | None = None) -> torch.Tensor:
     """Validate an encoded parent matrix ``(n, k)`` and return it as a float tensor.
 
@@ -160,7 +209,7 @@ class ParentRange:
         self.tolerance = float(tolerance)
 
     @classmethod
-    def from_data(cls, pa: torch.Tensor, tolerance: float = 0.05) -> "ParentRange":
+    def from_data(cls, pa: torch.Tensor, tolerance: float = 0.05) -> ParentRange:
         """Record the range of a training parent matrix."""
         a = pa.detach().cpu().double().numpy()
         return cls(a.min(axis=0), a.max(axis=0), tolerance)
@@ -189,7 +238,7 @@ class ParentRange:
         return {"low": self.low.tolist(), "high": self.high.tolist(), "tolerance": self.tolerance}
 
     @classmethod
-    def from_state(cls, state: dict[str, Any] | None) -> "ParentRange | None":
+    def from_state(cls, state: dict[str, Any] | None) -> ParentRange | None:
         """Inverse of :meth:`state`."""
         if state is None:
             return None
@@ -287,7 +336,7 @@ class ConvDecoder(nn.Module):
         fh, fw = self.sizes[0]
         self.fc = nn.Sequential(nn.Linear(in_dim, width * fh * fw), nn.LeakyReLU(0.2))
         blocks: list[nn.Module] = []
-        for i, (src, dst) in enumerate(zip(self.sizes[:-1], self.sizes[1:])):
+        for i, (src, dst) in enumerate(zip(self.sizes[:-1], self.sizes[1:], strict=True)):
             # output_padding restores odd sizes (e.g. 7 -> 14 -> 28 and 3 -> 7) exactly.
             pad = (dst[0] - 2 * src[0], dst[1] - 2 * src[1])
             last = i == len(self.sizes) - 2
@@ -302,14 +351,6 @@ class ConvDecoder(nn.Module):
         return self.up(self.fc(h).view(-1, self.width, fh, fw))
 
 
-def minibatches(n: int, batch_size: int, generator: torch.Generator, indices: torch.Tensor | None = None) -> Iterator[torch.Tensor]:
-    """Shuffled minibatch index tensors over one epoch of ``indices`` (default ``arange(n)``)."""
-    pool = torch.arange(n) if indices is None else indices
-    order = pool[torch.randperm(len(pool), generator=generator)]
-    for start in range(0, len(order), batch_size):
-        yield order[start : start + batch_size]
-
-
 def check_indices(indices: Any, n: int, name: str = "indices") -> torch.Tensor | None:
     """Validate optional training indices (e.g. a simulated-intervention resampling) into ``n`` rows."""
     if indices is None:
@@ -322,19 +363,162 @@ def check_indices(indices: Any, n: int, name: str = "indices") -> torch.Tensor |
     return idx
 
 
-def progress(iterable: Any, total: int | None = None, desc: str = "", enable: bool | None = None) -> Any:
-    """Wrap ``iterable`` in a tqdm bar when running in a terminal (or when ``enable`` is True)."""
-    if enable is None:
-        enable = sys.stderr.isatty()
-    if not enable:
-        return iterable
-    from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
+def shuffled_batches(
+    n: int,
+    batch_size: int,
+    generator: torch.Generator,
+    indices: torch.Tensor | None = None,
+    weights: torch.Tensor | None = None,
+) -> Iterator[torch.Tensor]:
+    """Endless minibatches of row indices, epoch after epoch: the sampler of :func:`train`.
 
-    return tqdm(iterable, total=total, desc=desc, leave=False)
+    Each epoch is a random permutation of ``indices`` (default ``arange(n)``), or, with ``weights``,
+    ``len(indices)`` draws with replacement with probability proportional to them; it is cut into
+    chunks of ``batch_size``. An epoch's draw is made when its first batch is asked for, so a training
+    step that draws from the same ``generator`` interleaves with the sampler as a hand-written loop
+    (``for epoch: perm = randperm(n); for batch in perm: step(batch)``) does.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    batch_size : int
+        Rows per batch (the last batch of an epoch may be smaller).
+    generator : torch.Generator
+        Source of the permutations.
+    indices : torch.Tensor, optional
+        Rows to draw from, repeats allowed (e.g. a simulated-intervention resampling).
+    weights : torch.Tensor, optional
+        Non-negative sampling weights, one per entry of ``indices``.
+
+    Yields
+    ------
+    torch.Tensor
+        Long tensor of row indices.
+    """
+    pool = torch.arange(n) if indices is None else indices
+    while True:
+        if weights is None:
+            order = pool[torch.randperm(len(pool), generator=generator)]
+        else:
+            order = pool[torch.multinomial(weights, len(pool), replacement=True, generator=generator)]
+        for start in range(0, len(order), batch_size):
+            yield order[start : start + batch_size]
+
+
+def random_batches(n: int, batch_size: int, generator: torch.Generator, per_step: int = 1) -> Iterator[list[torch.Tensor]]:
+    """Endless steps of ``per_step`` index batches drawn uniformly with replacement: the sampler of :func:`train`.
+
+    For steps that need several independent batches (a MINE step: critic batches, the labels of the
+    product of marginals); the batches of one step are drawn in order, before the step runs.
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    batch_size : int
+        Rows per batch.
+    generator : torch.Generator
+        Source of the draws.
+    per_step : int
+        Batches per step.
+
+    Yields
+    ------
+    list of torch.Tensor
+        ``per_step`` long tensors of ``batch_size`` row indices.
+    """
+    while True:
+        yield [torch.randint(0, n, (batch_size,), generator=generator) for _ in range(per_step)]
+
+
+def optimizer_step(optimizer: torch.optim.Optimizer, loss: torch.Tensor, clip: float | None = None) -> float:
+    """One gradient step on ``loss`` (gradients cleared first, optionally norm-clipped); returns the loss.
+
+    Parameters
+    ----------
+    optimizer : torch.optim.Optimizer
+        Optimizer of the parameters to update.
+    loss : torch.Tensor
+        Scalar loss.
+    clip : float, optional
+        Largest gradient norm over the optimizer's parameters.
+
+    Returns
+    -------
+    float
+        The loss value.
+    """
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if clip is not None:
+        nn.utils.clip_grad_norm_([p for g in optimizer.param_groups for p in g["params"]], clip)
+    optimizer.step()
+    return float(loss.detach())
+
+
+def train(
+    step_fn: Callable[[Any], dict[str, float]],
+    batches: Iterator[Any],
+    total: int,
+    *,
+    per_epoch: int | None = None,
+    scheduler: Any | None = None,
+    progress: bool | None = None,
+    desc: str = "",
+) -> list[dict[str, float]]:
+    """The training loop of every model in :mod:`cflib.models`: ``total`` steps of ``step_fn`` on ``batches``.
+
+    Parameters
+    ----------
+    step_fn : callable
+        Does one optimisation step on a batch and returns its losses (floats).
+    batches : iterator
+        The sampler: yields what one step consumes (e.g. :func:`shuffled_batches`, :func:`random_batches`).
+    total : int
+        Number of steps (0 trains nothing).
+    per_epoch : int, optional
+        Steps per epoch: the history then holds one entry per epoch (and one at the last step) with the
+        batch-size-weighted mean of each loss. ``None``: one entry per step.
+    scheduler : object, optional
+        Learning-rate scheduler; its ``step()`` is called after every step.
+    progress : bool, optional
+        Show a progress bar; ``None``: only when the code does not run under :mod:`cflib.runner`
+        (see :func:`cflib.runtime.progress`).
+    desc : str
+        Progress-bar label.
+
+    Returns
+    -------
+    list of dict
+        The history: ``{"step": k, <loss>: value, ...}`` entries.
+    """
+    if isinstance(total, bool) or not isinstance(total, (int, np.integer)) or total < 0:
+        raise ValueError(f"total must be a non-negative integer number of steps, got {total!r}")
+    if per_epoch is not None:
+        per_epoch = check_positive_int(per_epoch, "per_epoch")
+    history: list[dict[str, float]] = []
+    sums: dict[str, float] = {}
+    count = 0
+    for done in progress_bar(range(1, int(total) + 1), total=int(total), desc=desc, disable=None if progress is None else not progress):
+        b = next(batches)
+        losses = step_fn(b)
+        if scheduler is not None:
+            scheduler.step()
+        if per_epoch is None:
+            history.append({"step": done, **{k: float(v) for k, v in losses.items()}})
+            continue
+        for k, v in losses.items():
+            sums[k] = sums.get(k, 0.0) + float(v) * len(b)
+        count += len(b)
+        if done % per_epoch == 0 or done == total:
+            history.append({"step": done, **{k: v / count for k, v in sums.items()}})
+            sums, count = {}, 0
+    return history
 
 
 def run_steps(
-    step_fn: Any,
+    step_fn: Callable[[torch.Tensor], dict[str, float]],
     n: int,
     batch_size: int,
     epochs: int,
@@ -342,9 +526,12 @@ def run_steps(
     seed: int,
     indices: torch.Tensor | None = None,
     desc: str = "",
-    show_progress: bool | None = None,
+    progress: bool | None = None,
 ) -> list[dict[str, float]]:
-    """Shared minibatch loop: call ``step_fn(batch_indices) -> dict of floats`` and average per epoch.
+    """:func:`train` over shuffled minibatches with per-epoch history, seeded as the image models expect.
+
+    Seeds the shuffling generator and torch's global generator (which dropout and reparameterisation
+    draw from) with ``seed``.
 
     Parameters
     ----------
@@ -357,13 +544,13 @@ def run_steps(
     steps : int, optional
         Exact number of steps (overrides ``epochs``).
     seed : int
-        Seed of the shuffling (and of torch's global generator, which dropout/reparameterisation use).
+        Seed of the shuffling and of torch's global generator.
     indices : torch.Tensor, optional
         Rows to draw from, with repeats.
     desc : str
         Progress-bar label.
-    show_progress : bool, optional
-        Force the tqdm bar on or off.
+    progress : bool, optional
+        Force the progress bar on or off.
 
     Returns
     -------
@@ -375,23 +562,7 @@ def run_steps(
     n_rows = n if indices is None else len(indices)
     per_epoch = max(1, math.ceil(n_rows / batch_size))
     total = per_epoch * epochs if steps is None else check_positive_int(steps, "steps")
-    history: list[dict[str, float]] = []
-    sums: dict[str, float] = {}
-    count = 0
-    it: Iterator[torch.Tensor] = iter(())
-    for done in progress(range(1, total + 1), total=total, desc=desc, enable=show_progress):
-        try:
-            b = next(it)
-        except StopIteration:
-            it = minibatches(n, batch_size, gen, indices)
-            b = next(it)
-        for k, v in step_fn(b).items():
-            sums[k] = sums.get(k, 0.0) + float(v) * len(b)
-        count += len(b)
-        if done % per_epoch == 0 or done == total:
-            history.append({"step": done, **{k: v / count for k, v in sums.items()}})
-            sums, count = {}, 0
-    return history
+    return train(step_fn, shuffled_batches(n, batch_size, gen, indices), total, per_epoch=per_epoch, progress=progress, desc=desc)
 
 
 def check_positive_int(value: Any, name: str) -> int:

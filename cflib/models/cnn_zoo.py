@@ -12,6 +12,7 @@ outputs is the attribute predictor of the paper's Table 6 and of the effectivene
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -19,9 +20,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..data.toy_cxr import check_images
 from ..runtime import get_device
-from ._train import load_model, save_model
+from ._train import (
+    check_grey_images,
+    check_positive_int,
+    load_model,
+    optimizer_step,
+    save_model,
+    shuffled_batches,
+    train,
+)
 
 __all__ = ["CNN_ARCHITECTURES", "SmallCNN"]
 
@@ -72,7 +80,7 @@ class SmallCNN(nn.Module):
         return self.head(self.features(x))
 
     def _tensor(self, images: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(check_images(images, self.size)[:, None] * 2.0 - 1.0)
+        return torch.from_numpy(check_grey_images(images, self.size)[:, None] * 2.0 - 1.0)
 
     def fit(
         self,
@@ -109,8 +117,6 @@ class SmallCNN(nn.Module):
         SmallCNN
             ``self``.
         """
-        from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
-
         x = self._tensor(images)
         y = np.asarray(y)
         if y.shape != (x.shape[0],):
@@ -121,25 +127,24 @@ class SmallCNN(nn.Module):
         if y.dtype.kind not in "iub" or y.min() < 0 or y.max() >= k:
             raise ValueError(f"y must hold integer labels in 0..{k - 1}, got values in [{y.min()}, {y.max()}]")
         yt = torch.from_numpy(y.astype(np.int64))
+        batch_size = check_positive_int(batch_size, "batch_size")
         dev = get_device(device)
         self.to(dev).train()
         gen = torch.Generator().manual_seed(seed)
         opt = torch.optim.Adam(self.parameters(), lr=lr, weight_decay=weight_decay)
-        n = x.shape[0]
-        bar = tqdm(range(epochs), desc=f"{self.arch}", disable=not progress if progress is not None else None, leave=False)
-        for _ in bar:
-            perm = torch.randperm(n, generator=gen)
-            for i in range(0, n, batch_size):
-                idx = perm[i : i + batch_size]
-                out = self(x[idx].to(dev))
-                tgt = yt[idx].to(dev)
-                if self.n_outputs == 1:
-                    loss = nn.functional.binary_cross_entropy_with_logits(out[:, 0], tgt.float())
-                else:
-                    loss = nn.functional.cross_entropy(out, tgt)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
+
+        def step(idx: torch.Tensor) -> dict[str, float]:
+            out = self(x[idx].to(dev))
+            tgt = yt[idx].to(dev)
+            if self.n_outputs == 1:
+                loss = nn.functional.binary_cross_entropy_with_logits(out[:, 0], tgt.float())
+            else:
+                loss = nn.functional.cross_entropy(out, tgt)
+            return {"loss": optimizer_step(opt, loss)}
+
+        per_epoch = math.ceil(x.shape[0] / batch_size)
+        self.history_ = train(step, shuffled_batches(x.shape[0], batch_size, gen), epochs * per_epoch, per_epoch=per_epoch,
+                              progress=progress, desc=self.arch)
         self.eval()
         return self
 

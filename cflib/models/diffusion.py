@@ -34,8 +34,7 @@ to the device, so a seed gives the same noise on either.
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
@@ -46,17 +45,12 @@ import pandas as pd
 import torch
 from torch import nn
 
-try:
-    import fcntl
-except ImportError:  # Windows: no lock, two processes may both train a missing model
-    fcntl = None
-
-from ..data.toy_cxr import check_images
-from ..runtime import get_device
+from ..runtime import fit_cached, get_device
+from ._train import check_grey_images, optimizer_step, shuffled_batches, train
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-__all__ = ["LDMConfig", "LatentDiffusion", "fit_cached", "fit_cldm_pair", "generation_quality", "independence_weights"]
+__all__ = ["LDMConfig", "LatentDiffusion", "fit_cldm_pair", "fit_latent_diffusion", "generation_quality", "independence_weights"]
 
 
 @dataclass(frozen=True)
@@ -240,7 +234,7 @@ class LatentDiffusion(nn.Module):
         return next(self.parameters()).device
 
     def _images(self, x: np.ndarray, name: str = "images") -> torch.Tensor:
-        arr = check_images(x, self.config.size, name=name)
+        arr = check_grey_images(x, self.config.size, name=name)
         return torch.from_numpy(arr[:, None] * 2.0 - 1.0)
 
     def _labels(self, a, n: int, name: str = "A") -> torch.Tensor:
@@ -385,8 +379,6 @@ class LatentDiffusion(nn.Module):
         LatentDiffusion
             ``self``.
         """
-        from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
-
         if not isinstance(x, torch.Tensor):
             x = self._images(x)
         dev = get_device(device)
@@ -394,26 +386,21 @@ class LatentDiffusion(nn.Module):
         gen = self._seed_gen(seed)
         opt = torch.optim.Adam(self.vae.parameters(), lr=lr)
         n = x.shape[0]
-        steps = max(1, epochs * ((n + batch_size - 1) // batch_size))
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
+        total = epochs * math.ceil(n / batch_size)
         self.vae.train()
-        bar = tqdm(total=steps, desc="autoencoder", disable=not progress if progress is not None else None, leave=False)
-        for _ in range(epochs):
-            perm = torch.randperm(n, generator=gen)
-            for sl in self._batches(n, batch_size):
-                xb = x[perm[sl]].to(dev)
-                post = self.vae.encode(xb).latent_dist
-                eps = torch.randn(post.mean.shape, generator=gen).to(dev)
-                z = post.mean + post.std * eps
-                rec = self.vae.decode(z).sample
-                loss = (rec - xb).abs().mean() + ((rec - xb) ** 2).mean() + kl_weight * post.kl().mean() / z[0].numel()
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                sched.step()
-                self.history["vae"].append(float(loss.detach()))
-                bar.update()
-        bar.close()
+
+        def step(idx: torch.Tensor) -> dict[str, float]:
+            xb = x[idx].to(dev)
+            post = self.vae.encode(xb).latent_dist
+            eps = torch.randn(post.mean.shape, generator=gen).to(dev)
+            z = post.mean + post.std * eps
+            rec = self.vae.decode(z).sample
+            loss = (rec - xb).abs().mean() + ((rec - xb) ** 2).mean() + kl_weight * post.kl().mean() / z[0].numel()
+            return {"loss": optimizer_step(opt, loss)}
+
+        history = train(step, shuffled_batches(n, batch_size, gen), total, scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, total)),
+                        progress=progress, desc="autoencoder")
+        self.history["vae"] += [h["loss"] for h in history]
         self.vae.eval()
         with torch.no_grad():
             # Scale latents to unit variance so the diffusion's noise schedule fits them (as LDMs do).
@@ -455,8 +442,6 @@ class LatentDiffusion(nn.Module):
         LatentDiffusion
             ``self``.
         """
-        from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
-
         if not isinstance(x, torch.Tensor):
             x = self._images(x)
         if not isinstance(a, torch.Tensor):
@@ -468,43 +453,34 @@ class LatentDiffusion(nn.Module):
         gen = self._seed_gen(seed)
         opt = torch.optim.Adam([*self.unet.parameters(), *self.label_embedding.parameters()], lr=lr)
         nulls = torch.tensor([self.config.n_classes, *self.config.aux_classes], dtype=torch.int64)
+        w = None
         if sample_weight is not None:
             w = np.asarray(sample_weight, dtype=np.float64)
             if w.shape != (z0.shape[0],) or not np.all(np.isfinite(w)) or w.min() < 0 or w.sum() <= 0:
                 raise ValueError(f"sample_weight must be {z0.shape[0]} finite non-negative weights, not all zero; got shape {w.shape}")
             w = torch.from_numpy(w)
         n = z0.shape[0]
-        steps = max(1, epochs * ((n + batch_size - 1) // batch_size))
-        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
+        total = epochs * math.ceil(n / batch_size)
         T = self.config.num_train_timesteps
         self.unet.train()
         self.label_embedding.train()
-        bar = tqdm(total=steps, desc="diffusion", disable=not progress if progress is not None else None, leave=False)
-        for _ in range(epochs):
-            if sample_weight is None:
-                perm = torch.randperm(n, generator=gen)
-            else:
-                perm = torch.multinomial(w, n, replacement=True, generator=gen)
-            for sl in self._batches(n, batch_size):
-                idx = perm[sl]
-                zb = z0[idx]
-                noise = torch.randn(zb.shape, generator=gen)
-                t = torch.randint(0, T, (zb.shape[0],), generator=gen)
-                lab = cond[idx].clone()
-                # Drop the attribute and (independently) the auxiliary parents to their null labels.
-                drop = torch.rand(zb.shape[0], 2, generator=gen) < self.config.cond_dropout
-                lab[drop[:, 0], 0] = nulls[0]
-                lab[drop[:, 1], 1:] = nulls[1:]
-                zt = self.ddpm.add_noise(zb, noise, t)
-                pred = self._unet(zt.to(dev), t.to(dev), lab)
-                loss = ((pred - noise.to(dev)) ** 2).mean()
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                sched.step()
-                self.history["diffusion"].append(float(loss.detach()))
-                bar.update()
-        bar.close()
+
+        def step(idx: torch.Tensor) -> dict[str, float]:
+            zb = z0[idx]
+            noise = torch.randn(zb.shape, generator=gen)
+            t = torch.randint(0, T, (zb.shape[0],), generator=gen)
+            lab = cond[idx].clone()
+            # Drop the attribute and (independently) the auxiliary parents to their null labels.
+            drop = torch.rand(zb.shape[0], 2, generator=gen) < self.config.cond_dropout
+            lab[drop[:, 0], 0] = nulls[0]
+            lab[drop[:, 1], 1:] = nulls[1:]
+            zt = self.ddpm.add_noise(zb, noise, t)
+            pred = self._unet(zt.to(dev), t.to(dev), lab)
+            return {"loss": optimizer_step(opt, ((pred - noise.to(dev)) ** 2).mean())}
+
+        history = train(step, shuffled_batches(n, batch_size, gen, weights=w), total,
+                        scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, total)), progress=progress, desc="diffusion")
+        self.history["diffusion"] += [h["loss"] for h in history]
         self.unet.eval()
         return self
 
@@ -768,7 +744,7 @@ class LatentDiffusion(nn.Module):
         numpy.ndarray
             ``(n, size, size)`` counterfactual images.
         """
-        x = check_images(images, self.config.size)
+        x = check_grey_images(images, self.config.size)
         cond = self._condition(self._labels(A, x.shape[0]), aux, required=True)
         new = self._labels(a_new, x.shape[0], name="a_new")
         self._check_aux_guidance(aux_guidance)
@@ -939,7 +915,7 @@ def independence_weights(A: np.ndarray, parents: np.ndarray) -> np.ndarray:
     return w / w.mean()
 
 
-def fit_cached(
+def fit_latent_diffusion(
     images: np.ndarray,
     A: np.ndarray,
     *,
@@ -954,10 +930,11 @@ def fit_cached(
 ) -> LatentDiffusion:
     """Train a :class:`LatentDiffusion`, or load it if the same data, config and settings were trained before.
 
-    The cache key hashes the images, labels, auxiliary parents, config, seed, training settings, the
-    torch version and this module's source, so two notebooks that ask for the same model share one
-    training run, and any change retrains. A lock file makes a second process that asks for a model
-    being trained wait for it and load it, instead of training it again.
+    Goes through :func:`cflib.runtime.fit_cached`: the key holds the images, labels, auxiliary parents,
+    sample weights, config, seed, training settings, the device type and the reused autoencoder's
+    weights, plus the code of :class:`LatentDiffusion` and what it calls (docstrings excluded), so two
+    notebooks that ask for the same model share one training run and a change that can move the weights
+    retrains. A lock makes a second process wait for a model being trained and load it.
 
     Parameters
     ----------
@@ -986,40 +963,33 @@ def fit_cached(
     LatentDiffusion
         The trained model (attribute ``cache_path`` says where it is stored).
     """
-    from ..paths import build_dir
-
     cfg = config or LDMConfig()
-    x = check_images(images, cfg.size)
-    h = hashlib.sha256()
-    h.update(np.ascontiguousarray(x).tobytes())
-    h.update(np.ascontiguousarray(np.asarray(A, dtype=np.int64)).tobytes())
-    if aux is not None:
-        h.update(np.ascontiguousarray(np.asarray(aux, dtype=np.int64)).tobytes())
-    if sample_weight is not None:
-        h.update(np.ascontiguousarray(np.asarray(sample_weight, dtype=np.float64)).tobytes())
-    h.update(json.dumps({"config": asdict(cfg), "seed": seed, "fit": fit_kwargs}, sort_keys=True, default=str).encode())
-    h.update(torch.__version__.encode())
-    h.update(Path(__file__).read_bytes())
+    x = check_grey_images(images, cfg.size)
+    a = np.asarray(A, dtype=np.int64)
+    dev = get_device(device)
+    key = {
+        "images": x,
+        "A": a,
+        "aux": None if aux is None else np.asarray(aux, dtype=np.int64),
+        "sample_weight": None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64),
+        "config": cfg,
+        "seed": seed,
+        "fit": fit_kwargs,
+        "device": dev.type,
+        "autoencoder": None if autoencoder is None else autoencoder.vae.state_dict(),
+        "torch": torch.__version__,
+    }
     if autoencoder is not None:
-        for v in autoencoder.vae.state_dict().values():
-            h.update(v.detach().cpu().numpy().tobytes())
         fit_kwargs = {**fit_kwargs, "vae_epochs": 0}
-    folder = Path(cache_dir) if cache_dir is not None else build_dir() / "cache" / "models"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"ldm-{h.hexdigest()[:16]}.pt"
-    with open(path.with_suffix(".lock"), "w") as lock:
-        if fcntl is not None:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if path.exists():
-            model = LatentDiffusion.load(path, device=device)
-        else:
-            model = LatentDiffusion(cfg, seed=seed)
-            if autoencoder is not None:
-                model.copy_autoencoder(autoencoder)
-            model.fit(x, A, aux=aux, sample_weight=sample_weight, seed=seed, device=device, **fit_kwargs)
-            model.save(path)
-    model.cache_path = path
-    return model
+
+    def fit() -> LatentDiffusion:
+        model = LatentDiffusion(cfg, seed=seed)
+        if autoencoder is not None:
+            model.copy_autoencoder(autoencoder)
+        return model.fit(x, a, aux=aux, sample_weight=sample_weight, seed=seed, device=device, **fit_kwargs)
+
+    return fit_cached(fit, load=lambda path: LatentDiffusion.load(path, device=device), key=key, code=[LatentDiffusion],
+                      name="ldm", cache_dir=cache_dir)
 
 
 def fit_cldm_pair(
@@ -1050,7 +1020,7 @@ def fit_cldm_pair(
     config : LDMConfig, optional
         Architecture; its ``aux_classes`` are set from ``parents``.
     seed, device, cache_dir
-        As in :func:`fit_cached`.
+        As in :func:`fit_latent_diffusion`.
     **fit_kwargs
         Passed to :meth:`LatentDiffusion.fit` (epochs, batch size, learning rate).
 
@@ -1067,8 +1037,8 @@ def fit_cldm_pair(
     cfg = config or LDMConfig()
     aux_classes = tuple(max(2, int(col.max()) + 1) for col in c.T)
     kw = {"seed": seed, "device": device, "cache_dir": cache_dir, **fit_kwargs}
-    ours = fit_cached(images, A, aux=c, sample_weight=independence_weights(A, c), config=replace(cfg, aux_classes=aux_classes), **kw)
-    paper = fit_cached(images, A, autoencoder=ours, config=replace(cfg, aux_classes=()), **kw)
+    ours = fit_latent_diffusion(images, A, aux=c, sample_weight=independence_weights(A, c), config=replace(cfg, aux_classes=aux_classes), **kw)
+    paper = fit_latent_diffusion(images, A, autoencoder=ours, config=replace(cfg, aux_classes=()), **kw)
     return {"CLDM+D": ours, "CLDM": paper}
 
 
@@ -1121,7 +1091,7 @@ def generation_quality(
     """
     from ..metrics.realism import frechet_distance
 
-    x = check_images(images)
+    x = check_grey_images(images)
     A = np.asarray(A)
     if A.shape != (x.shape[0],):
         raise ValueError(f"A must have shape ({x.shape[0]},), got {A.shape}")
@@ -1132,9 +1102,9 @@ def generation_quality(
     rows = {}
     for name, f in counterfactuals.items():
         row = {}
-        rec = check_images(f(x, A, A.copy()), x.shape[1], name=f"{name} null-intervention output")
+        rec = check_grey_images(f(x, A, A.copy()), x.shape[1], name=f"{name} null-intervention output")
         comp = 255 * np.abs(rec - x).mean(axis=(1, 2))
-        cfs = [check_images(f(x, A, np.full_like(A, a)), x.shape[1], name=f"{name} output") for a in range(n_classes)]
+        cfs = [check_grey_images(f(x, A, np.full_like(A, a)), x.shape[1], name=f"{name} output") for a in range(n_classes)]
         for a in range(n_classes):
             row[("composition L1", a)] = float(comp[a == A].mean()) if np.any(a == A) else np.nan
             other = a != A

@@ -35,7 +35,7 @@ import torch
 from torch import nn
 
 from ..runtime import get_device
-from ._train import load_model, save_model
+from ._train import load_model, optimizer_step, random_batches, save_model, train
 
 __all__ = ["dv_bound", "Critic", "Perturbation", "MINEDisentangler", "MIEstimate", "estimate_mi"]
 
@@ -209,8 +209,6 @@ class MINEDisentangler(nn.Module):
         MINEDisentangler
             ``self``.
         """
-        from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
-
         zt, at = _check_latents(z, a, self.n_classes)
         if tuple(zt.shape[1:]) != self.latent_shape:
             raise ValueError(f"z must have latent shape {self.latent_shape}, got {tuple(zt.shape[1:])}")
@@ -219,33 +217,25 @@ class MINEDisentangler(nn.Module):
         gen = torch.Generator().manual_seed(seed)
         opt_c = torch.optim.Adam(self.critic.parameters(), lr=lr, weight_decay=weight_decay)
         opt_m = torch.optim.Adam(self.m.parameters(), lr=lr, weight_decay=weight_decay)
-        n = zt.shape[0]
-        bs = min(batch_size, n)
 
-        def batch():
-            idx = torch.randint(0, n, (bs,), generator=gen)
-            shuf = torch.randint(0, n, (bs,), generator=gen)  # a from an independent draw: product of marginals
-            return zt[idx].to(dev), at[idx].to(dev), at[shuf].to(dev)
+        def bound_on(idx: torch.Tensor, shuf: torch.Tensor, *, perturb: bool) -> torch.Tensor:
+            # shuf: labels from an independent draw, the product of marginals
+            zb = zt[idx].to(dev)
+            with torch.set_grad_enabled(perturb):
+                zp = self.phi(zb)
+            return dv_bound(self.critic(zp, at[idx].to(dev)), self.critic(zp, at[shuf].to(dev)))
 
-        for _ in tqdm(range(steps), desc="MINE", disable=not progress if progress is not None else None, leave=False):
-            for _ in range(critic_steps):
-                zb, ab, ash = batch()
-                with torch.no_grad():
-                    zp = self.phi(zb)
-                bound = dv_bound(self.critic(zp, ab), self.critic(zp, ash))
-                opt_c.zero_grad(set_to_none=True)
-                (-bound).backward()
-                nn.utils.clip_grad_norm_(self.critic.parameters(), clip)
-                opt_c.step()
+        def step(draws: list[torch.Tensor]) -> dict[str, float]:
+            for j in range(critic_steps):
+                bound = bound_on(draws[2 * j], draws[2 * j + 1], perturb=False)
+                optimizer_step(opt_c, -bound, clip)
                 self.history["critic_bound"].append(float(bound.detach()))
-            zb, ab, ash = batch()
-            zp = self.phi(zb)
-            bound = dv_bound(self.critic(zp, ab), self.critic(zp, ash))
-            opt_m.zero_grad(set_to_none=True)
-            bound.backward()  # minimise the information phi(z) keeps about a
-            nn.utils.clip_grad_norm_(self.m.parameters(), clip)
-            opt_m.step()
-            self.history["perturbation_bound"].append(float(bound.detach()))
+            bound = bound_on(draws[-2], draws[-1], perturb=True)
+            return {"perturbation_bound": optimizer_step(opt_m, bound, clip)}  # minimise the information phi(z) keeps about a
+
+        sampler = random_batches(zt.shape[0], min(batch_size, zt.shape[0]), gen, per_step=2 * (critic_steps + 1))
+        history = train(step, sampler, steps, progress=progress, desc="MINE")
+        self.history["perturbation_bound"] += [h["perturbation_bound"] for h in history]
         self.eval()
         return self
 
@@ -407,19 +397,15 @@ def estimate_mi(
         torch.manual_seed(seed)
         critic = Critic(zt.shape[1], n_classes, hidden).to(dev)
     opt = torch.optim.Adam(critic.parameters(), lr=lr)
-    curve = []
-    bs = min(batch_size, tr.shape[0])
-    critic.train()
-    for _ in range(steps):
-        idx = tr[torch.randint(0, tr.shape[0], (bs,), generator=gen)]
-        shuf = tr[torch.randint(0, tr.shape[0], (bs,), generator=gen)]
+
+    def step(draws: list[torch.Tensor]) -> dict[str, float]:
+        idx, shuf = tr[draws[0]], tr[draws[1]]
         zb = zt[idx].to(dev)
         bound = dv_bound(critic(zb, at[idx].to(dev)), critic(zb, at[shuf].to(dev)))
-        opt.zero_grad(set_to_none=True)
-        (-bound).backward()
-        nn.utils.clip_grad_norm_(critic.parameters(), 1.0)
-        opt.step()
-        curve.append(float(bound.detach()))
+        return {"bound": -optimizer_step(opt, -bound, 1.0)}
+
+    critic.train()
+    curve = [h["bound"] for h in train(step, random_batches(tr.shape[0], min(batch_size, tr.shape[0]), gen, per_step=2), steps, progress=False)]
     critic.eval()
     with torch.no_grad():
         zte, ate = zt[te].to(dev), at[te].to(dev)

@@ -32,7 +32,17 @@ from torch import nn
 
 from cflib.runtime import get_device
 
-from ._train import ConvEncoder, check_images, check_indices, check_positive_int, load_model, run_steps, save_model, seeded
+from ._train import (
+    ConvEncoder,
+    check_images,
+    check_indices,
+    check_positive_int,
+    load_model,
+    optimizer_step,
+    run_steps,
+    save_model,
+    seeded,
+)
 
 __all__ = ["KINDS", "CNNOracle", "LinearOracle", "score_predictions", "fit_oracles"]
 
@@ -129,7 +139,7 @@ class CNNOracle(nn.Module):
             raise ValueError(f"image_shape must be (C, H, W), got {image_shape!r}")
         self.kind = kind
         self.n_classes = None if n_classes is None else int(n_classes)
-        self._config = dict(image_shape=list(self.image_shape), kind=kind, n_classes=self.n_classes, width=width, hidden=hidden)
+        self._config = {"image_shape": list(self.image_shape), "kind": kind, "n_classes": self.n_classes, "width": width, "hidden": hidden}
         out = {"classification": self.n_classes or 0, "regression": 1, "circular": 2}[kind]
         with seeded(seed):
             self.features = ConvEncoder(self.image_shape, width=width, out_dim=hidden)
@@ -160,7 +170,7 @@ class CNNOracle(nn.Module):
         indices: Any | None = None,
         steps: int | None = None,
         show_progress: bool | None = None,
-    ) -> "CNNOracle":
+    ) -> CNNOracle:
         """Train with AdamW and random translations.
 
         Parameters
@@ -214,10 +224,7 @@ class CNNOracle(nn.Module):
         def step(b: torch.Tensor) -> dict[str, float]:
             out = self(_shift(xt[b], shift, aug))
             loss = F.cross_entropy(out, target[b]) if self.kind == "classification" else F.mse_loss(out, target[b])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            return {"loss": float(loss.detach())}
+            return {"loss": optimizer_step(opt, loss)}
 
         self.history_ += run_steps(step, len(xt), batch_size, epochs, steps, seed, idx, "CNNOracle", show_progress)
         self.eval()
@@ -265,7 +272,7 @@ class CNNOracle(nn.Module):
         return save_model(self, path, self._config, {"history": self.history_})
 
     @classmethod
-    def load(cls, path: str | os.PathLike, device: str = "cpu") -> "CNNOracle":
+    def load(cls, path: str | os.PathLike, device: str = "cpu") -> CNNOracle:
         """Load an oracle written by :meth:`save`."""
         model, extra = load_model(cls, path, device)
         model.history_ = list(extra.get("history", []))
@@ -294,7 +301,7 @@ class LinearOracle:
         self.C = float(C)
         self.alpha = float(alpha)
 
-    def fit(self, x: Any, y: Any, *, indices: Any | None = None, seed: int = 0, max_iter: int = 300) -> "LinearOracle":
+    def fit(self, x: Any, y: Any, *, indices: Any | None = None, seed: int = 0, max_iter: int = 300) -> LinearOracle:
         """Fit on flattened pixels.
 
         Parameters
