@@ -34,6 +34,7 @@ from .paths import build_dir, notebooks_dir, repo_root
 
 __all__ = [
     "SCALES",
+    "RECEIPT_PACKAGES",
     "NotebookError",
     "RunResult",
     "toc_notebooks",
@@ -47,6 +48,8 @@ __all__ = [
 ]
 
 SCALES = ("smoke", "book", "full")
+#: Packages whose versions an execution receipt lists.
+RECEIPT_PACKAGES = ("cflib", "numpy", "scipy", "pandas", "scikit-learn", "torch", "diffusers", "matplotlib")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -265,7 +268,7 @@ def _cflib_files() -> dict[str, str]:
 
 
 # Bump when what the runner injects into a notebook changes, so that earlier results are re-run.
-_RUNNER_VERSION = 2
+_RUNNER_VERSION = 3
 
 
 def cache_key(notebook: str, scale: str, parameters: Mapping[str, Any]) -> str:
@@ -379,18 +382,49 @@ def _injected_cell(rel: str, scale: str, claims: Path, env: Mapping[str, str] | 
 
 
 def _modules_cell(path: Path) -> nbformat.NotebookNode:
-    """Last cell: list the cflib modules the kernel imported, for the cache (see is_cached)."""
+    """Last cell: list the cflib modules the kernel imported (for the cache, see is_cached) and
+    describe the kernel's environment (for the page's execution receipt)."""
     src = (
-        "# Injected by cflib.runner: which cflib modules this run used (for the cache).\n"
-        "import json as _json, sys as _sys\n"
+        "# Injected by cflib.runner: which cflib modules this run used (for the cache) and where it ran.\n"
+        "import json as _json, os as _os, platform as _platform, sys as _sys\n"
+        "from importlib import metadata as _md\n"
         "_mods = sorted({m.__file__ for n, m in list(_sys.modules.items())\n"
         "                if (n == 'cflib' or n.startswith('cflib.')) and getattr(m, '__file__', None)})\n"
+        "def _version(name):\n"
+        "    try:\n"
+        "        return _md.version(name)\n"
+        "    except _md.PackageNotFoundError:\n"
+        "        return None\n"
+        f"_pkgs = {{p: _version(p) for p in {list(RECEIPT_PACKAGES)!r}}}\n"
+        "_device = f'CPU ({_os.cpu_count()} cores, {_platform.machine()})'\n"
+        "if 'torch' in _sys.modules and _sys.modules['torch'].cuda.is_available():\n"
+        "    _device = 'CUDA: ' + _sys.modules['torch'].cuda.get_device_name(0)\n"
         f"with open({str(path)!r}, 'w') as _f:\n"
-        "    _json.dump(_mods, _f)\n"
+        "    _json.dump({'modules': _mods, 'python': _platform.python_version(), 'packages': _pkgs,\n"
+        "               'device': _device}, _f)\n"
     )
     cell = nbformat.v4.new_code_cell(src)
     cell.metadata["tags"] = ["remove-cell", "cflib-injected"]
     return cell
+
+
+def _git_commit(root: Path) -> str:
+    """Short commit of the checkout, with ``+changes`` when tracked files differ from it."""
+    import subprocess
+
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=10", "HEAD"], capture_output=True,
+                             text=True, timeout=20, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=20, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+    return sha + ("+changes" if dirty else "")
+
+
+def _lock_hash(root: Path) -> str:
+    lock = root / "requirements.txt"
+    return hashlib.sha256(lock.read_bytes()).hexdigest()[:12] if lock.exists() else "none"
 
 
 def _has_dependencies(rel: str) -> bool:
@@ -493,8 +527,9 @@ def execute(
         os.replace(partial_claims, o["claims"])
     os.replace(o["partial"], o["notebook"])
     pkg = Path(__file__).resolve().parent
-    used = json.loads(o["modules"].read_text()) if o["modules"].exists() else None
+    kernel = json.loads(o["modules"].read_text()) if o["modules"].exists() else {}
     o["modules"].unlink(missing_ok=True)
+    used = kernel.get("modules")
     if used is None or _has_dependencies(rel):
         # It may run other notebooks, whose imports it cannot see (or its list is missing): depend on all of cflib.
         modules = before
@@ -507,8 +542,19 @@ def execute(
                 modules = before
                 break
             modules[name] = before.get(name, "")
+    finished = time.time()
+    receipt = {
+        "scale": scale,
+        "device": kernel.get("device", "unknown"),
+        "seconds": round(seconds, 1),
+        "finished_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(finished)),
+        "commit": _git_commit(repo_root()),
+        "python": kernel.get("python", "unknown"),
+        "packages": {k: v for k, v in kernel.get("packages", {}).items() if v},
+        "lock": _lock_hash(repo_root()),
+    }
     stamp = {"key": key, "modules": modules, "seconds": round(seconds, 2), "scale": scale, "parameters": params,
-             "finished": time.time()}
+             "finished": finished, "receipt": receipt}
     tmp = o["stamp"].with_suffix(".tmp")
     tmp.write_text(json.dumps(stamp, default=str))
     os.replace(tmp, o["stamp"])

@@ -191,10 +191,7 @@ def parse_shard(text: str | tuple[int, int] | None) -> tuple[int, int] | None:
     """
     if text is None:
         return None
-    if isinstance(text, tuple):
-        parts = text
-    else:
-        parts = tuple(str(text).split("/"))
+    parts = text if isinstance(text, tuple) else tuple(str(text).split("/"))
     try:
         k, n = (int(v) for v in parts)
     except (TypeError, ValueError):
