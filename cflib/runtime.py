@@ -325,10 +325,11 @@ def code_fingerprint(*objects: Any) -> str:
     """SHA-256 of the code of functions and classes and of everything in ``cflib`` they use, without docs.
 
     Starting from each object's top-level definition, follows the names it uses to the module-level
-    functions, classes and constants of ``cflib`` (in its own module or imported from another, also
-    inside function bodies), and hashes their syntax trees with docstrings removed: editing a docstring, a
-    comment or the layout does not change the digest; editing code that runs does. Third-party packages
-    the code imports enter through their version.
+    functions, classes and constants of ``cflib`` (and of the objects' own package), in its own module or
+    imported from another (also inside function bodies), and hashes their syntax trees with docstrings
+    removed: editing a docstring, a comment or the layout does not change the digest; editing code that
+    runs does. Other packages the code imports enter through their version (the standard library not at
+    all).
 
     Parameters
     ----------
@@ -346,6 +347,7 @@ def code_fingerprint(*objects: Any) -> str:
         If an object is not a function or class defined in an importable module.
     """
     todo: list[tuple[str, str | None]] = []
+    roots = {"cflib"} | {getattr(obj, "__module__", "").partition(".")[0] for obj in objects}
     for obj in objects:
         if not (inspect.isclass(obj) or inspect.isfunction(obj)) or obj.__module__ not in sys.modules:
             raise TypeError(f"code_fingerprint takes functions and classes of importable modules, got {obj!r}")
@@ -358,8 +360,9 @@ def code_fingerprint(*objects: Any) -> str:
             continue
         seen.add((module, name))
         root = module.partition(".")[0]
-        if root != "cflib":
-            parts[f"package {root}"] = _version(root)
+        if root not in roots:
+            if root not in sys.stdlib_module_names:
+                parts[f"package {root}"] = _version(root)
             continue
         defs, uses, imports, whole = _index(module)
         if name is None:  # a whole cflib module used as a namespace (``from cflib import runtime``)
@@ -442,7 +445,10 @@ def fit_cached(
         else:
             model = fit()
             tmp = path.with_name(f"{path.stem}.{os.getpid()}.partial{path.suffix}")
-            model.save(tmp)
-            os.replace(tmp, path)
+            try:
+                model.save(tmp)
+                os.replace(tmp, path)
+            finally:
+                tmp.unlink(missing_ok=True)
     model.cache_path = path
     return model
