@@ -39,18 +39,14 @@ minus its counterfactual bug.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cflib.runtime import as_generator
 
-if TYPE_CHECKING:  # pandas is imported lazily by simulate_cit_pvalues
-    import pandas as pd
-
 __all__ = [
     "KINDS", "SyntheticParams", "InvarianceData", "draw_params", "invariance_synthetic", "structural_x", "label_logits",
-    "ParityWorld", "parity_world", "simulate_cit_pvalues",
+    "ParityWorld", "parity_world",
 ]
 
 #: The six transformations f_Y of App. F.1 ("log-exp" is the paper's "log-scale" dataset).
@@ -592,71 +588,3 @@ def parity_world(
     x = world.sample_x(z, a)
     x_cf = world.sample_x(z, 1 - a)
     return ParityWorld(x=x, x_cf=x_cf, a=a, d=d, y=y, z=z, trace=float(trace), signal_sd=float(signal_sd))
-
-
-def simulate_cit_pvalues(
-    params: SyntheticParams,
-    model: object,
-    n: int,
-    n_rep: int,
-    *,
-    forms: tuple[str, ...] = ("generator", "regression"),
-    n_mc: int = 1,
-    h_mode: str = "marginalize",
-    seed: int = 0,
-) -> pd.DataFrame:
-    """P-values of CIT-LR over fresh samples from one fixed SCM and one fixed classifier.
-
-    Used for the calibration (``params.a_effect == 0``) and power studies: replication ``r`` draws
-    ``n`` new units with seed ``seed + r`` and tests the same model on them.
-
-    Parameters
-    ----------
-    params : SyntheticParams
-        The SCM (fixed across replications).
-    model : estimator
-        A fitted classifier with ``predict``.
-    n : int
-        Units per replication.
-    n_rep : int
-        Number of replications.
-    forms : tuple of {"generator", "regression"}
-        Which forms of CIT-LR to run: the oracle-generator form (Alg. 1 with the true SCM) and the
-        known-Z regression form (:func:`cflib.stats.invariance.cit_lr_test`, 50/50 split).
-    n_mc : int
-        Monte-Carlo draws of the generator form.
-    h_mode : {"marginalize", "regress"}
-        :math:`\\hat h` of the regression form.
-    seed : int
-        First sample seed.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per replication and form: ``rep, form, t, p, log10p, eca``.
-    """
-    import pandas as pd
-
-    from cflib.stats.invariance import cit_lr_generative, cit_lr_test, counterfactual_predictions
-
-    if not hasattr(model, "predict"):
-        raise TypeError("model must be a fitted classifier with a predict method")
-    if not isinstance(n_rep, (int, np.integer)) or n_rep < 1:
-        raise ValueError(f"n_rep must be a positive integer, got {n_rep!r}")
-    bad = [f for f in forms if f not in ("generator", "regression")]
-    if bad or not forms:
-        raise ValueError(f"forms must be a non-empty subset of ('generator', 'regression'), got {forms!r}")
-    rows = []
-    p = params.p_a
-    for r in range(n_rep):
-        d = invariance_synthetic(params.kind, n, params=params, a_effect=params.a_effect, seed=seed + r)
-        y_hat = model.predict(d.x)
-        eca = float(np.mean(model.predict(d.x_cf) == y_hat))
-        for form in forms:
-            if form == "generator":
-                cf = counterfactual_predictions(model.predict, d.sample_x, d.z_root, [0, 1], n_mc=n_mc, seed=seed + r)
-                res = cit_lr_generative(y_hat, d.a, cf, p_a=[1 - p, p])
-            else:
-                res = cit_lr_test(y_hat, d.a, d.z_root, h_mode=h_mode, seed=seed + r)
-            rows.append({"rep": r, "form": form, "t": res.statistic, "p": res.pvalue, "log10p": res.log10_pvalue, "eca": eca})
-    return pd.DataFrame(rows)
