@@ -44,8 +44,10 @@ browser-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	  else echo "install Debian's chromium and chromium-driver for the browser test (sudo apt-get install chromium chromium-driver)"; fi; }
 
+# PYTEST_ARGS selects part of the suite (the CI workflow shards the notebooks with it).
+PYTEST_ARGS ?=
 test: setup browser-deps
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lab: setup
 	$(PIP) install "jupyterlab>=4,<5"

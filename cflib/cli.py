@@ -33,7 +33,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import run_sweep
 
     result = run_sweep(args.file, scheduler=args.scheduler, workers=args.workers, output=args.output, force=args.force,
-                       shard=args.shard)
+                       shard=args.shard, scale=args.scale)
     print(f"{result.table_path}: {len(result.table)} rows, {result.n_failed} failed point(s)")
     return 1 if result.n_failed else 0
 
@@ -98,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--workers", type=int, default=None, help="workers of the embedded LocalCluster")
     s.add_argument("--output", type=Path, default=None, help="output folder (default _build/sweeps/<name>)")
     s.add_argument("--force", action="store_true", help="re-run completed points")
+    s.add_argument("--scale", choices=("smoke", "book", "full"), default=None,
+                   help="overrides applied under every point (default: the sweep file's scale)")
     s.add_argument("--shard", default=None, metavar="K/N",
                    help="run only the K-th of N slices of the grid (combine the tables with `cflib merge`)")
     s.set_defaults(func=_cmd_sweep)

@@ -30,7 +30,7 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -273,6 +273,7 @@ def run_sweep(
     grid: Mapping[str, list] | None = None,
     progress: bool = True,
     shard: str | tuple[int, int] | None = None,
+    scale: str | None = None,
 ) -> SweepResult:
     """Run a sweep on Dask: an embedded ``LocalCluster`` or an existing scheduler.
 
@@ -296,6 +297,8 @@ def run_sweep(
     shard : str or tuple of int, optional
         ``"K/N"``: run only the K-th of N interleaved slices of the grid and write
         ``results.shard-K-of-N.{parquet,csv}`` (combine them with :func:`merge_shards`).
+    scale : {"smoke", "book", "full"}, optional
+        Replace the file's scale (the overrides applied under every point).
 
     Returns
     -------
@@ -304,7 +307,13 @@ def run_sweep(
     from dask.distributed import Client, LocalCluster, as_completed
     from tqdm import tqdm  # tqdm.auto warns in kernels without ipywidgets
 
+    from .runner import SCALES
+
     spec = load_sweep(path, grid)
+    if scale is not None:
+        if scale not in SCALES:
+            raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+        spec = replace(spec, scale=scale)
     shard = parse_shard(shard)
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive integer, got {workers!r}")

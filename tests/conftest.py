@@ -49,6 +49,15 @@ def fake_repo(tmp_path, monkeypatch):
     return tmp_path
 
 
+def shard_of(names: list[str]) -> list[str]:
+    """The notebooks of this test shard: ``CFLIB_TEST_SHARD=K/N`` keeps every N-th from the K-th on
+    (the CI workflow runs the notebooks in N parallel jobs); unset, all of them."""
+    from cflib.sweep import parse_shard
+
+    shard = parse_shard(os.environ.get("CFLIB_TEST_SHARD") or None)
+    return names if shard is None else names[shard[0] - 1 :: shard[1]]
+
+
 @pytest.fixture(scope="session")
 def smoke_runs():
     """Execute every notebook of the table of contents at smoke scale, two at a time.
@@ -61,7 +70,7 @@ def smoke_runs():
     from cflib import runner
 
     os.environ.pop("CFLIB_ROOT", None)
-    names = runner.toc_notebooks()
+    names = shard_of(runner.toc_notebooks())
     out = ROOT / "_build" / "executed" / "smoke"
 
     def one(name):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from cflib import runner
-from cflib.book import build
+from cflib.book import RECEIPT_CLASS, build, check_links
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "_build" / "test-book"
@@ -23,7 +24,19 @@ def html(smoke_runs):
     failed = [n for n, r in results.items() if isinstance(r, runner.NotebookError)]
     if failed:
         pytest.fail(f"cannot build the book: notebooks failed at smoke scale: {', '.join(failed)}")
-    return build("smoke", executed_dir=executed, path_output=OUT)
+    hub = os.environ.get("CFLIB_JUPYTERHUB_URL")
+    os.environ["CFLIB_JUPYTERHUB_URL"] = HUB  # so the JupyterHub launch button is built too
+    try:
+        return build("smoke", executed_dir=executed, path_output=OUT)
+    finally:
+        if hub is None:
+            os.environ.pop("CFLIB_JUPYTERHUB_URL")
+        else:
+            os.environ["CFLIB_JUPYTERHUB_URL"] = hub
+
+
+HUB = "https://hub.example.org"
+LAUNCHERS = {"Binder": "mybinder.org/v2/gh/", "Colab": "colab.research.google.com/github/", "JupyterHub": HUB}
 
 
 def _pages(html: Path) -> list[Path]:
@@ -39,6 +52,32 @@ def test_book_has_every_page(html):
     report = (html / "book" / "reproduction-report.html").read_text()
     assert "reproduced" in report and "Pearl" in report
     assert not list(html.rglob("*cdn.jsdelivr*")) and "cdn.jsdelivr" not in (html / "book" / "index.html").read_text()
+
+
+def test_no_broken_internal_link(html):
+    report = check_links(html)
+    assert not report.broken, "broken internal links:\n" + "\n".join(report.broken[:30])
+    assert report.external, "external links are listed (the bibliography and launch buttons have some)"
+
+
+def test_link_checker_finds_a_missing_page_and_anchor(tmp_path):
+    (tmp_path / "a.html").write_text('<a href="b.html#there">x</a><a href="c.html">y</a><a href="#here">z</a>'
+                                     '<a href="https://example.org/">e</a><p id="here"></p>')
+    (tmp_path / "b.html").write_text('<p id="elsewhere"></p>')
+    report = check_links(tmp_path)
+    assert report.broken == ["a.html -> b.html#there (no anchor #there)", "a.html -> c.html (no such file)"]
+    assert report.external == ["https://example.org/"]
+
+
+def test_every_notebook_page_has_a_receipt_and_launch_buttons(html):
+    for nb in runner.toc_notebooks():
+        page = (html / "notebooks" / nb).with_suffix(".html")
+        text = page.read_text()
+        assert RECEIPT_CLASS in text and "Execution receipt" in text, f"{nb}: no execution receipt"
+        for row in ("scale", "device", "wall time", "cflib commit", "lock file", "cache"):
+            assert f"<td><p>{row}</p></td>" in text or f"<td>{row}</td>" in text, f"{nb}: receipt lacks {row}"
+        for name, url in LAUNCHERS.items():
+            assert url in text, f"{nb}: no {name} launch button"
 
 
 def _browser():
@@ -86,6 +125,15 @@ def test_every_page_renders_in_a_browser(html):
             body = browser.find_element("tag name", "body").text
             if errors or "Traceback (most recent call last)" in body:
                 problems.append(f"{name}: shows error output or a traceback")
+            if name.startswith("notebooks/"):
+                shown = browser.execute_script(
+                    f"const r = document.querySelector('.{RECEIPT_CLASS}'); return r ? r.innerText : ''")
+                if "Execution receipt" not in shown or "smoke" not in shown:
+                    problems.append(f"{name}: the execution receipt is not shown")
+                launch = browser.execute_script(
+                    "return Array.from(document.querySelectorAll('a')).map(a => a.href).join(' ')")
+                if not all(u in launch for u in LAUNCHERS.values()):
+                    problems.append(f"{name}: launch buttons missing")
             browser.save_screenshot(str(SCREENSHOTS / (name.replace("/", "__") + ".png")))
     finally:
         browser.quit()

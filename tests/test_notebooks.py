@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -46,6 +47,8 @@ def test_scale_files_are_valid():
 @pytest.mark.parametrize("name", TOC)
 def test_notebook_runs_at_smoke_scale_and_records_claims(smoke_runs, name):
     results, out = smoke_runs
+    if name not in results:
+        pytest.skip(f"in another shard (CFLIB_TEST_SHARD={os.environ.get('CFLIB_TEST_SHARD')})")
     result = results[name]
     if isinstance(result, runner.NotebookError):
         pytest.fail(f"{result}\n{result.traceback}")
