@@ -1,47 +1,77 @@
-"""Soundness metrics of counterfactual image models from Pearl's axioms (Monteiro et al., ICLR 2023, Sec. 3.1-3.2, App. B-C; Tables 1-4).
+"""Soundness metrics of counterfactual models from Pearl's axioms: the one implementation in cflib.
 
-A counterfactual model is treated as a black-box **counterfactual function**
-``x* = f(x, pa, pa*)`` with abduction implicit (Sec. 3.1). Parents are dicts ``name -> (n,)``
-array. A stochastic model (a VAE) is turned into one function by fixing its noise per image
-(:class:`ModelFunction`), which the paper does for repeated applications.
+Monteiro et al. (ICLR 2023, Sec. 3.1-3.2, App. B-C; Tables 1-4) define the metrics for a black-box
+counterfactual function ``x* = f(x, pa, pa*)``; Melistas et al. (*Benchmarking counterfactual image
+generation*, Sec. 3.3 (a)-(b), Eqs. 7-8) apply them to deep SCMs. Both are computed here, on any
+:class:`~cflib.scm.protocol.CounterfactualModel` (``abduct`` / ``predict`` / ``counterfactual`` over a
+dict of named variables):
 
-Metrics (distances are the l1 of App. B: mean absolute pixel difference on the 0-255 scale):
+* :func:`measure_composition` -- ``d(x, f_null^(m)(x))`` for ``m = 1..M``: the null intervention
+  applied ``m`` times, every variable of the output fed back in;
+* :func:`measure_reversibility` -- ``d(x, p^(c)(x))`` with ``p`` = intervene, then set the intervened
+  variables back to their factual values, for cycles ``c = 1..C``;
+* :func:`measure_effectiveness` -- readers (pseudo-oracles or anti-causal predictors) read each
+  attribute back from the counterfactual image, against the counterfactual value of that attribute;
+* :func:`measure_commutativity` -- Lemma C.1: two interventions in either order give the same image.
 
-* :func:`composition` — ``d(x, f^(m)(x, pa, pa))`` for ``m = 1..M`` (the null intervention);
-* :func:`reversibility` — ``d(x, p^(c)(x, pa, pa*))`` with ``p(x) = f(f(x, pa, pa*), pa*, pa)``, for
-  cycles ``c = 1..C`` (indexed by cycles, two applications each);
-* :func:`effectiveness` — after a *partial* intervention on one parent, pseudo-oracles read every
-  parent back: the intervened one against ``pa*_k``, the others against their unchanged values;
-* :func:`commutativity` — Lemma C.1: two partial interventions in either order give the same image.
+Each returns a result object that keeps the per-image arrays. The interventions come from ``do``
+values or from a sampler passed in (:class:`InterventionSampler`: another value or bin, the
+benchmark's protocol; :class:`MarginalSampler`: the training marginal, the axiomatic-soundness
+protocol). The image distance is :func:`l1_distance` (App. B: mean absolute pixel difference, on
+the 0-255 scale for images in [0, 1]); it checks a declared value range instead of clipping.
 
-:func:`soundness_report` runs all of them into one long DataFrame, :func:`summarise` averages over
-images then reports mean and population std over seeds, :func:`table1` lays it out like the paper's
-Table 1, and :func:`average_rank` / :func:`rank_change` implement the ranking of Tables 2-4.
+The function form of the axiomatic-soundness chapter -- :func:`composition`, :func:`reversibility`,
+:func:`effectiveness`, :func:`commutativity` on ``f(x, pa, pa*)`` -- is the same computation through
+one adapter (:class:`~cflib.scm.adapters.FunctionModel`), returning plain arrays.
+:func:`soundness_report` runs them all into one long DataFrame, :func:`summarise` averages over images
+then reports mean and population std over seeds, :func:`table1` lays it out like the paper's Table 1,
+and :func:`average_rank` / :func:`rank_change` implement the ranking of Tables 2-4.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
-from cflib.runtime import as_generator
+from ..runtime import as_generator
+from ..scm.adapters import FunctionModel, ParentEncoder, Parents
+from ..scm.adapters import ImageModelAdapter as ModelFunction
+from ..scm.adapters import check_parent_dict as _check_parent_dict
+from ..scm.protocol import CounterfactualModel
 
 __all__ = [
     "Parents",
     "CounterfactualFunction",
+    "CounterfactualModel",
     "Oracle",
+    "AttributePredictor",
+    "Sampler",
     "ParentEncoder",
     "ModelFunction",
+    "FunctionModel",
     "partial",
     "l1_distance",
+    "InterventionSampler",
+    "MarginalSampler",
+    "sample_do_values",
+    "score",
+    "CompositionResult",
+    "ReversibilityResult",
+    "EffectivenessResult",
+    "CommutativityResult",
+    "measure_composition",
+    "measure_reversibility",
+    "measure_effectiveness",
+    "measure_commutativity",
     "composition",
     "reversibility",
     "effectiveness",
     "commutativity",
-    "sample_do_values",
     "soundness_report",
     "summarise",
     "table1",
@@ -53,7 +83,7 @@ __all__ = [
     "score_counterfactuals",
 ]
 
-Parents = Mapping[str, np.ndarray]
+Distance = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 @runtime_checkable
@@ -73,125 +103,28 @@ class Oracle(Protocol):
     def score(self, x: Any, target: Any) -> np.ndarray: ...
 
 
-# ----------------------------------------------------------------------------------------------------
-# Parents, encoders and the counterfactual-function adapter
-# ----------------------------------------------------------------------------------------------------
-def _check_parent_dict(pa: Any, names: Sequence[str], n: int | None, name: str) -> dict[str, np.ndarray]:
-    if not isinstance(pa, Mapping):
-        raise TypeError(f"{name} must be a dict parent name -> (n,) array, got {type(pa).__name__}")
-    unknown = set(pa) - set(names)
-    if unknown:
-        raise ValueError(f"{name} has unknown parent name(s) {sorted(unknown)}; the model's parents are {list(names)}")
-    missing = set(names) - set(pa)
-    if missing:
-        raise ValueError(f"{name} is missing parent(s) {sorted(missing)}; the model's parents are {list(names)}")
-    out = {k: np.asarray(pa[k]).reshape(-1) for k in names}
-    for k, v in out.items():
-        if n is not None and len(v) != n:
-            raise ValueError(f"{name}[{k!r}] has {len(v)} values but the image batch has {n}: give one value per image")
-    return out
+class AttributePredictor(Protocol):
+    """An anti-causal predictor ``g_k(x[, context]) -> pa_k`` (the benchmark's effectiveness readers).
 
-
-class ParentEncoder:
-    """Encode a parent dict into the float matrix the image models take.
-
-    Parameters
+    Attributes
     ----------
-    spec : dict
-        Parent name -> ``("categorical", n_classes)``, ``"circular"`` (a value in [0, 1) encoded as
-        ``(cos 2πv, sin 2πv)``) or ``"continuous"`` (the raw value). Columns follow the dict order.
-
-    Examples
-    --------
-    >>> enc = ParentEncoder({"digit": ("categorical", 10), "hue": "circular"})
-    >>> enc.encode({"digit": np.array([3]), "hue": np.array([0.25])}).round(3).tolist()
-    [[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]]
+    kind : {"regression", "multiclass", "binary"}
+        Output type (MAE, accuracy or F1).
+    context : tuple of str
+        Names of other variables it is conditioned on (e.g. ``("i",)`` for ``q(t | x, i)``).
     """
 
-    def __init__(self, spec: Mapping[str, Any]) -> None:
-        if not isinstance(spec, Mapping) or not spec:
-            raise TypeError("spec must be a non-empty dict parent name -> kind")
-        self.spec: dict[str, tuple] = {}
-        for k, v in spec.items():
-            kind = (v,) if isinstance(v, str) else tuple(v)
-            if kind[0] == "categorical":
-                if len(kind) != 2 or int(kind[1]) < 2:
-                    raise ValueError(f"spec[{k!r}] must be ('categorical', n_classes >= 2), got {v!r}")
-                kind = ("categorical", int(kind[1]))
-            elif kind[0] not in ("circular", "continuous"):
-                raise ValueError(f"spec[{k!r}] must be ('categorical', n), 'circular' or 'continuous', got {v!r}")
-            self.spec[k] = kind
-        self.names = tuple(self.spec)
-        start, self.groups = 0, {}
-        for k, kind in self.spec.items():
-            w = kind[1] if kind[0] == "categorical" else 2 if kind[0] == "circular" else 1
-            self.groups[k] = list(range(start, start + w))
-            start += w
-        self.dim = start
+    kind: str
+    context: tuple[str, ...]
 
-    def encode(self, pa: Parents, n: int | None = None, name: str = "pa") -> np.ndarray:
-        """Encode ``pa`` into an ``(n, dim)`` float32 matrix (errors name unknown or missing parents)."""
-        d = _check_parent_dict(pa, self.names, n, name)
-        n = len(next(iter(d.values())))
-        out = np.zeros((n, self.dim), dtype=np.float32)
-        for k, kind in self.spec.items():
-            v, cols = d[k], self.groups[k]
-            if kind[0] == "categorical":
-                iv = v.astype(np.int64)
-                if np.any(iv != v) or (n and (iv.min() < 0 or iv.max() >= kind[1])):
-                    raise ValueError(f"{name}[{k!r}] must hold integer classes in 0..{kind[1] - 1}")
-                out[np.arange(n), cols[0] + iv] = 1.0
-            elif kind[0] == "circular":
-                a = 2 * np.pi * v.astype(np.float64)
-                out[:, cols[0]] = np.cos(a)
-                out[:, cols[1]] = np.sin(a)
-            else:
-                out[:, cols[0]] = v
-        return out
-
-    def parent_groups(self) -> list[list[int]]:
-        """Columns per parent, in order (for :meth:`cflib.models.gan.ConditionalGAN.fit`)."""
-        return [self.groups[k] for k in self.names]
+    def predict(self, images: np.ndarray, context: np.ndarray | None = None) -> np.ndarray:
+        """Predicted attribute (values, class labels or 0/1)."""
 
 
-class ModelFunction:
-    """Turn an image model into a counterfactual function with its noise fixed per image.
+class Sampler(Protocol):
+    """Draws one counterfactual value per unit: ``sample(var, factual, rng) -> (n,)``."""
 
-    Parameters
-    ----------
-    model : object
-        Has ``counterfactual(x, pa_enc, pa_star_enc, eps=..., **kwargs)`` (the cflib VAE/HVAE/GAN API).
-    encoder : ParentEncoder
-        Encodes the parent dicts.
-    eps : array, optional
-        Noise per image, fixing one function per observation (see ``model.sample_noise``).
-        With ``eps`` given, the function only accepts batches of the same size.
-    **kwargs
-        Passed to ``model.counterfactual`` (e.g. ``abduct_levels``, ``temperature``).
-    """
-
-    def __init__(self, model: Any, encoder: ParentEncoder, eps: Any | None = None, **kwargs: Any) -> None:
-        if not hasattr(model, "counterfactual"):
-            raise TypeError("model must have a counterfactual(x, pa, pa_star, eps=...) method")
-        self.model = model
-        self.encoder = encoder
-        self.eps = eps
-        self.kwargs = kwargs
-        self.parent_names = encoder.names
-
-    @classmethod
-    def sample(cls, model: Any, encoder: ParentEncoder, n: int, seed: int | np.random.Generator | None = 0, **kwargs: Any) -> "ModelFunction":
-        """Draw one function per image: fixed noise ``model.sample_noise(n, seed)`` (none for deterministic models)."""
-        eps = model.sample_noise(n, seed) if hasattr(model, "sample_noise") else None
-        return cls(model, encoder, eps, **kwargs)
-
-    def __call__(self, x: np.ndarray, pa: Parents, pa_star: Parents) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float32)
-        if self.eps is not None and len(self.eps) != len(x):
-            raise ValueError(f"this function fixes noise for {len(self.eps)} images but got {len(x)}; sample a function for this batch")
-        a = self.encoder.encode(pa, len(x), "pa")
-        b = self.encoder.encode(pa_star, len(x), "pa_star")
-        return np.asarray(self.model.counterfactual(x, a, b, eps=self.eps, **self.kwargs))
+    def sample(self, var: str, factual: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray: ...
 
 
 def partial(f: CounterfactualFunction, parent: str) -> Callable[[np.ndarray, Parents, np.ndarray], np.ndarray]:
@@ -218,217 +151,46 @@ def partial(f: CounterfactualFunction, parent: str) -> Callable[[np.ndarray, Par
 
 
 # ----------------------------------------------------------------------------------------------------
-# Distance and metrics
+# The image distance
 # ----------------------------------------------------------------------------------------------------
-def l1_distance(a: np.ndarray, b: np.ndarray, scale: float = 255.0) -> np.ndarray:
+def l1_distance(a: np.ndarray, b: np.ndarray, scale: float = 255.0, value_range: tuple[float, float] | None = (0.0, 1.0)) -> np.ndarray:
     """Per-image l1 distance of App. B: mean over pixels and channels of ``|a - b|``, times ``scale``.
 
     Parameters
     ----------
     a, b : numpy.ndarray, shape (n, ...)
-        Image batches with intensities in [0, 1].
+        Image batches.
     scale : float
-        255 gives the paper's "average pixel intensity by which two images differ".
+        255 gives the paper's "average pixel intensity by which two images differ" for images in [0, 1].
+    value_range : (float, float) or None
+        The declared range of the intensities: a value outside it is an error (values are never
+        clipped). ``None`` declares no range (e.g. images on the 0-255 scale with ``scale=1``).
 
     Returns
     -------
     numpy.ndarray, shape (n,)
+
+    Raises
+    ------
+    ValueError
+        Different shapes, or intensities outside ``value_range``.
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         raise ValueError(f"image batches must have the same shape, got {a.shape} and {b.shape}")
-    return scale * np.abs(np.clip(a, 0, 1) - np.clip(b, 0, 1)).reshape(len(a), -1).mean(1)
+    if value_range is not None:
+        lo, hi = value_range
+        for name, v in (("a", a), ("b", b)):
+            if v.size and (v.min() < lo or v.max() > hi):
+                raise ValueError(f"{name} has intensities in [{v.min():.4g}, {v.max():.4g}], outside the declared value_range "
+                                 f"[{lo}, {hi}]: rescale the images or pass value_range=None")
+    return scale * np.abs(a - b).reshape(len(a), -1).mean(1)
 
 
-def _prepare(f: CounterfactualFunction, x: Any, pa: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    if not callable(f) or not hasattr(f, "parent_names"):
-        raise TypeError("f must be a counterfactual function: callable f(x, pa, pa_star) with a parent_names attribute")
-    x = np.asarray(x, dtype=np.float32)
-    if x.ndim != 4:
-        raise ValueError(f"x must have shape (n, C, H, W), got {x.shape}")
-    return x, _check_parent_dict(pa, f.parent_names, len(x), "pa")
-
-
-def _check_m(m: int, name: str) -> int:
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-        raise ValueError(f"{name} must be a positive integer, got {m!r}")
-    return int(m)
-
-
-def composition(f: CounterfactualFunction, x: np.ndarray, pa: Parents, m: int = 10, distance: Callable[[np.ndarray, np.ndarray], np.ndarray] = l1_distance) -> np.ndarray:
-    """Composition distances ``d(x, f^(j)(x, pa, pa))`` for ``j = 1..m`` (eq. 1).
-
-    Parameters
-    ----------
-    f : CounterfactualFunction
-        The model, with its noise fixed per image.
-    x : numpy.ndarray, shape (n, C, H, W)
-        Observed images.
-    pa : dict
-        Their parents.
-    m : int
-        Largest power.
-    distance : callable
-        Per-image distance (default :func:`l1_distance`).
-
-    Returns
-    -------
-    numpy.ndarray, shape (m, n)
-        Row ``j - 1`` is composition^(j).
-    """
-    x, pa = _prepare(f, x, pa)
-    m = _check_m(m, "m")
-    y, out = x, []
-    for _ in range(m):  # sequential by definition: each application feeds the next
-        y = f(y, pa, pa)
-        out.append(distance(x, y))
-    return np.stack(out)
-
-
-def reversibility(
-    f: CounterfactualFunction,
-    x: np.ndarray,
-    pa: Parents,
-    parent: str,
-    do_values: np.ndarray,
-    cycles: int = 5,
-    distance: Callable[[np.ndarray, np.ndarray], np.ndarray] = l1_distance,
-) -> np.ndarray:
-    """Reversibility distances after ``c = 1..cycles`` cycles ``x -> f(., pa, pa*) -> f(., pa*, pa)`` (eq. 2).
-
-    Parameters
-    ----------
-    f : CounterfactualFunction
-        The model.
-    x : numpy.ndarray, shape (n, C, H, W)
-        Observed images.
-    pa : dict
-        Their parents.
-    parent : str
-        Intervened parent ``k``; ``pa* = {**pa, k: do_values}`` is reused in every cycle.
-    do_values : numpy.ndarray, shape (n,)
-        Counterfactual values of ``parent``.
-    cycles : int
-        Number of cycles.
-    distance : callable
-        Per-image distance.
-
-    Returns
-    -------
-    numpy.ndarray, shape (cycles, n)
-        Row ``c - 1`` is reversibility^(c) (after ``2c`` applications).
-    """
-    x, pa = _prepare(f, x, pa)
-    cycles = _check_m(cycles, "cycles")
-    if parent not in f.parent_names:
-        raise ValueError(f"unknown parent name {parent!r}; the function's parents are {list(f.parent_names)}")
-    do_values = np.asarray(do_values).reshape(-1)
-    if len(do_values) != len(x):
-        raise ValueError(f"do_values has {len(do_values)} values for {len(x)} images")
-    ps = {**pa, parent: do_values}
-    y, out = x, []
-    for _ in range(cycles):
-        y = f(f(y, pa, ps), ps, pa)
-        out.append(distance(x, y))
-    return np.stack(out)
-
-
-def effectiveness(
-    f: CounterfactualFunction,
-    x: np.ndarray,
-    pa: Parents,
-    parent: str,
-    do_values: np.ndarray,
-    oracles: Mapping[str, Oracle],
-    *,
-    return_images: bool = False,
-) -> dict[str, np.ndarray] | tuple[dict[str, np.ndarray], np.ndarray]:
-    """Effectiveness of a partial intervention on ``parent`` read back by pseudo-oracles (eq. 3).
-
-    Parameters
-    ----------
-    f : CounterfactualFunction
-        The model.
-    x : numpy.ndarray, shape (n, C, H, W)
-        Observed images.
-    pa : dict
-        Their parents.
-    parent : str
-        Intervened parent.
-    do_values : numpy.ndarray, shape (n,)
-        Its counterfactual values.
-    oracles : dict
-        Parent name -> oracle with ``score(x, target)``; every parent that has an oracle is measured
-        (the intervened one against ``do_values``, the others against their unchanged values).
-    return_images : bool
-        Also return the counterfactual images.
-
-    Returns
-    -------
-    dict
-        Measured parent -> per-image score (correctness or absolute error); and the images if asked.
-    """
-    x, pa = _prepare(f, x, pa)
-    if parent not in f.parent_names:
-        raise ValueError(f"unknown parent name {parent!r}; the function's parents are {list(f.parent_names)}")
-    unknown = set(oracles) - set(f.parent_names)
-    if unknown:
-        raise ValueError(f"oracles has unknown parent name(s) {sorted(unknown)}; the function's parents are {list(f.parent_names)}")
-    do_values = np.asarray(do_values).reshape(-1)
-    if len(do_values) != len(x):
-        raise ValueError(f"do_values has {len(do_values)} values for {len(x)} images")
-    ps = {**pa, parent: do_values}
-    xs = f(x, pa, ps)
-    scores = {k: np.asarray(o.score(xs, ps[k]), dtype=np.float64) for k, o in oracles.items()}
-    return (scores, xs) if return_images else scores
-
-
-def commutativity(
-    f: CounterfactualFunction,
-    x: np.ndarray,
-    pa: Parents,
-    parent_a: str,
-    do_a: np.ndarray,
-    parent_b: str,
-    do_b: np.ndarray,
-    distance: Callable[[np.ndarray, np.ndarray], np.ndarray] = l1_distance,
-) -> np.ndarray:
-    """Distance between the two orders of two partial interventions (Lemma C.1; the official code's test).
-
-    Parameters
-    ----------
-    f : CounterfactualFunction
-        The model.
-    x : numpy.ndarray
-        Observed images.
-    pa : dict
-        Their parents.
-    parent_a, parent_b : str
-        The two (different) intervened parents.
-    do_a, do_b : numpy.ndarray
-        Their counterfactual values.
-    distance : callable
-        Per-image distance.
-
-    Returns
-    -------
-    numpy.ndarray, shape (n,)
-    """
-    x, pa = _prepare(f, x, pa)
-    for p in (parent_a, parent_b):
-        if p not in f.parent_names:
-            raise ValueError(f"unknown parent name {p!r}; the function's parents are {list(f.parent_names)}")
-    if parent_a == parent_b:
-        raise ValueError("parent_a and parent_b must be different parents")
-    pa_a = {**pa, parent_a: np.asarray(do_a)}
-    pa_b = {**pa, parent_b: np.asarray(do_b)}
-    both = {**pa, parent_a: np.asarray(do_a), parent_b: np.asarray(do_b)}
-    ab = f(f(x, pa, pa_a), pa_a, both)
-    ba = f(f(x, pa, pa_b), pa_b, both)
-    return distance(ab, ba)
-
-
+# ----------------------------------------------------------------------------------------------------
+# Intervention samplers
+# ----------------------------------------------------------------------------------------------------
 def sample_do_values(train_values: np.ndarray, n: int, seed: int | np.random.Generator | None = 0, *, current: np.ndarray | None = None) -> np.ndarray:
     """Counterfactual values drawn from the empirical training marginal, independently per image.
 
@@ -465,6 +227,811 @@ def sample_do_values(train_values: np.ndarray, n: int, seed: int | np.random.Gen
             out[same] = rng.choice(train_values, size=int(same.sum()))
             same = out == current
     return out
+
+
+class MarginalSampler:
+    """The axiomatic-soundness protocol as a sampler: values from the training marginal (:func:`sample_do_values`).
+
+    Parameters
+    ----------
+    train_values : mapping
+        Parent name -> its training values.
+    force_change : bool or sequence of str
+        Redraw values equal to the factual one (for all parents, or for the named ones).
+    """
+
+    def __init__(self, train_values: Mapping[str, np.ndarray], force_change: bool | Sequence[str] = False) -> None:
+        if not isinstance(train_values, Mapping) or not train_values:
+            raise ValueError("train_values must map at least one parent name to its training values")
+        self.train_values = {k: np.asarray(v) for k, v in train_values.items()}
+        self.force_change = set(self.train_values) if force_change is True else set(force_change or ())
+        unknown = self.force_change - set(self.train_values)
+        if unknown:
+            raise ValueError(f"force_change names {sorted(unknown)} are not in train_values")
+
+    def sample(self, var: str, factual: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """One value per unit from the training marginal of ``var``.
+
+        Parameters
+        ----------
+        var : str
+            Parent to intervene on.
+        factual : numpy.ndarray
+            Its factual values (their number sets the number of draws).
+        rng : numpy.random.Generator or int, optional
+            Randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        if var not in self.train_values:
+            raise ValueError(f"cannot intervene on {var!r}: the sampler knows {sorted(self.train_values)}")
+        factual = np.asarray(factual).reshape(-1)
+        return sample_do_values(self.train_values[var], len(factual), rng, current=factual if var in self.force_change else None)
+
+
+class InterventionSampler:
+    """Draw counterfactual parent values that differ from the factual ones (the benchmark's official protocol).
+
+    Parameters
+    ----------
+    observed : mapping
+        Name -> observed values (the test set's): the support interventions are drawn from.
+    discrete : sequence of str
+        Names of categorical / binary parents (another value is drawn).
+    n_bins : int
+        Continuous parents: the new value must fall in another of ``n_bins`` equal-width bins.
+    """
+
+    def __init__(self, observed: Mapping[str, np.ndarray], discrete: Sequence[str] = (), n_bins: int = 10) -> None:
+        if not observed:
+            raise ValueError("observed must map at least one parent name to its observed values")
+        self.observed = {k: np.asarray(v) for k, v in observed.items()}
+        self.discrete = set(discrete)
+        unknown = self.discrete - set(self.observed)
+        if unknown:
+            raise ValueError(f"discrete names {sorted(unknown)} are not in observed")
+        if n_bins < 2:
+            raise ValueError(f"n_bins must be at least 2, got {n_bins}")
+        self.n_bins = int(n_bins)
+        self.edges = {
+            k: np.linspace(v.min(), v.max(), self.n_bins + 1)[1:-1] for k, v in self.observed.items() if k not in self.discrete
+        }
+
+    def bin(self, var: str, values: np.ndarray) -> np.ndarray:
+        """Category of ``values`` of ``var`` (the value itself for discrete parents).
+
+        Parameters
+        ----------
+        var : str
+            Parent name.
+        values : numpy.ndarray
+            Its values.
+
+        Returns
+        -------
+        numpy.ndarray of int
+        """
+        self._check(var)
+        v = np.asarray(values)
+        return v.astype(int) if var in self.discrete else np.searchsorted(self.edges[var], v, side="right")
+
+    def _check(self, var: str) -> None:
+        if var not in self.observed:
+            raise ValueError(f"cannot intervene on {var!r}: the sampler knows {sorted(self.observed)}")
+
+    def sample(self, var: str, factual: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """One counterfactual value per unit, different from its factual value (or bin).
+
+        Parameters
+        ----------
+        var : str
+            Parent to intervene on.
+        factual : numpy.ndarray
+            Factual values of ``var``.
+        rng : numpy.random.Generator or int, optional
+            Randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            Same length as ``factual``.
+        """
+        self._check(var)
+        rng = as_generator(rng)
+        f = np.asarray(factual)
+        if var in self.discrete:
+            u = np.unique(self.observed[var])
+            if len(u) < 2:
+                raise ValueError(f"{var!r} takes a single observed value: nothing to intervene to")
+            pos = np.searchsorted(u, f)
+            r = rng.integers(0, len(u) - 1, len(f))
+            return u[r + (r >= pos)]  # uniform over the other values
+        pool = self.observed[var]
+        pool_bin = self.bin(var, pool)
+        fb = self.bin(var, f)
+        out = pool[rng.integers(0, len(pool), len(f))]
+        todo = self.bin(var, out) == fb
+        for _ in range(200):  # rejection: a few rounds suffice unless one bin holds nearly everything
+            if not todo.any():
+                break
+            out[todo] = pool[rng.integers(0, len(pool), todo.sum())]
+            todo = self.bin(var, out) == fb
+        if todo.any():
+            others = [pool[pool_bin != b] for b in fb[todo]]
+            out[todo] = [o[rng.integers(0, len(o))] for o in others]
+        return out
+
+
+def _draw(obs: Mapping[str, Any], do: Mapping[str, Any] | None, sampler: Sampler | None, names: Sequence[str], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Intervened values per name: ``do[name]`` when given, else one sampler draw (in ``names`` order)."""
+    out = {}
+    for k in names:
+        if k not in obs:
+            raise ValueError(f"cannot intervene on {k!r}: it is not in obs ({', '.join(map(str, obs))})")
+        if do is not None and k in do:
+            out[k] = np.asarray(do[k])
+        elif sampler is not None:
+            out[k] = sampler.sample(k, np.asarray(obs[k]), rng)
+        else:
+            raise ValueError(f"no value for the intervention on {k!r}: pass do={{{k!r}: values}} or a sampler")
+    return out
+
+
+def _check_model(model: Any) -> None:
+    if not isinstance(model, CounterfactualModel):
+        raise TypeError(f"model must implement the CounterfactualModel protocol (abduct, predict, counterfactual), got {type(model).__name__}; "
+                        "wrap a function f(x, pa, pa_star) in cflib.scm.adapters.FunctionModel")
+
+
+def _check_steps(m: int, name: str) -> int:
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+        raise ValueError(f"{name} must be a positive integer, got {m!r}")
+    return int(m)
+
+
+def _distances(distances: Mapping[str, Distance] | None) -> dict[str, Distance]:
+    out = dict(distances) if distances is not None else {"l1": l1_distance}
+    if not out:
+        raise ValueError("distances must name at least one distance")
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# Composition
+# ----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CompositionResult:
+    """Composition distances ``d(x, f_null^m(x))`` for ``m = 1..M``, per image.
+
+    Attributes
+    ----------
+    statistic : float
+        Mean of the first distance at ``m = 1``.
+    pvalue : float
+        Page-type trend test across cycles (one-sided Spearman of per-image distance vs ``m``,
+        averaged over images and tested against 0 with a t-test); ``nan`` for one cycle.
+    distances : dict
+        Name -> ``(n, M)`` array.
+    cycles : numpy.ndarray
+        ``1..M``.
+    images : numpy.ndarray
+        The images of a few units through the cycles (for figures), ``(k, M + 1, ...)``.
+    """
+
+    statistic: float
+    pvalue: float
+    distances: dict[str, np.ndarray] = field(repr=False)
+    cycles: np.ndarray = field(repr=False)
+    images: np.ndarray = field(repr=False)
+
+    def at(self, m: int) -> dict[str, np.ndarray]:
+        """Per-image distances after ``m`` cycles."""
+        if m < 1 or m > len(self.cycles):
+            raise ValueError(f"m must be in 1..{len(self.cycles)}, got {m}")
+        return {k: v[:, m - 1] for k, v in self.distances.items()}
+
+    def summary(self, cycles: Sequence[int] = (1, 10)) -> pd.DataFrame:
+        """Mean and standard deviation over images per distance and number of cycles."""
+        rows = []
+        for name, arr in self.distances.items():
+            for m in cycles:
+                if m <= arr.shape[1]:
+                    rows.append({"distance": name, "cycles": m, "mean": arr[:, m - 1].mean(), "std": arr[:, m - 1].std(ddof=1)})
+        return pd.DataFrame(rows)
+
+    def plot(self, ax: Any = None, distance: str | None = None, label: str | None = None) -> Any:
+        """Mean distance against the number of cycles with a 95 % band over images."""
+        import matplotlib.pyplot as plt
+
+        from ..plotting import line_with_band
+
+        ax = plt.gca() if ax is None else ax
+        name = distance or next(iter(self.distances))
+        arr = self.distances[name]
+        se = arr.std(0, ddof=1) / np.sqrt(len(arr))
+        mean = arr.mean(0)
+        line_with_band(self.cycles, mean, mean - 1.96 * se, mean + 1.96 * se, label=label, ax=ax)
+        ax.set_xlabel("null-intervention cycles m")
+        ax.set_ylabel(f"composition ({name})")
+        return ax
+
+
+def _trend_pvalue(first: np.ndarray) -> float:
+    """Growth over cycles: per-image Spearman rho of distance vs m, tested > 0 across images."""
+    cycles = first.shape[1]
+    if cycles < 2:
+        return float("nan")
+    ranks = stats.rankdata(first, axis=1)
+    m_r = stats.rankdata(np.arange(cycles))
+    rc = ranks - ranks.mean(1, keepdims=True)
+    mc = m_r - m_r.mean()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho = (rc @ mc) / (np.sqrt((rc**2).sum(1)) * np.sqrt((mc**2).sum()))
+    rho = rho[np.isfinite(rho)]
+    if len(rho) > 1 and np.ptp(rho) > 1e-6:
+        return float(stats.ttest_1samp(rho, 0.0, alternative="greater").pvalue)
+    return float("nan")
+
+
+def measure_composition(
+    model: CounterfactualModel,
+    obs: Mapping[str, Any],
+    *,
+    cycles: int = 10,
+    distances: Mapping[str, Distance] | None = None,
+    image: str = "x",
+    keep_images: int = 0,
+) -> CompositionResult:
+    """Composition over ``1..cycles`` null interventions (Monteiro et al. eq. 1; Melistas et al. Eq. 7), per image.
+
+    Each cycle is ``model.counterfactual(state, do={})`` with every variable of the previous output fed back in.
+
+    Parameters
+    ----------
+    model : CounterfactualModel
+        The model (noise fixed per unit for a stochastic one).
+    obs : mapping
+        Factual values of every variable.
+    cycles : int
+        Largest ``m``.
+    distances : mapping, optional
+        Name -> ``d(a, b) -> (n,)`` on the image; default ``{"l1": l1_distance}``.
+    image : str
+        Name of the image variable.
+    keep_images : int
+        Units whose images are kept through the cycles (for figures).
+
+    Returns
+    -------
+    CompositionResult
+    """
+    _check_model(model)
+    cycles = _check_steps(cycles, "cycles")
+    distances = _distances(distances)
+    if image not in obs:
+        raise ValueError(f"obs lacks the image variable {image!r}")
+    chain = [obs]
+    for _ in range(cycles):  # sequential by definition: each application feeds the next
+        chain.append(model.counterfactual(chain[-1], {}))
+    x0 = np.asarray(obs[image])
+    out = {name: np.column_stack([d(x0, np.asarray(c[image])) for c in chain[1:]]) for name, d in distances.items()}
+    first = next(iter(out.values()))
+    k = min(int(keep_images), len(x0))
+    imgs = np.stack([np.asarray(c[image])[:k] for c in chain], axis=1)
+    return CompositionResult(statistic=float(first[:, 0].mean()), pvalue=_trend_pvalue(first), distances=out,
+                             cycles=np.arange(1, cycles + 1), images=imgs)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Reversibility
+# ----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ReversibilityResult:
+    """Reversibility distances ``d(x, p^(c)(x))`` for cycles ``c = 1..C``, per image.
+
+    Attributes
+    ----------
+    statistic : float
+        Mean of the first distance after one cycle.
+    distances : dict
+        Name -> ``(n, C)`` array.
+    cycles : numpy.ndarray
+        ``1..C``.
+    do : dict
+        The intervened values of the forward step.
+    """
+
+    statistic: float
+    distances: dict[str, np.ndarray] = field(repr=False)
+    cycles: np.ndarray = field(repr=False)
+    do: dict[str, np.ndarray] = field(repr=False)
+
+    def at(self, c: int) -> dict[str, np.ndarray]:
+        """Per-image distances after ``c`` cycles."""
+        if c < 1 or c > len(self.cycles):
+            raise ValueError(f"c must be in 1..{len(self.cycles)}, got {c}")
+        return {k: v[:, c - 1] for k, v in self.distances.items()}
+
+    def summary(self) -> pd.DataFrame:
+        """Mean and standard deviation over images per distance and cycle."""
+        return pd.DataFrame([{"distance": name, "cycles": c, "mean": arr[:, c - 1].mean(), "std": arr[:, c - 1].std(ddof=1)}
+                             for name, arr in self.distances.items() for c in self.cycles])
+
+
+def measure_reversibility(
+    model: CounterfactualModel,
+    obs: Mapping[str, Any],
+    *,
+    do: Mapping[str, Any] | None = None,
+    sampler: Sampler | None = None,
+    parents: Sequence[str] | None = None,
+    seed: int | np.random.Generator | None = 0,
+    cycles: int = 5,
+    distances: Mapping[str, Distance] | None = None,
+    image: str = "x",
+) -> ReversibilityResult:
+    """Reversibility over ``c = 1..cycles`` cycles ``state -> do(pa*) -> do(pa)`` (Monteiro et al. eq. 2).
+
+    The backward step sets the intervened variables back to their factual values.
+
+    Parameters
+    ----------
+    model : CounterfactualModel
+        The model.
+    obs : mapping
+        Factual values of every variable.
+    do : mapping, optional
+        Intervened variable -> value(s), reused in every cycle.
+    sampler : Sampler, optional
+        Draws the values of ``parents`` not in ``do``.
+    parents : sequence of str, optional
+        Variables to intervene on (default: the keys of ``do``).
+    seed : int or Generator
+        Randomness of the sampler.
+    cycles : int
+        Number of cycles.
+    distances : mapping, optional
+        Name -> image distance; default ``{"l1": l1_distance}``.
+    image : str
+        Name of the image variable.
+
+    Returns
+    -------
+    ReversibilityResult
+    """
+    _check_model(model)
+    cycles = _check_steps(cycles, "cycles")
+    distances = _distances(distances)
+    names = list(parents if parents is not None else (do or {}))
+    if not names:
+        raise ValueError("give the intervention: do={parent: values} or parents=[...] with a sampler")
+    forward = _draw(obs, do, sampler, names, as_generator(seed))
+    back = {k: np.asarray(obs[k]) for k in forward}
+    x0 = np.asarray(obs[image])
+    state, out = obs, {name: [] for name in distances}
+    for _ in range(cycles):
+        state = model.counterfactual(model.counterfactual(state, forward), back)
+        for name, d in distances.items():
+            out[name].append(d(x0, np.asarray(state[image])))
+    arrays = {name: np.column_stack(v) for name, v in out.items()}
+    return ReversibilityResult(statistic=float(next(iter(arrays.values()))[:, 0].mean()), distances=arrays,
+                               cycles=np.arange(1, cycles + 1), do=forward)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Effectiveness
+# ----------------------------------------------------------------------------------------------------
+def score(kind: str, target: np.ndarray, predicted: np.ndarray) -> tuple[float, np.ndarray]:
+    """Effectiveness score and its per-image contributions.
+
+    Parameters
+    ----------
+    kind : {"regression", "multiclass", "binary"}
+        MAE, accuracy or F1.
+    target, predicted : numpy.ndarray
+        Intervened values and predictions.
+
+    Returns
+    -------
+    (float, numpy.ndarray)
+        The score and the per-image absolute error (regression) or correctness (0/1).
+    """
+    t, p = np.asarray(target), np.asarray(predicted)
+    if t.shape != p.shape:
+        raise ValueError(f"target and predicted must have the same shape, got {t.shape} and {p.shape}")
+    if kind == "regression":
+        err = np.abs(t.astype(float) - p.astype(float))
+        return float(err.mean()), err
+    if kind == "multiclass":
+        ok = (t.astype(int) == p.astype(int)).astype(float)
+        return float(ok.mean()), ok
+    if kind == "binary":
+        t, p = t.astype(int), p.astype(int)
+        tp = float(((t == 1) & (p == 1)).sum())
+        denom = 2 * tp + float(((t == 0) & (p == 1)).sum()) + float(((t == 1) & (p == 0)).sum())
+        return (2 * tp / denom if denom else float("nan")), (t == p).astype(float)
+    raise ValueError(f"kind must be 'regression', 'multiclass' or 'binary', got {kind!r}")
+
+
+def _read(reader: Any, cf: Mapping[str, Any], attribute: str, image: str) -> tuple[float, np.ndarray]:
+    """One reader on one counterfactual: an :class:`Oracle` (``score``) or an :class:`AttributePredictor`."""
+    if callable(getattr(reader, "score", None)):
+        per = np.asarray(reader.score(cf[image], cf[attribute]), dtype=np.float64)
+        return float(per.mean()), per
+    ctx = tuple(getattr(reader, "context", ()) or ())
+    context = np.column_stack([np.asarray(cf[c], float) for c in ctx]) if ctx else None
+    return score(reader.kind, np.asarray(cf[attribute]), np.asarray(reader.predict(np.asarray(cf[image]), context)))
+
+
+@dataclass(frozen=True)
+class EffectivenessResult:
+    """Effectiveness of one model: every reader under every intervention (Monteiro et al. Table 1; Melistas et al. Tables 3-4).
+
+    Attributes
+    ----------
+    statistic : float
+        Mean over the diagonal cells (reader of the intervened attribute), for ranking only.
+    pvalue : float
+        Not a test: ``nan``.
+    table : pandas.DataFrame
+        Rows: intervention; columns: read attribute; values: mean score (MAE / accuracy / F1 for
+        predictors, the mean oracle score for oracles).
+    per_image : dict
+        ``(intervention, attribute)`` -> per-image error (regression) or correctness.
+    counterfactuals : dict
+        Intervention -> counterfactual values of every variable.
+    targets : dict
+        Intervention -> the intervened values.
+    """
+
+    statistic: float
+    pvalue: float
+    table: pd.DataFrame
+    per_image: dict[tuple[str, str], np.ndarray] = field(repr=False)
+    counterfactuals: dict[str, dict[str, np.ndarray]] = field(repr=False)
+    targets: dict[str, np.ndarray] = field(repr=False)
+
+    def summary(self) -> pd.DataFrame:
+        """Long format: intervention, attribute, score."""
+        return self.table.stack().rename("score").reset_index().rename(columns={"level_0": "intervention", "level_1": "attribute"})
+
+    def plot(self, ax: Any = None) -> Any:
+        """Heat map of the table."""
+        import matplotlib.pyplot as plt
+
+        ax = plt.gca() if ax is None else ax
+        vals = self.table.to_numpy(float)
+        ax.imshow(vals, cmap="viridis", aspect="auto")
+        ax.set_xticks(range(vals.shape[1]), self.table.columns)
+        ax.set_yticks(range(vals.shape[0]), self.table.index)
+        for (r, c), v in np.ndenumerate(vals):
+            ax.text(c, r, f"{v:.3g}", ha="center", va="center", color="w", fontsize=8)
+        ax.set_xlabel("read attribute")
+        ax.set_ylabel("intervention")
+        return ax
+
+
+def measure_effectiveness(
+    model: CounterfactualModel,
+    obs: Mapping[str, Any],
+    readers: Mapping[str, Any],
+    *,
+    do: Mapping[str, Any] | None = None,
+    sampler: Sampler | None = None,
+    interventions: Sequence[str] | None = None,
+    seed: int | np.random.Generator | None = 0,
+    image: str = "x",
+) -> EffectivenessResult:
+    """Effectiveness (Monteiro et al. eq. 3; Melistas et al. Eq. 8): each reader on each intervention's counterfactual.
+
+    Each intervention sets one variable; every reader reads its attribute back from the
+    counterfactual image and is compared with that attribute's *counterfactual* value (the
+    intervened value, or the unchanged / downstream value for the others).
+
+    Parameters
+    ----------
+    model : CounterfactualModel
+        The model.
+    obs : mapping
+        Factual values of every variable.
+    readers : mapping
+        Attribute -> an :class:`Oracle` (``score(x, target)`` per image) or an
+        :class:`AttributePredictor` (``kind``, ``context``, ``predict``; a predictor with ``context``
+        gets the counterfactual values of those variables, the paper's ``q(t | x, i*)``).
+    do : mapping, optional
+        Fixed intervened values per variable (compare models on the same interventions).
+    sampler : Sampler, optional
+        Draws the values of the interventions not in ``do``, in order, from one generator.
+    interventions : sequence of str, optional
+        Variables to intervene on, one at a time (default: the keys of ``do``, else every reader's attribute).
+    seed : int or numpy.random.Generator
+        Randomness of the sampler.
+    image : str
+        Name of the image variable.
+
+    Returns
+    -------
+    EffectivenessResult
+    """
+    _check_model(model)
+    if not isinstance(readers, Mapping) or not readers:
+        raise TypeError("readers must be a non-empty dict attribute -> oracle or predictor")
+    rng = as_generator(seed)
+    names = list(interventions or (do if do is not None and sampler is None else readers))
+    for k in names:
+        if k not in obs:
+            raise ValueError(f"cannot intervene on {k!r}: it is not in obs ({', '.join(map(str, obs))})")
+    table: dict[str, dict[str, float]] = {}
+    per_image: dict[tuple[str, str], np.ndarray] = {}
+    cfs: dict[str, dict[str, np.ndarray]] = {}
+    targets: dict[str, np.ndarray] = {}
+    diag = []
+    for k in names:
+        value = _draw(obs, do, sampler, [k], rng)[k]
+        cf = model.counterfactual(obs, {k: value})
+        cfs[k], targets[k] = cf, value
+        row = {}
+        for a, reader in readers.items():
+            s, per = _read(reader, cf, a, image)
+            row[a], per_image[(k, a)] = s, per
+            if a == k:
+                diag.append(s)
+        table[f"do({k})"] = row
+    return EffectivenessResult(statistic=float(np.nanmean(diag)) if diag else float("nan"), pvalue=float("nan"),
+                               table=pd.DataFrame(table).T, per_image=per_image, counterfactuals=cfs, targets=targets)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Commutativity
+# ----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CommutativityResult:
+    """Distance between the two orders of two interventions (Lemma C.1), per image.
+
+    Attributes
+    ----------
+    statistic : float
+        Mean of the first distance.
+    distances : dict
+        Name -> ``(n,)`` array.
+    do_a, do_b : dict
+        The two interventions.
+    """
+
+    statistic: float
+    distances: dict[str, np.ndarray] = field(repr=False)
+    do_a: dict[str, np.ndarray] = field(repr=False)
+    do_b: dict[str, np.ndarray] = field(repr=False)
+
+    def summary(self) -> pd.DataFrame:
+        """Mean and standard deviation over images per distance."""
+        return pd.DataFrame([{"distance": k, "mean": v.mean(), "std": v.std(ddof=1)} for k, v in self.distances.items()])
+
+
+def measure_commutativity(
+    model: CounterfactualModel,
+    obs: Mapping[str, Any],
+    do_a: Mapping[str, Any],
+    do_b: Mapping[str, Any],
+    *,
+    distances: Mapping[str, Distance] | None = None,
+    image: str = "x",
+) -> CommutativityResult:
+    """``d(f_b(f_a(x)), f_a(f_b(x)))`` for two interventions on different variables (Lemma C.1; the official code's test).
+
+    Parameters
+    ----------
+    model : CounterfactualModel
+        The model.
+    obs : mapping
+        Factual values of every variable.
+    do_a, do_b : mapping
+        The two interventions (disjoint variables).
+    distances : mapping, optional
+        Name -> image distance; default ``{"l1": l1_distance}``.
+    image : str
+        Name of the image variable.
+
+    Returns
+    -------
+    CommutativityResult
+    """
+    _check_model(model)
+    distances = _distances(distances)
+    if not do_a or not do_b or set(do_a) & set(do_b):
+        raise ValueError("do_a and do_b must be non-empty interventions on different variables")
+    ab = model.counterfactual(model.counterfactual(obs, do_a), do_b)[image]
+    ba = model.counterfactual(model.counterfactual(obs, do_b), do_a)[image]
+    out = {name: d(np.asarray(ab), np.asarray(ba)) for name, d in distances.items()}
+    return CommutativityResult(statistic=float(next(iter(out.values())).mean()), distances=out, do_a=dict(do_a), do_b=dict(do_b))
+
+
+# ----------------------------------------------------------------------------------------------------
+# The function form f(x, pa, pa*) (the axiomatic-soundness chapter): the same metrics through one adapter
+# ----------------------------------------------------------------------------------------------------
+def _prepare(f: CounterfactualFunction, x: Any, pa: Any) -> tuple[FunctionModel, dict[str, np.ndarray]]:
+    if not callable(f) or not hasattr(f, "parent_names"):
+        raise TypeError("f must be a counterfactual function: callable f(x, pa, pa_star) with a parent_names attribute")
+    x = np.asarray(x, dtype=np.float32)
+    if x.ndim != 4:
+        raise ValueError(f"x must have shape (n, C, H, W), got {x.shape}")
+    image = "x" if "x" not in f.parent_names else "image"
+    model = f if isinstance(f, FunctionModel) and f.image == image else FunctionModel(f, image)
+    return model, {**_check_parent_dict(pa, f.parent_names, len(x), "pa"), image: x}
+
+
+def _images_and_parents(f: CounterfactualFunction, x: Any, pa: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    model, obs = _prepare(f, x, pa)
+    x = obs.pop(model.image)
+    return x, obs
+
+
+def _check_parent(f: CounterfactualFunction, parent: str) -> None:
+    if parent not in f.parent_names:
+        raise ValueError(f"unknown parent name {parent!r}; the function's parents are {list(f.parent_names)}")
+
+
+def _do_values(do_values: np.ndarray, n: int) -> np.ndarray:
+    do_values = np.asarray(do_values).reshape(-1)
+    if len(do_values) != n:
+        raise ValueError(f"do_values has {len(do_values)} values for {n} images")
+    return do_values
+
+
+def composition(f: CounterfactualFunction, x: np.ndarray, pa: Parents, m: int = 10, distance: Distance = l1_distance) -> np.ndarray:
+    """Composition distances ``d(x, f^(j)(x, pa, pa))`` for ``j = 1..m`` (eq. 1): :func:`measure_composition` on ``f``.
+
+    Parameters
+    ----------
+    f : CounterfactualFunction
+        The model, with its noise fixed per image.
+    x : numpy.ndarray, shape (n, C, H, W)
+        Observed images.
+    pa : dict
+        Their parents.
+    m : int
+        Largest power.
+    distance : callable
+        Per-image distance (default :func:`l1_distance`).
+
+    Returns
+    -------
+    numpy.ndarray, shape (m, n)
+        Row ``j - 1`` is composition^(j).
+    """
+    model, obs = _prepare(f, x, pa)
+    m = _check_steps(m, "m")
+    res = measure_composition(model, obs, cycles=m, distances={"d": distance}, image=model.image)
+    return np.ascontiguousarray(res.distances["d"].T)
+
+
+def reversibility(f: CounterfactualFunction, x: np.ndarray, pa: Parents, parent: str, do_values: np.ndarray, cycles: int = 5,
+                  distance: Distance = l1_distance) -> np.ndarray:
+    """Reversibility distances after ``c = 1..cycles`` cycles ``x -> f(., pa, pa*) -> f(., pa*, pa)`` (eq. 2).
+
+    :func:`measure_reversibility` on ``f``.
+
+    Parameters
+    ----------
+    f : CounterfactualFunction
+        The model.
+    x : numpy.ndarray, shape (n, C, H, W)
+        Observed images.
+    pa : dict
+        Their parents.
+    parent : str
+        Intervened parent ``k``; ``pa* = {**pa, k: do_values}`` is reused in every cycle.
+    do_values : numpy.ndarray, shape (n,)
+        Counterfactual values of ``parent``.
+    cycles : int
+        Number of cycles.
+    distance : callable
+        Per-image distance.
+
+    Returns
+    -------
+    numpy.ndarray, shape (cycles, n)
+        Row ``c - 1`` is reversibility^(c) (after ``2c`` applications).
+    """
+    model, obs = _prepare(f, x, pa)
+    cycles = _check_steps(cycles, "cycles")
+    _check_parent(f, parent)
+    do = {parent: _do_values(do_values, len(obs[model.image]))}
+    res = measure_reversibility(model, obs, do=do, cycles=cycles, distances={"d": distance}, image=model.image)
+    return np.ascontiguousarray(res.distances["d"].T)
+
+
+def effectiveness(
+    f: CounterfactualFunction,
+    x: np.ndarray,
+    pa: Parents,
+    parent: str,
+    do_values: np.ndarray,
+    oracles: Mapping[str, Oracle],
+    *,
+    return_images: bool = False,
+) -> dict[str, np.ndarray] | tuple[dict[str, np.ndarray], np.ndarray]:
+    """Effectiveness of a partial intervention on ``parent`` read back by pseudo-oracles (eq. 3).
+
+    :func:`measure_effectiveness` on ``f`` with one intervention.
+
+    Parameters
+    ----------
+    f : CounterfactualFunction
+        The model.
+    x : numpy.ndarray, shape (n, C, H, W)
+        Observed images.
+    pa : dict
+        Their parents.
+    parent : str
+        Intervened parent.
+    do_values : numpy.ndarray, shape (n,)
+        Its counterfactual values.
+    oracles : dict
+        Parent name -> oracle with ``score(x, target)``; every parent that has an oracle is measured
+        (the intervened one against ``do_values``, the others against their unchanged values).
+    return_images : bool
+        Also return the counterfactual images.
+
+    Returns
+    -------
+    dict
+        Measured parent -> per-image score (correctness or absolute error); and the images if asked.
+    """
+    model, obs = _prepare(f, x, pa)
+    _check_parent(f, parent)
+    unknown = set(oracles) - set(f.parent_names)
+    if unknown:
+        raise ValueError(f"oracles has unknown parent name(s) {sorted(unknown)}; the function's parents are {list(f.parent_names)}")
+    do = {parent: _do_values(do_values, len(obs[model.image]))}
+    if not oracles:
+        xs = model.counterfactual(obs, do)[model.image]
+        return ({}, xs) if return_images else {}
+    res = measure_effectiveness(model, obs, oracles, do=do, interventions=[parent], image=model.image)
+    scores = {k: res.per_image[(parent, k)] for k in oracles}
+    return (scores, res.counterfactuals[parent][model.image]) if return_images else scores
+
+
+def commutativity(
+    f: CounterfactualFunction,
+    x: np.ndarray,
+    pa: Parents,
+    parent_a: str,
+    do_a: np.ndarray,
+    parent_b: str,
+    do_b: np.ndarray,
+    distance: Distance = l1_distance,
+) -> np.ndarray:
+    """Distance between the two orders of two partial interventions (Lemma C.1): :func:`measure_commutativity` on ``f``.
+
+    Parameters
+    ----------
+    f : CounterfactualFunction
+        The model.
+    x : numpy.ndarray
+        Observed images.
+    pa : dict
+        Their parents.
+    parent_a, parent_b : str
+        The two (different) intervened parents.
+    do_a, do_b : numpy.ndarray
+        Their counterfactual values.
+    distance : callable
+        Per-image distance.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+    """
+    model, obs = _prepare(f, x, pa)
+    for p in (parent_a, parent_b):
+        _check_parent(f, p)
+    if parent_a == parent_b:
+        raise ValueError("parent_a and parent_b must be different parents")
+    res = measure_commutativity(model, obs, {parent_a: do_a}, {parent_b: do_b}, distances={"d": distance}, image=model.image)
+    return res.distances["d"]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -512,7 +1079,7 @@ def soundness_report(
         cycle; 1 for effectiveness), ``oracles`` (``"main"`` or the extra family's name; ``"none"``
         for distances), ``value`` (mean over images; effectiveness x 100) and the labels.
     """
-    x, pa = _prepare(f, x, pa)
+    x, pa = _images_and_parents(f, x, pa)
     rows = []
     comp = composition(f, x, pa, m)
     rows += [{"metric": "composition", "intervened": "null", "measured": "image", "step": j + 1, "oracles": "none", "value": float(v)} for j, v in enumerate(comp.mean(1))]
@@ -652,7 +1219,7 @@ def effectiveness_ranks(summary: pd.DataFrame, by: Sequence[str], family: str, c
         return sub.pivot_table(index=list(by), columns=["intervened", "measured"], values="mean", sort=False)
 
     w, ref = wide(family), wide(reference)
-    cols = {c: hib for c, hib in columns.items()}
+    cols = dict(columns)
     out = w[list(cols)].copy()
     out.columns = [f"do({a}): {b}" for a, b in cols]
     named = {f"do({a}): {b}": hib for (a, b), hib in cols.items()}
@@ -692,9 +1259,9 @@ def composition_sequence(f: CounterfactualFunction, x: np.ndarray, pa: Parents, 
     -------
     numpy.ndarray, shape (n, m + 1, C, H, W)
     """
-    x, pa = _prepare(f, x, pa)
+    x, pa = _images_and_parents(f, x, pa)
     out, y = [x], x
-    for _ in range(_check_m(m, "m")):
+    for _ in range(_check_steps(m, "m")):
         y = f(y, pa, pa)
         out.append(y)
     return np.stack(out, 1)
@@ -707,12 +1274,11 @@ def reversibility_sequence(f: CounterfactualFunction, x: np.ndarray, pa: Parents
     -------
     numpy.ndarray, shape (n, 2 * cycles + 1, C, H, W)
     """
-    x, pa = _prepare(f, x, pa)
-    if parent not in f.parent_names:
-        raise ValueError(f"unknown parent name {parent!r}; the function's parents are {list(f.parent_names)}")
+    x, pa = _images_and_parents(f, x, pa)
+    _check_parent(f, parent)
     ps = {**pa, parent: np.asarray(do_values).reshape(-1)}
     out, y = [x], x
-    for _ in range(_check_m(cycles, "cycles")):
+    for _ in range(_check_steps(cycles, "cycles")):
         y = f(y, pa, ps)
         out.append(y)
         y = f(y, ps, pa)

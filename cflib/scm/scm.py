@@ -103,15 +103,15 @@ class SCM:
         return out
 
     # -- the three operations -------------------------------------------------------------------
-    def predict(self, noise: Mapping[str, np.ndarray], interventions: Mapping[str, object] | None = None) -> Values:
+    def predict(self, noise: Mapping[str, np.ndarray], do: Mapping[str, object] | None = None) -> Values:
         """Push exogenous noise through the (possibly intervened) model.
 
         Parameters
         ----------
         noise : mapping
             Noise array per node (length n).
-        interventions : mapping, optional
-            ``{node: value}`` with a scalar, an array of length n, or a callable
+        do : mapping, optional
+            Interventions ``{node: value}`` with a scalar, an array of length n, or a callable
             ``f(factual_values) -> array`` evaluated on the values the same noise gives without
             intervention (e.g. ``lambda v: v["t"] + 1``).
 
@@ -121,7 +121,7 @@ class SCM:
             Node -> array of length n.
         """
         n = len(next(iter(noise.values())))
-        interventions = self._check_interventions(interventions or {}, n)
+        interventions = self._check_interventions(do or {}, n)
         # Callable interventions are functions of the unit's factual values (e.g. t -> t + 1).
         factual = self.predict(noise) if any(callable(v) for v in interventions.values()) else {}
         values: Values = {}
@@ -208,15 +208,15 @@ class SCM:
             noise[node] = np.asarray(inv({p: values[p] for p in self.graph.parents(node)}, values[node]), dtype=float)
         return noise
 
-    def counterfactual(self, values: Mapping[str, np.ndarray], interventions: Mapping[str, object]) -> Values:
-        """Counterfactual values: abduction, action, prediction.
+    def counterfactual(self, obs: Mapping[str, np.ndarray], do: Mapping[str, object]) -> Values:
+        """Counterfactual values: abduction, action, prediction (the :class:`~cflib.scm.protocol.CounterfactualModel` protocol).
 
         Parameters
         ----------
-        values : mapping
+        obs : mapping
             Observed (factual) values per node.
-        interventions : mapping
-            ``{node: value}``; scalars, arrays of length n or callables of the factual values
+        do : mapping
+            Interventions ``{node: value}``; scalars, arrays of length n or callables of the factual values
             (e.g. ``{"t": lambda v: v["t"] + 1}``).
 
         Returns
@@ -224,7 +224,7 @@ class SCM:
         dict
             Counterfactual value per node.
         """
-        values, n = self._check_values(values, "values")
-        interventions = self._check_interventions(interventions, n)
+        values, n = self._check_values(obs, "obs")
+        interventions = self._check_interventions(do, n)
         noise = self.abduct(values)
         return self.predict(noise, interventions)

@@ -1,0 +1,476 @@
+"""Thin adapters that give every image model the :class:`~cflib.scm.protocol.CounterfactualModel` protocol.
+
+Monteiro et al. (ICLR 2023, Sec. 3.1) treat a counterfactual image model as a black-box function
+``x* = f(x, pa, pa*)``; a deep SCM (Pawlowski et al. 2020; Melistas et al., Sec. 3) spells out
+abduction, action and prediction. The adapters here are the bridge: each exposes both forms, so the
+axiom metrics of :mod:`cflib.metrics.axioms` score any of them, and a user's own generator needs only
+a function (:class:`FunctionModel`) to be scored by every metric of the book.
+
+* :class:`FunctionModel` -- any callable ``f(x, pa, pa_star)`` with a ``parent_names`` attribute
+  (abduction implicit: the "noise" is the observation itself);
+* :class:`ImageModelAdapter` -- the conditional VAE, hierarchical VAE and GAN of :mod:`cflib.models`
+  (``abduct`` / ``decode`` / ``counterfactual`` on encoded parents), with the noise fixed per image;
+* :class:`LatentDiffusionAdapter` -- :class:`cflib.models.diffusion.LatentDiffusion` (DDIM inversion,
+  denoising), through its public methods only.
+
+Parents are dicts ``name -> (n,)`` array; the image is one more variable (``"x"`` by default).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .protocol import Values
+
+__all__ = ["Parents", "ParentEncoder", "check_parent_dict", "FunctionModel", "ImageModelAdapter", "LatentDiffusionAdapter"]
+
+Parents = Mapping[str, np.ndarray]
+
+
+def check_parent_dict(pa: Any, names: Sequence[str], n: int | None, name: str) -> dict[str, np.ndarray]:
+    """Check that ``pa`` is a dict with exactly the parents ``names``, one value per image.
+
+    Parameters
+    ----------
+    pa : Any
+        The candidate parent dict.
+    names : sequence of str
+        The model's parents.
+    n : int or None
+        Number of images (``None``: not checked).
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    dict
+        Parent -> flat array, in the order of ``names``.
+    """
+    if not isinstance(pa, Mapping):
+        raise TypeError(f"{name} must be a dict parent name -> (n,) array, got {type(pa).__name__}")
+    unknown = set(pa) - set(names)
+    if unknown:
+        raise ValueError(f"{name} has unknown parent name(s) {sorted(unknown)}; the model's parents are {list(names)}")
+    missing = set(names) - set(pa)
+    if missing:
+        raise ValueError(f"{name} is missing parent(s) {sorted(missing)}; the model's parents are {list(names)}")
+    out = {k: np.asarray(pa[k]).reshape(-1) for k in names}
+    for k, v in out.items():
+        if n is not None and len(v) != n:
+            raise ValueError(f"{name}[{k!r}] has {len(v)} values but the image batch has {n}: give one value per image")
+    return out
+
+
+class ParentEncoder:
+    """Encode a parent dict into the float matrix the image models take.
+
+    Parameters
+    ----------
+    spec : dict
+        Parent name -> ``("categorical", n_classes)``, ``"circular"`` (a value in [0, 1) encoded as
+        ``(cos 2πv, sin 2πv)``) or ``"continuous"`` (the raw value). Columns follow the dict order.
+
+    Examples
+    --------
+    >>> enc = ParentEncoder({"digit": ("categorical", 10), "hue": "circular"})
+    >>> enc.encode({"digit": np.array([3]), "hue": np.array([0.25])}).round(3).tolist()
+    [[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]]
+    """
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        if not isinstance(spec, Mapping) or not spec:
+            raise TypeError("spec must be a non-empty dict parent name -> kind")
+        self.spec: dict[str, tuple] = {}
+        for k, v in spec.items():
+            kind = (v,) if isinstance(v, str) else tuple(v)
+            if kind[0] == "categorical":
+                if len(kind) != 2 or int(kind[1]) < 2:
+                    raise ValueError(f"spec[{k!r}] must be ('categorical', n_classes >= 2), got {v!r}")
+                kind = ("categorical", int(kind[1]))
+            elif kind[0] not in ("circular", "continuous"):
+                raise ValueError(f"spec[{k!r}] must be ('categorical', n), 'circular' or 'continuous', got {v!r}")
+            self.spec[k] = kind
+        self.names = tuple(self.spec)
+        start, self.groups = 0, {}
+        for k, kind in self.spec.items():
+            w = kind[1] if kind[0] == "categorical" else 2 if kind[0] == "circular" else 1
+            self.groups[k] = list(range(start, start + w))
+            start += w
+        self.dim = start
+
+    def encode(self, pa: Parents, n: int | None = None, name: str = "pa") -> np.ndarray:
+        """Encode ``pa`` into an ``(n, dim)`` float32 matrix (errors name unknown or missing parents).
+
+        Parameters
+        ----------
+        pa : dict
+            Parent -> ``(n,)`` values.
+        n : int, optional
+            Expected number of rows.
+        name : str
+            Argument name used in error messages.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, dim)
+        """
+        d = check_parent_dict(pa, self.names, n, name)
+        n = len(next(iter(d.values())))
+        out = np.zeros((n, self.dim), dtype=np.float32)
+        for k, kind in self.spec.items():
+            v, cols = d[k], self.groups[k]
+            if kind[0] == "categorical":
+                iv = v.astype(np.int64)
+                if np.any(iv != v) or (n and (iv.min() < 0 or iv.max() >= kind[1])):
+                    raise ValueError(f"{name}[{k!r}] must hold integer classes in 0..{kind[1] - 1}")
+                out[np.arange(n), cols[0] + iv] = 1.0
+            elif kind[0] == "circular":
+                a = 2 * np.pi * v.astype(np.float64)
+                out[:, cols[0]] = np.cos(a)
+                out[:, cols[1]] = np.sin(a)
+            else:
+                out[:, cols[0]] = v
+        return out
+
+    def parent_groups(self) -> list[list[int]]:
+        """Columns per parent, in order (for :meth:`cflib.models.gan.ConditionalGAN.fit`)."""
+        return [self.groups[k] for k in self.names]
+
+
+class FunctionModel:
+    """The :class:`~cflib.scm.protocol.CounterfactualModel` view of a counterfactual function ``f(x, pa, pa_star)``.
+
+    Abduction is implicit in ``f`` (Monteiro et al., Sec. 3.1), so :meth:`abduct` returns the
+    observation itself and :meth:`predict` applies ``f``. The parents are root variables: ``do``
+    sets them and leaves the others unchanged.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(x, pa, pa_star) -> x_star`` with a ``parent_names`` attribute (a tuple of str).
+    image : str
+        Name of the image variable in ``obs``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> def f(x, pa, pa_star):
+    ...     return x + (pa_star["b"] - pa["b"])[:, None]
+    >>> f.parent_names = ("b",)
+    >>> m = FunctionModel(f)
+    >>> m.counterfactual({"x": np.zeros((2, 3)), "b": np.array([0.0, 1.0])}, do={"b": 1.0})["x"].tolist()
+    [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
+    """
+
+    def __init__(self, f: Callable[[np.ndarray, Parents, Parents], np.ndarray], image: str = "x") -> None:
+        names = getattr(f, "parent_names", None)
+        if not callable(f) or names is None:
+            raise TypeError("f must be a counterfactual function: callable f(x, pa, pa_star) with a parent_names attribute")
+        if not isinstance(image, str) or image in names:
+            raise ValueError(f"image must be a variable name that is not a parent, got {image!r} (parents: {list(names)})")
+        self.f = f
+        self.image = image
+        self.parent_names = tuple(names)
+
+    def _split(self, obs: Mapping[str, Any], name: str) -> tuple[Any, dict[str, np.ndarray]]:
+        if not isinstance(obs, Mapping):
+            raise TypeError(f"{name} must be a dict variable name -> values, got {type(obs).__name__}")
+        if self.image not in obs:
+            raise ValueError(f"{name} lacks the image variable {self.image!r}")
+        x = obs[self.image]
+        pa = check_parent_dict({k: v for k, v in obs.items() if k != self.image}, self.parent_names, len(x), name)
+        return x, pa
+
+    def _act(self, pa: dict[str, np.ndarray], do: Mapping[str, Any] | None, n: int) -> dict[str, np.ndarray]:
+        if do is not None and not isinstance(do, Mapping):
+            raise TypeError(f"do must be a dict parent name -> value(s), got {type(do).__name__}")
+        out = dict(pa)
+        for k, v in (do or {}).items():
+            if k not in self.parent_names:
+                raise ValueError(f"cannot intervene on {k!r}: the model's parents are {list(self.parent_names)}")
+            v = np.asarray(v)
+            v = np.broadcast_to(v, (n,)).copy() if v.ndim == 0 else v.reshape(-1)
+            if len(v) != n:
+                raise ValueError(f"do[{k!r}] has {len(v)} values for {n} units: give one value or one per unit")
+            out[k] = v
+        return out
+
+    def abduct(self, obs: Mapping[str, Any]) -> Values:
+        """Abduction is implicit in ``f``: the checked observation itself.
+
+        Parameters
+        ----------
+        obs : dict
+            The image and every parent, one row per unit.
+
+        Returns
+        -------
+        dict
+        """
+        x, pa = self._split(obs, "obs")
+        return {**pa, self.image: x}
+
+    def predict(self, noise: Mapping[str, Any], do: Mapping[str, Any] | None = None) -> Values:
+        """Apply ``f`` to the abducted units with the parents set by ``do``.
+
+        Parameters
+        ----------
+        noise : dict
+            Output of :meth:`abduct`.
+        do : dict, optional
+            Parent -> one value or one per unit.
+
+        Returns
+        -------
+        dict
+            Counterfactual parents and image.
+        """
+        return self.counterfactual(noise, do or {})
+
+    def counterfactual(self, obs: Mapping[str, Any], do: Mapping[str, Any]) -> Values:
+        """``{**pa_star, image: f(x, pa, pa_star)}`` with ``pa_star = {**pa, **do}``.
+
+        Parameters
+        ----------
+        obs : dict
+            The image and every parent, one row per unit.
+        do : dict
+            Parent -> one value or one per unit.
+
+        Returns
+        -------
+        dict
+        """
+        x, pa = self._split(obs, "obs")
+        ps = self._act(pa, do, len(x))
+        return {**ps, self.image: self.f(x, pa, ps)}
+
+
+class ImageModelAdapter(FunctionModel):
+    """A cflib image model (VAE, HVAE, GAN) as a counterfactual function *and* a CounterfactualModel.
+
+    The function form ``f(x, pa, pa_star)`` encodes the parent dicts and calls
+    ``model.counterfactual(x, pa_enc, pa_star_enc, eps=eps, **kwargs)``; the protocol form uses the
+    model's ``abduct`` (latents) and ``decode`` for :meth:`abduct` / :meth:`predict`, and the same
+    call as the function form for :meth:`counterfactual` (so both give identical images).
+
+    Parameters
+    ----------
+    model : object
+        Has ``counterfactual(x, pa, pa_star, eps=..., **kwargs)``, ``abduct`` and ``decode`` (the cflib
+        VAE/HVAE/GAN API).
+    encoder : ParentEncoder
+        Encodes the parent dicts.
+    eps : array, optional
+        Noise per image, fixing one function per observation (see ``model.sample_noise``).
+        With ``eps`` given, the function only accepts batches of the same size.
+    image : str
+        Name of the image variable for the protocol form.
+    **kwargs
+        Passed to ``model.counterfactual`` (e.g. ``abduct_levels``, ``temperature``) and, where it
+        accepts them, to ``model.decode``.
+    """
+
+    def __init__(self, model: Any, encoder: ParentEncoder, eps: Any | None = None, *, image: str = "x", **kwargs: Any) -> None:
+        if not hasattr(model, "counterfactual"):
+            raise TypeError("model must have a counterfactual(x, pa, pa_star, eps=...) method")
+        if not isinstance(encoder, ParentEncoder):
+            raise TypeError(f"encoder must be a ParentEncoder, got {type(encoder).__name__}")
+        self.model = model
+        self.encoder = encoder
+        self.eps = eps
+        self.kwargs = kwargs
+        self.parent_names = encoder.names
+        super().__init__(self, image)
+
+    @classmethod
+    def sample(cls, model: Any, encoder: ParentEncoder, n: int, seed: int | np.random.Generator | None = 0, **kwargs: Any) -> ImageModelAdapter:
+        """Draw one function per image: fixed noise ``model.sample_noise(n, seed)`` (none for deterministic models).
+
+        Parameters
+        ----------
+        model : object
+            The image model.
+        encoder : ParentEncoder
+            Encodes the parent dicts.
+        n : int
+            Number of images the function is for.
+        seed : int, Generator or None
+            Randomness of the noise.
+        **kwargs
+            As in the constructor.
+
+        Returns
+        -------
+        ImageModelAdapter
+        """
+        eps = model.sample_noise(n, seed) if hasattr(model, "sample_noise") else None
+        return cls(model, encoder, eps, **kwargs)
+
+    def _check_batch(self, n: int) -> None:
+        if self.eps is not None and len(self.eps) != n:
+            raise ValueError(f"this function fixes noise for {len(self.eps)} images but got {n}; sample a function for this batch")
+
+    def __call__(self, x: np.ndarray, pa: Parents, pa_star: Parents) -> np.ndarray:
+        """The counterfactual function ``f(x, pa, pa_star)`` on images ``(n, C, H, W)`` in [0, 1].
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Observed images.
+        pa, pa_star : dict
+            Observed and counterfactual parents.
+
+        Returns
+        -------
+        numpy.ndarray
+            Counterfactual images.
+        """
+        x = np.asarray(x, dtype=np.float32)
+        self._check_batch(len(x))
+        a = self.encoder.encode(pa, len(x), "pa")
+        b = self.encoder.encode(pa_star, len(x), "pa_star")
+        return np.asarray(self.model.counterfactual(x, a, b, eps=self.eps, **self.kwargs))
+
+    def abduct(self, obs: Mapping[str, Any]) -> Values:
+        """Abduction with the model's encoder: ``{**pa, image: latents}``.
+
+        Parameters
+        ----------
+        obs : dict
+            The image and every parent.
+
+        Returns
+        -------
+        dict
+        """
+        x, pa = self._split(obs, "obs")
+        x = np.asarray(x, dtype=np.float32)
+        self._check_batch(len(x))
+        return {**pa, self.image: np.asarray(self.model.abduct(x, self.encoder.encode(pa, len(x)), eps=self.eps))}
+
+    def predict(self, noise: Mapping[str, Any], do: Mapping[str, Any] | None = None) -> Values:
+        """Prediction with the model's decoder under the parents set by ``do``.
+
+        Parameters
+        ----------
+        noise : dict
+            Output of :meth:`abduct`.
+        do : dict, optional
+            Parent -> one value or one per unit.
+
+        Returns
+        -------
+        dict
+        """
+        z, pa = self._split(noise, "noise")
+        ps = self._act(pa, do, len(z))
+        accepted = inspect.signature(self.model.decode).parameters
+        kw = {k: v for k, v in {**self.kwargs, "eps": self.eps}.items() if k in accepted}
+        return {**ps, self.image: np.asarray(self.model.decode(z, self.encoder.encode(ps, len(z), "do"), **kw))}
+
+
+class LatentDiffusionAdapter(FunctionModel):
+    """:class:`cflib.models.diffusion.LatentDiffusion` as a CounterfactualModel over ``{"A", ["aux"], image}``.
+
+    Abduction is DDIM inversion (:meth:`LatentDiffusion.invert`), prediction is DDIM denoising under
+    the new label (:meth:`LatentDiffusion.denoise`), and :meth:`counterfactual` is
+    :meth:`LatentDiffusion.counterfactual`. Only ``A`` may be intervened on; the auxiliary parents
+    ``aux`` (``(n, k)``, for models with ``config.aux_classes``) are held fixed.
+
+    Parameters
+    ----------
+    model : LatentDiffusion
+        A fitted model.
+    image : str
+        Name of the image variable (``(n, size, size)`` grey images in [0, 1]).
+    **kwargs
+        Passed to ``model.counterfactual`` (``t_star``, ``steps``, ``guidance``, ``aux_guidance``, ...);
+        those ``invert`` / ``denoise`` accept are passed to them too.
+    """
+
+    def __init__(self, model: Any, *, image: str = "x", **kwargs: Any) -> None:
+        for name in ("counterfactual", "invert", "denoise"):
+            if not callable(getattr(model, name, None)):
+                raise TypeError(f"model must be a LatentDiffusion (it has no {name}() method)")
+        self.model = model
+        self.kwargs = kwargs
+        self.has_aux = bool(getattr(getattr(model, "config", None), "aux_classes", ()))
+        self.parent_names = ("A", "aux") if self.has_aux else ("A",)
+        super().__init__(self, image)
+
+    def _split(self, obs: Mapping[str, Any], name: str) -> tuple[Any, dict[str, np.ndarray]]:
+        if not isinstance(obs, Mapping):
+            raise TypeError(f"{name} must be a dict variable name -> values, got {type(obs).__name__}")
+        missing = [k for k in (self.image, *self.parent_names) if k not in obs]
+        if missing:
+            raise ValueError(f"{name} lacks variable(s) {missing}; the model's variables are {[self.image, *self.parent_names]}")
+        unknown = set(obs) - {self.image, *self.parent_names}
+        if unknown:
+            raise ValueError(f"{name} has unknown variable(s) {sorted(unknown)}")
+        pa = {"A": np.asarray(obs["A"]).reshape(-1)}
+        if self.has_aux:
+            pa["aux"] = np.asarray(obs["aux"])
+        return obs[self.image], pa
+
+    def _act(self, pa: dict[str, np.ndarray], do: Mapping[str, Any] | None, n: int) -> dict[str, np.ndarray]:
+        if do and set(do) - {"A"}:
+            raise ValueError(f"cannot intervene on {sorted(set(do) - {'A'})}: only 'A' is intervened on (aux is held fixed)")
+        return super()._act(pa, do, n)
+
+    def _kw(self, method: Callable[..., Any]) -> dict[str, Any]:
+        accepted = inspect.signature(method).parameters
+        return {k: v for k, v in self.kwargs.items() if k in accepted}
+
+    def __call__(self, x: np.ndarray, pa: Parents, pa_star: Parents) -> np.ndarray:
+        """``model.counterfactual(x, pa["A"], pa_star["A"], aux=pa.get("aux"), **kwargs)``.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            ``(n, size, size)`` images in [0, 1].
+        pa, pa_star : dict
+            Observed and counterfactual parents.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        return np.asarray(self.model.counterfactual(x, pa["A"], pa_star["A"], aux=pa.get("aux"), **self.kwargs))
+
+    def abduct(self, obs: Mapping[str, Any]) -> Values:
+        """DDIM inversion: ``{**pa, image: z_{t*}}``.
+
+        Parameters
+        ----------
+        obs : dict
+            The images, ``A`` and (if the model has them) ``aux``.
+
+        Returns
+        -------
+        dict
+        """
+        x, pa = self._split(obs, "obs")
+        return {**pa, self.image: self.model.invert(x, pa["A"], aux=pa.get("aux"), **self._kw(self.model.invert))}
+
+    def predict(self, noise: Mapping[str, Any], do: Mapping[str, Any] | None = None) -> Values:
+        """DDIM denoising under the labels set by ``do``.
+
+        Parameters
+        ----------
+        noise : dict
+            Output of :meth:`abduct`.
+        do : dict, optional
+            ``{"A": label or labels}``.
+
+        Returns
+        -------
+        dict
+        """
+        z, pa = self._split(noise, "noise")
+        ps = self._act(pa, do, len(z))
+        return {**ps, self.image: self.model.denoise(z, ps["A"], aux=pa.get("aux"), **self._kw(self.model.denoise))}
