@@ -24,6 +24,7 @@ nuisances held fixed (the inner bootstrap of faircause), vectorised as one matri
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..results import ConfidenceInterval, Estimate, TestResult
 from ..runtime import as_generator
 from .sfm import StandardFairnessModel
 
@@ -152,7 +154,7 @@ class EffectEstimates:
     estimate, se, pvalue : dict
         Measure -> point estimate, standard error, two-sided p-value of ``measure = 0``.
     ci : dict
-        Measure -> ``(low, high)`` confidence interval at ``level``.
+        Measure -> :class:`~cflib.results.ConfidenceInterval` ``(low, high)`` at ``level``.
     level : float
         Confidence level.
     draws : numpy.ndarray or None
@@ -199,8 +201,38 @@ class EffectEstimates:
         -------
         bool
         """
-        lo, hi = self.ci[measure]
-        return bool(lo > 0 or hi < 0)
+        return self.as_estimate(measure).significant()
+
+    def as_estimate(self, measure: str) -> Estimate:
+        """One measure as a :class:`~cflib.results.Estimate` (estimate, se, interval).
+
+        Parameters
+        ----------
+        measure : {"TV", "DE", "IE", "SE"}
+
+        Returns
+        -------
+        cflib.results.Estimate
+        """
+        if measure not in MEASURES:
+            raise ValueError(f"measure must be one of {MEASURES}, got {measure!r}")
+        return Estimate(self.estimate[measure], self.se[measure], self.ci[measure], self.level,
+                        name=f"{measure}({self.outcome})", method=self.method)
+
+    def as_test(self, measure: str) -> TestResult:
+        """The test of ``measure = 0`` as a :class:`~cflib.results.TestResult` (z statistic, p-value).
+
+        Parameters
+        ----------
+        measure : {"TV", "DE", "IE", "SE"}
+
+        Returns
+        -------
+        cflib.results.TestResult
+        """
+        e = self.as_estimate(measure)
+        z = e.estimate / e.se if e.se > 0 else (0.0 if e.estimate == 0 else math.copysign(math.inf, e.estimate))
+        return TestResult(z, self.pvalue[measure], name=f"{measure}({self.outcome}) = 0")
 
     def decomposition_residual(self) -> float:
         """Largest ``|TV - (DE - IE - SE)|`` over the estimate and every bootstrap replicate.
@@ -359,7 +391,7 @@ def _estimate(x, y, p_z, p_zw, m1, mu1, n_boot, level, ci, rng, name, method, n_
             s = float(se_if[j])
             lo, hi = est[m] - zq * s, est[m] + zq * s
         se[m] = s
-        cis[m] = (float(lo), float(hi))
+        cis[m] = ConfidenceInterval(float(lo), float(hi))
         pv[m] = float(2 * stats.norm.sf(abs(est[m]) / s)) if s > 0 else (0.0 if est[m] != 0 else 1.0)
     return EffectEstimates(
         outcome=name,

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..results import ConfidenceInterval
 from .effects import EffectEstimates, ctf_effects
 from .sfm import EFFECTS, StandardFairnessModel, bn_effects
 
@@ -49,7 +50,7 @@ class BNCheck:
         ``Ctf-CE(y - y_hat)`` if in BN, else ``Ctf-CE(y_hat)``; the assertion is ``tested = 0``.
     se : float
         Standard error of ``tested``.
-    ci : tuple of float
+    ci : cflib.results.ConfidenceInterval
         Interval used by the rule.
     pvalue : float
         Two-sided p-value of ``tested = 0`` (difference test) or the larger TOST p-value.
@@ -62,7 +63,7 @@ class BNCheck:
     est_yhat: float
     tested: float
     se: float
-    ci: tuple
+    ci: ConfidenceInterval
     pvalue: float
     passed: bool
 
@@ -237,7 +238,7 @@ def causal_predictive_parity(
             ci = (t - z * s, t + z * s)
             p = float(max(stats.norm.sf((t + margin) / s), stats.norm.cdf((t - margin) / s))) if s > 0 else float(abs(t) >= margin)
             ok = bool(-margin < ci[0] and ci[1] < margin)
-        checks.append(BNCheck(e, e in bn, estimates["y"].estimate[e], estimates["y_hat"].estimate[e], float(t), float(s), (float(ci[0]), float(ci[1])), p, ok))
+        checks.append(BNCheck(e, e in bn, estimates["y"].estimate[e], estimates["y_hat"].estimate[e], float(t), float(s), ConfidenceInterval(float(ci[0]), float(ci[1])), p, ok))
     return CPPResult(tuple(checks), bn, test, alpha, margin, estimates)
 
 
