@@ -27,7 +27,7 @@ simulated-intervention resampler of Sec. 3.3 (integer repeat counts, as the offi
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -36,6 +36,8 @@ import numpy as np
 import pandas as pd
 
 from cflib.runtime import as_generator
+
+from .protocol import check_do
 
 __all__ = [
     "SCMS",
@@ -245,7 +247,7 @@ class ColourDigits:
     def __len__(self) -> int:
         return len(self.x)
 
-    def subset(self, idx: np.ndarray) -> "ColourDigits":
+    def subset(self, idx: np.ndarray) -> ColourDigits:
         """Rows ``idx`` (with repeats) as a new split."""
         idx = np.asarray(idx)
         return ColourDigits(self.x[idx], self.digit[idx], self.hue[idx], self.style[idx], self.base[idx], self.scm, self.resolution)
@@ -253,6 +255,30 @@ class ColourDigits:
     def frame(self) -> pd.DataFrame:
         """The parents (and the hidden style) as a DataFrame."""
         return pd.DataFrame({"digit": self.digit, "hue": self.hue, "style": self.style})
+
+    def observations(self) -> dict[str, np.ndarray]:
+        """The observed variables ``{"digit", "hue", "x"}`` (the :class:`~cflib.data.protocol.CounterfactualDataset` protocol)."""
+        return {"digit": self.digit.copy(), "hue": self.hue.copy(), "x": self.x.copy()}
+
+    def true_counterfactual(self, do: Mapping[str, Any], idx: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """The true counterfactual of each unit under ``do`` (:func:`true_counterfactual` on the split).
+
+        Parameters
+        ----------
+        do : mapping
+            ``{"digit" | "hue": scalar or array of length n}``.
+        idx : array of int, optional
+            Restrict to these units.
+
+        Returns
+        -------
+        dict
+            ``{"digit", "hue", "x"}`` counterfactual values.
+        """
+        unit = self if idx is None else self.subset(idx)
+        vals = {"digit": unit.digit.copy(), "hue": unit.hue.copy(), **check_do(do, ("digit", "hue"), len(unit), "Colour-Digits")}
+        vals["digit"] = vals["digit"].astype(np.int64)
+        return {**vals, "x": true_counterfactual(unit.x, unit.parents, vals, resolution=unit.resolution)}
 
 
 def colour_digits(

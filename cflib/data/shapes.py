@@ -25,6 +25,8 @@ import numpy as np
 
 from cflib.runtime import as_generator
 
+from .protocol import check_do
+
 __all__ = ["FACTORS", "DEFAULT_SIZES", "ShapesScene", "render_shapes", "shapes_scene", "true_counterfactual", "check_factors", "encode_factors", "factor_groups"]
 
 #: Factor names, in the order of the paper's Table 5 columns (alphabetical).
@@ -161,12 +163,36 @@ class ShapesScene:
         """One-hot encoding of all factors (in :data:`FACTORS` order), for the models."""
         return encode_factors(self.parents, self.sizes)
 
-    def subset(self, idx: np.ndarray) -> "ShapesScene":
+    def observations(self) -> dict[str, np.ndarray]:
+        """The factors and the image ``"x"`` (the :class:`~cflib.data.protocol.CounterfactualDataset` protocol)."""
+        return {**{k: v.copy() for k, v in self.parents.items()}, "x": self.x.copy()}
+
+    def true_counterfactual(self, do: Mapping[str, Any], idx: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """The true counterfactual of each unit under ``do``: the scene re-rendered with the new factors.
+
+        Parameters
+        ----------
+        do : mapping
+            Factor -> level (scalar or one per unit).
+        idx : array of int, optional
+            Restrict to these units.
+
+        Returns
+        -------
+        dict
+            Every factor and ``"x"``.
+        """
+        unit = self if idx is None else self.subset(idx)
+        vals = {**{k: v.copy() for k, v in unit.parents.items()}, **check_do(do, tuple(unit.parents), len(unit), "the shapes scene")}
+        vals = {k: v.astype(np.int64) for k, v in vals.items()}
+        return {**vals, "x": true_counterfactual(unit.x, unit.parents, vals, resolution=unit.resolution, sizes=unit.sizes)}
+
+    def subset(self, idx: np.ndarray) -> ShapesScene:
         """Rows ``idx`` as a new data set."""
         idx = np.asarray(idx)
         return ShapesScene(self.x[idx], {k: v[idx] for k, v in self.parents.items()}, self.sizes, self.resolution)
 
-    def split(self, test_fraction: float = 0.1, seed: int | np.random.Generator | None = 1) -> tuple["ShapesScene", "ShapesScene"]:
+    def split(self, test_fraction: float = 0.1, seed: int | np.random.Generator | None = 1) -> tuple[ShapesScene, ShapesScene]:
         """Random train/test split (paper: 90/10)."""
         if not 0 < test_fraction < 1:
             raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")

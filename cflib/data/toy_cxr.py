@@ -25,13 +25,15 @@ drawn from the other group's prevalence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..runtime import as_generator
+from .protocol import check_do
 
 __all__ = ["DISEASES", "GROUPS", "ToyCXR", "toy_cxr", "shortcut_training_set", "check_images", "prevalence_table", "plot_prevalence"]
 
@@ -204,6 +206,29 @@ class ToyCXR:
             ``(n, size, size)`` images.
         """
         return self.render(A=a)
+
+    def observations(self) -> dict[str, np.ndarray]:
+        """The group ``A``, the diseases ``D`` and the image ``"x"`` (the :class:`~cflib.data.protocol.CounterfactualDataset` protocol)."""
+        return {"A": self.A.copy(), "D": self.D.copy(), "x": self.images.copy()}
+
+    def true_counterfactual(self, do: Mapping[str, Any], idx: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """True counterfactuals under ``do(A = a)``: same exogenous content and diseases, new group.
+
+        Parameters
+        ----------
+        do : mapping
+            ``{"A": group or one group per unit}``.
+        idx : array-like of int, optional
+            Restrict to these units.
+
+        Returns
+        -------
+        dict
+            ``{"A", "D", "x"}``.
+        """
+        idx = np.arange(self.n) if idx is None else np.asarray(idx)
+        a = check_do(do, ("A",), len(idx), "ToyCXR").get("A", self.A[idx])
+        return {"A": np.asarray(a).astype(self.A.dtype), "D": self.D[idx].copy(), "x": self.render(A=a, idx=idx)}
 
     def disease_region(self, idx: np.ndarray | None = None) -> np.ndarray:
         """Pixels of the lungs and the heart, where every disease is drawn and the trace never is.

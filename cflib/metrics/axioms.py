@@ -60,6 +60,7 @@ __all__ = [
     "MarginalSampler",
     "sample_do_values",
     "score",
+    "AbsoluteError",
     "CompositionResult",
     "ReversibilityResult",
     "EffectivenessResult",
@@ -483,10 +484,13 @@ def measure_composition(
     distances: Mapping[str, Distance] | None = None,
     image: str = "x",
     keep_images: int = 0,
+    hold: Sequence[str] = (),
 ) -> CompositionResult:
     """Composition over ``1..cycles`` null interventions (Monteiro et al. eq. 1; Melistas et al. Eq. 7), per image.
 
-    Each cycle is ``model.counterfactual(state, do={})`` with every variable of the previous output fed back in.
+    Each cycle is ``model.counterfactual(state, do)`` with every variable of the previous output fed
+    back in; ``do`` sets the ``hold`` variables to the values they already have (Pearl's composition
+    axiom), the empty intervention by default.
 
     Parameters
     ----------
@@ -502,6 +506,8 @@ def measure_composition(
         Name of the image variable.
     keep_images : int
         Units whose images are kept through the cycles (for figures).
+    hold : sequence of str
+        Variables intervened on at their current values in each cycle.
 
     Returns
     -------
@@ -512,9 +518,12 @@ def measure_composition(
     distances = _distances(distances)
     if image not in obs:
         raise ValueError(f"obs lacks the image variable {image!r}")
+    unknown = [k for k in hold if k not in obs]
+    if unknown:
+        raise ValueError(f"hold names {unknown} that are not variables of obs ({', '.join(map(str, obs))})")
     chain = [obs]
     for _ in range(cycles):  # sequential by definition: each application feeds the next
-        chain.append(model.counterfactual(chain[-1], {}))
+        chain.append(model.counterfactual(chain[-1], {k: chain[-1][k] for k in hold}))
     x0 = np.asarray(obs[image])
     out = {name: np.column_stack([d(x0, np.asarray(c[image])) for c in chain[1:]]) for name, d in distances.items()}
     first = next(iter(out.values()))
@@ -655,14 +664,37 @@ def score(kind: str, target: np.ndarray, predicted: np.ndarray) -> tuple[float, 
     raise ValueError(f"kind must be 'regression', 'multiclass' or 'binary', got {kind!r}")
 
 
-def _read(reader: Any, cf: Mapping[str, Any], attribute: str, image: str) -> tuple[float, np.ndarray]:
+class AbsoluteError:
+    """The exact reader of a variable that is observed directly: ``score(x, target) = |x - target|``.
+
+    For models without an image (an SCM over attributes), pass the variable itself as ``image``.
+    """
+
+    kind = "regression"
+
+    def score(self, x: Any, target: Any) -> np.ndarray:
+        """Per-unit absolute error.
+
+        Parameters
+        ----------
+        x, target : array-like
+            Read values and the values they should have.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        return np.abs(np.asarray(x, dtype=np.float64) - np.asarray(target, dtype=np.float64))
+
+
+def _read(reader: Any, cf: Mapping[str, Any], target: np.ndarray, image: str) -> tuple[float, np.ndarray]:
     """One reader on one counterfactual: an :class:`Oracle` (``score``) or an :class:`AttributePredictor`."""
     if callable(getattr(reader, "score", None)):
-        per = np.asarray(reader.score(cf[image], cf[attribute]), dtype=np.float64)
+        per = np.asarray(reader.score(cf[image], target), dtype=np.float64)
         return float(per.mean()), per
     ctx = tuple(getattr(reader, "context", ()) or ())
     context = np.column_stack([np.asarray(cf[c], float) for c in ctx]) if ctx else None
-    return score(reader.kind, np.asarray(cf[attribute]), np.asarray(reader.predict(np.asarray(cf[image]), context)))
+    return score(reader.kind, np.asarray(target), np.asarray(reader.predict(np.asarray(cf[image]), context)))
 
 
 @dataclass(frozen=True)
@@ -727,8 +759,8 @@ def measure_effectiveness(
     """Effectiveness (Monteiro et al. eq. 3; Melistas et al. Eq. 8): each reader on each intervention's counterfactual.
 
     Each intervention sets one variable; every reader reads its attribute back from the
-    counterfactual image and is compared with that attribute's *counterfactual* value (the
-    intervened value, or the unchanged / downstream value for the others).
+    counterfactual image and is compared with the intervened value (for the intervened attribute)
+    or that attribute's counterfactual value (unchanged, or downstream of the intervention).
 
     Parameters
     ----------
@@ -774,7 +806,7 @@ def measure_effectiveness(
         cfs[k], targets[k] = cf, value
         row = {}
         for a, reader in readers.items():
-            s, per = _read(reader, cf, a, image)
+            s, per = _read(reader, cf, value if a == k else cf[a], image)
             row[a], per_image[(k, a)] = s, per
             if a == k:
                 diag.append(s)
