@@ -1248,6 +1248,8 @@ def train_judges(train: ToyCXR, *, epochs: int, device: str = "auto", seed: int 
     """
     from scipy.ndimage import gaussian_filter
 
+    from ..models.cnn_zoo import SmallCNN
+
     size = train.size
     judge_x = np.concatenate([train.images, gaussian_filter(train.images, sigma=(0, 1, 1))])
 
