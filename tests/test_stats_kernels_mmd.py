@@ -98,9 +98,14 @@ def test_permutation_null_values_are_statistics_of_relabellings():
     z = np.vstack([x, y])
     exact = {round(mmd2(z[list(c)], z[[i for i in range(7) if i not in c]], bandwidth=1.0), 10)
              for c in itertools.combinations(range(7), 4)}
-    res = mmd_test(x, y, bandwidth=1.0, n_permutations=200, seed=0)
+    res = mmd_test(x, y, bandwidth=1.0, n_permutations=200, seed=0, precision="float64")
     assert {round(v, 10) for v in res.null_distribution} <= exact
     assert round(res.statistic, 10) in exact
+    # float32 products: every value within float32 accuracy of a relabelling's statistic, same p-value
+    mixed = mmd_test(x, y, bandwidth=1.0, n_permutations=200, seed=0)
+    ex = np.array(sorted(exact))
+    assert np.abs(mixed.null_distribution[:, None] - ex[None, :]).min(1).max() < 1e-6
+    assert mixed.pvalue == res.pvalue and mixed.statistic == pytest.approx(res.statistic, abs=1e-14)
 
 
 def test_biased_and_unbiased_permutation_pvalues_coincide_for_equal_sizes():

@@ -31,6 +31,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from ..runtime import as_generator, get_device
+from .engine import quadratic_forms
 from .kernels import Kernel, as_2d, make_kernel, to_tensor
 from .mmd import _check_alpha, _check_count, signflip_null
 
@@ -786,34 +787,43 @@ def cfclot_test(
                         method, None, k, st["mte"], null)
 
 
-def _resample_null(ps: _PairStats, t: float, epsilon: float, method: str, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """Resampling replicates on the N-TE scale, all draws evaluated as matrix products."""
+def _type_rows(a, inverse):
+    """Row blocks of the unit-level matrix ``a[inverse][:, inverse]`` with a zero diagonal, never formed whole."""
     import torch
 
-    inv = torch.as_tensor(ps.inverse, device=ps.h.device)
-    h = ps.h[inv][:, inv].clone()
-    h.fill_diagonal_(0.0)
+    inv = torch.as_tensor(inverse, device=a.device)
+    ar = torch.arange(inv.numel(), device=a.device)
+
+    def rows(i0: int, i1: int):
+        blk = a[inv[i0:i1]][:, inv]
+        blk[ar[: i1 - i0], ar[i0:i1]] = 0.0
+        return blk
+
+    return rows
+
+
+def _resample_null(ps: _PairStats, t: float, epsilon: float, method: str, n_boot: int, rng: np.random.Generator,
+                   *, batch: int = 512) -> np.ndarray:
+    """Resampling replicates on the N-TE scale: all draws as quadratic forms of ``H`` (and ``D``) by row blocks."""
+    import torch
+
     m = ps.m
     den = _offdiag_sum(ps.d, ps.counts)
+    h_rows = _type_rows(ps.h, ps.inverse)
     if method == "signflip":
-        return signflip_null(h, n_boot, rng) / den
-    d = ps.d[inv][:, inv].clone()
-    d.fill_diagonal_(0.0)
-    out = np.empty(n_boot)
-    batch = 512
-    for start in range(0, n_boot, batch):
-        b = min(batch, n_boot - start)
-        w = torch.as_tensor(rng.multinomial(m, np.full(m, 1.0 / m), size=b).T, dtype=torch.float64, device=h.device)
-        if method == "bootstrap" and epsilon == 0:
-            v = w - 1.0  # centred multinomial weights: a degenerate-U-statistic bootstrap of the null
-            out[start : start + b] = ((v * (h @ v)).sum(0) / den).cpu().numpy()
-        elif method == "bootstrap-literal":
-            v = w - 1.0 / m  # Eq. 11 as printed
-            out[start : start + b] = ((v * (h @ v)).sum(0) / den).cpu().numpy()
-        else:  # resample units; the shifted bootstrap ratio approximates the law of T at N-TE = eps
-            tb = (w * (h @ w)).sum(0) / (w * (d @ w)).sum(0)
-            out[start : start + b] = epsilon + (tb.cpu().numpy() - t)
-    return out
+        return signflip_null(h_rows, n_boot, rng, batch=batch, n_rows=m)[1] / den
+    w = np.concatenate([rng.multinomial(m, np.full(m, 1.0 / m), size=min(batch, n_boot - b0)) for b0 in range(0, n_boot, batch)])
+    w = torch.as_tensor(w.T, dtype=torch.float64, device=ps.h.device)
+    if method == "bootstrap" and epsilon == 0:
+        v = w - 1.0  # centred multinomial weights: a degenerate-U-statistic bootstrap of the null
+        return quadratic_forms(h_rows, m, v, precision="float64").q / den
+    if method == "bootstrap-literal":
+        v = w - 1.0 / m  # Eq. 11 as printed
+        return quadratic_forms(h_rows, m, v, precision="float64").q / den
+    # resample units; the shifted bootstrap ratio approximates the law of T at N-TE = eps
+    num = quadratic_forms(h_rows, m, w, precision="float64").q
+    dd = quadratic_forms(_type_rows(ps.d, ps.inverse), m, w, precision="float64").q
+    return epsilon + (num / dd - t)
 
 
 def simulate_cfclot(

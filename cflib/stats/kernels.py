@@ -82,9 +82,10 @@ def _pairwise(x, y, p: int):
     import torch
 
     if p == 2:
-        # ||x||^2 + ||y||^2 - 2 x.y is one matrix product; clamp the tiny negatives of cancellation
-        d2 = (x * x).sum(1)[:, None] + (y * y).sum(1)[None, :] - 2.0 * x @ y.T
-        return d2.clamp_min_(0.0)
+        # ||y||^2 - 2 x.y + ||x||^2: one matrix product and in-place updates (no N x N temporaries);
+        # clamp the tiny negatives of cancellation
+        d2 = torch.addmm((y * y).sum(1)[None, :], x, y.T, alpha=-2.0)
+        return d2.add_((x * x).sum(1)[:, None]).clamp_min_(0.0)
     return torch.cdist(x, y, p=1.0)
 
 
@@ -224,12 +225,15 @@ class Kernel:
             raise ValueError(f"x and y must have the same number of columns, got {xt.shape[1]} and {yt.shape[1]}")
         s = float(self.bandwidth)
         out = torch.empty((xt.shape[0], yt.shape[0]), dtype=torch.float64, device=xt.device)
+        # -(d / c) computed as d / (-c): the same float64 result as exp(-d / c), without temporaries
+        neg_c = -(2.0 * s * s) if self.name == "gaussian" else -s
+        p = 2 if self.name == "gaussian" else 1
+        if xt.shape[0] <= chunk_size:  # one block: no copy into a preallocated output
+            return _pairwise(xt, yt, p).div_(neg_c).exp_()
+        out = torch.empty((xt.shape[0], yt.shape[0]), dtype=torch.float64, device=xt.device)
         for start in range(0, xt.shape[0], int(chunk_size)):
             blk = xt[start : start + chunk_size]
-            if self.name == "gaussian":
-                out[start : start + blk.shape[0]] = torch.exp(-_pairwise(blk, yt, 2) / (2.0 * s * s))
-            else:
-                out[start : start + blk.shape[0]] = torch.exp(-_pairwise(blk, yt, 1) / s)
+            out[start : start + blk.shape[0]] = _pairwise(blk, yt, p).div_(neg_c).exp_()
         return out
 
     def __call__(self, x: Any, y: Any | None = None, **kwargs: Any):

@@ -15,6 +15,7 @@ group of transformations that leaves the joint law invariant under the null of e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,9 +23,13 @@ import numpy as np
 import pandas as pd
 
 from ..runtime import as_generator, get_device
+from .engine import check_precision, quadratic_forms, rounding_bound, settle_near_ties
 from .kernels import Kernel, as_2d, make_kernel, to_tensor
 
-__all__ = ["mmd2", "mmd_test", "MMDTestResult", "paired_h_matrix", "signflip_null"]
+__all__ = [
+    "mmd2", "mmd_test", "MMDTestResult", "paired_h_matrix", "signflip_null", "permutation_null", "kernel_rows",
+    "paired_rows",
+]
 
 _ESTIMATORS = ("unbiased", "biased", "linear", "paired")
 
@@ -212,32 +217,216 @@ def _check_count(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def signflip_null(h, n_draws: int, rng: np.random.Generator, *, batch: int = 512):
-    """Sign-flip replicates ``s' H s`` for ``n_draws`` Rademacher vectors, as a numpy array.
+def _as_rows(a: Any) -> Callable[[int, int], Any]:
+    """A row-block function from a full (torch) matrix, or the function itself."""
+    return a if callable(a) else (lambda i0, i1: a[i0:i1])
+
+
+def _zero_block_diagonal(blk, i0: int):
+    """Zero the entries ``(i, i)`` of rows ``i0:i0+len(blk)`` of a square matrix, in place."""
+    import torch
+
+    idx = torch.arange(blk.shape[0], device=blk.device)
+    blk[idx, idx + i0] = 0.0
+    return blk
+
+
+def kernel_rows(kernel: Kernel, z) -> Callable[[int, int], Any]:
+    """Row blocks of the Gram matrix of ``z`` with a zero diagonal, for :func:`quadratic_forms`.
 
     Parameters
     ----------
-    h : torch.Tensor, (m, m)
-        Symmetric matrix with zero diagonal.
-    n_draws : int
-    rng : numpy.random.Generator
-    batch : int
-        Draws evaluated per matrix product (bounds memory at ``m * batch`` numbers).
+    kernel : Kernel
+        A fitted kernel.
+    z : torch.Tensor, shape (N, d)
 
     Returns
     -------
-    numpy.ndarray, shape (n_draws,)
-        Unnormalised quadratic forms; divide by ``m (m - 1)`` for the MMD^2 scale.
+    callable
+        ``rows(i0, i1)``: the float64 tensor ``k(z[i0:i1], z)`` with ``k(z_i, z_i)`` set to 0.
+    """
+    return lambda i0, i1: _zero_block_diagonal(kernel.gram(z[i0:i1], z), i0)
+
+
+def paired_rows(kernel: Kernel, x, y) -> Callable[[int, int], Any]:
+    """Row blocks of the paired matrix ``H`` (zero diagonal) without forming it.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A fitted kernel.
+    x, y : torch.Tensor, shape (m, d)
+        Row ``i`` of each belongs to pair-unit ``i``.
+
+    Returns
+    -------
+    callable
+        ``rows(i0, i1)``: rows ``i0:i1`` of ``H_ij = k(x_i,x_j) + k(y_i,y_j) - k(x_i,y_j) - k(y_i,x_j)``.
+    """
+
+    def rows(i0: int, i1: int):
+        xb, yb = x[i0:i1], y[i0:i1]
+        blk = kernel.gram(xb, x).add_(kernel.gram(yb, y)).sub_(kernel.gram(xb, y)).sub_(kernel.gram(yb, x))
+        return _zero_block_diagonal(blk, i0)
+
+    return rows
+
+
+def signflip_null(
+    h: Any,
+    n_draws: int,
+    rng: np.random.Generator,
+    *,
+    batch: int = 512,
+    precision: str = "mixed",
+    chunk: int | None = None,
+    n_rows: int | None = None,
+) -> tuple[float, np.ndarray]:
+    """The quadratic form ``1' H 1`` and its sign-flip replicates ``s' H s`` for Rademacher ``s``.
+
+    Parameters
+    ----------
+    h : torch.Tensor of shape (m, m), or callable
+        Symmetric matrix with zero diagonal, or ``rows(i0, i1)`` giving its float64 row blocks
+        (:func:`paired_rows`), so that it is never formed.
+    n_draws : int
+    rng : numpy.random.Generator
+        Signs are drawn as ``rng.choice((-1, 1), size=(m, b))`` for successive blocks of ``batch`` draws.
+    batch : int
+        Draws per call of the generator (fixes the random stream; not a memory bound any more).
+    precision : {"mixed", "float64"}
+        ``"mixed"``: float32 products, with every draw that float32 rounding could put on the other
+        side of ``1' H 1`` recomputed in float64, so the count behind the p-value is the float64 one.
+    chunk : int, optional
+        Rows of ``H`` per block (memory ``chunk * m`` numbers); see :func:`quadratic_forms`.
+    n_rows : int, optional
+        ``m``; required when ``h`` is a callable.
+
+    Returns
+    -------
+    (float, numpy.ndarray)
+        ``1' H 1`` and the ``n_draws`` unnormalised replicates; divide by ``m (m - 1)`` for the MMD^2 scale.
     """
     import torch
 
-    m = h.shape[0]
-    out = np.empty(n_draws)
-    for start in range(0, n_draws, batch):
-        b = min(batch, n_draws - start)
-        s = torch.as_tensor(rng.choice((-1.0, 1.0), size=(m, b)), dtype=h.dtype, device=h.device)
-        out[start : start + b] = (s * (h @ s)).sum(0).cpu().numpy()
-    return out
+    m = int(h.shape[0]) if n_rows is None else int(n_rows)
+    rows = _as_rows(h)
+    dev = rows(0, 1).device
+    s = np.concatenate([rng.choice((-1.0, 1.0), size=(m, min(batch, n_draws - b0))) for b0 in range(0, n_draws, batch)], axis=1)
+    st = torch.as_tensor(s, device=dev)
+    qf = quadratic_forms(rows, m, st, exact=torch.ones((m, 1), dtype=torch.float64, device=dev), precision=precision, chunk=chunk)
+    observed = float(qf.q_exact[0])
+    bound = rounding_bound(np.full(n_draws, qf.abs_total), m, qf.dtype)
+
+    def recompute(idx: np.ndarray) -> np.ndarray:
+        return quadratic_forms(rows, m, None, exact=st[:, torch.as_tensor(idx, device=dev)], chunk=chunk).q_exact
+
+    null, _ = settle_near_ties(qf.q, bound, observed - _tie_tol(observed), recompute)
+    return observed, null
+
+
+def _tie_tol(stat: float) -> float:
+    """Tolerance for ties of a draw with the observed value (a draw that reproduces it exactly)."""
+    return 1e-12 * max(1.0, abs(stat))
+
+
+def _pvalue(null: np.ndarray, stat: float) -> float:
+    """``(1 + #{null >= stat}) / (1 + B)``, with exact ties counted."""
+    return float((1.0 + np.count_nonzero(null >= stat - _tie_tol(stat))) / (1.0 + null.size))
+
+
+def permutation_null(
+    kernel: Kernel,
+    z,
+    n: int,
+    n_permutations: int,
+    rng: np.random.Generator,
+    *,
+    estimator: str = "unbiased",
+    batch: int = 512,
+    precision: str = "mixed",
+    chunk: int | None = None,
+) -> tuple[float, np.ndarray]:
+    """Observed MMD^2 and its label-permutation replicates, over row blocks of the pooled Gram matrix.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A fitted kernel.
+    z : torch.Tensor, shape (N, d)
+        The pooled sample, the first ``n`` rows from ``x``.
+    n : int
+        Size of the first sample.
+    n_permutations : int
+    rng : numpy.random.Generator
+        Group assignments are ``rng.permuted`` rows of the 0/1 template, ``batch`` at a time.
+    estimator : {"unbiased", "biased"}
+    batch : int
+        Permutations per call of the generator (fixes the random stream).
+    precision : {"mixed", "float64"}
+        As in :func:`signflip_null`.
+    chunk : int, optional
+        Rows of the Gram matrix per block.
+
+    Returns
+    -------
+    (float, numpy.ndarray)
+        The observed statistic and the ``n_permutations`` replicates.
+    """
+    import torch
+
+    big_n = z.shape[0]
+    m = big_n - n
+    template = np.r_[np.ones(n), np.zeros(m)]
+    # shuffling each row of the 0/1 template gives independent uniform group assignments
+    e = np.concatenate([rng.permuted(np.broadcast_to(template, (min(batch, n_permutations - b0), big_n)), axis=1)
+                        for b0 in range(0, n_permutations, batch)])
+    # Work with centred indicators v = e - c (c = n / N) and an approximately double-centred matrix
+    # Kc = K0 - a 1' - 1 a' + mean(a), a_i the mean of row i over a fixed subset of columns: since
+    # 1'v = 0, v' Kc v = v' K0 v exactly for any a, and e' K0 e = v' K0 v + 2 c r'e - c^2 1'K0 1. Kc's
+    # entries are several times smaller than K0's, and so is the float32 rounding error.
+    dev = z.device
+    c = n / big_n
+    cols = np.unique(np.linspace(0, big_n - 1, min(big_n, 256)).astype(np.int64))
+    a = kernel.gram(z, z[cols]).mean(1)
+    a_bar = float(a.mean())
+    base = kernel_rows(kernel, z)
+
+    def rows(i0: int, i1: int):
+        return base(i0, i1).sub_(a[i0:i1, None]).sub_(a[None, :]).add_(a_bar)
+
+    vt = torch.as_tensor(e.T - c, device=dev)
+    v0 = torch.as_tensor(template[:, None] - c, device=dev)
+    qf = quadratic_forms(rows, big_n, vt, exact=v0, precision=precision, chunk=chunk)
+    r = qf.row_sums + big_n * a.cpu().numpy()  # row sums of K0 from those of Kc
+    total = float(r.sum())
+    k0 = kernel.value_at(0.0)  # k(z, z): the self-similarities the V-statistic puts back
+    # every statistic is c_q * sxx + c_r * (r' e) + c_0, with sxx = e' K0 e
+    if estimator == "biased":
+        c_q = 1 / n**2 + 1 / m**2 + 2 / (n * m)
+        c_r = -2 / m**2 - 2 / (n * m)
+        c_0 = (n * k0) / n**2 + (total + big_n * k0 - n * k0) / m**2
+    else:
+        c_q = 1 / (n * (n - 1)) + 1 / (m * (m - 1)) + 2 / (n * m)
+        c_r = -2 / (m * (m - 1)) - 2 / (n * m)
+        c_0 = total / (m * (m - 1))
+
+    def stat(q: np.ndarray, er: np.ndarray) -> np.ndarray:
+        sxx = q + 2 * c * er - c * c * total
+        return c_q * sxx + c_r * er + c_0
+
+    er = e @ r
+    observed = float(stat(qf.q_exact, np.array([template @ r]))[0])
+    null = stat(qf.q, er)
+    # |v| <= max(c, 1 - c): the absolute terms of every quadratic form add up to at most this
+    bound = c_q * rounding_bound(np.full(n_permutations, qf.abs_total * max(c, 1 - c) ** 2), big_n, qf.dtype)
+
+    def recompute(idx: np.ndarray) -> np.ndarray:
+        q64 = quadratic_forms(rows, big_n, None, exact=vt[:, torch.as_tensor(idx, device=dev)], chunk=chunk).q_exact
+        return stat(q64, er[idx])
+
+    null, _ = settle_near_ties(null, bound, observed - _tie_tol(observed), recompute)
+    return observed, null
 
 
 def mmd_test(
@@ -252,6 +441,8 @@ def mmd_test(
     device: Any = "cpu",
     batch: int = 512,
     estimator: str = "unbiased",
+    precision: str = "mixed",
+    chunk: int | None = None,
 ) -> MMDTestResult:
     """Kernel two-sample test of ``P_x = P_y`` with the unbiased MMD^2.
 
@@ -274,12 +465,21 @@ def mmd_test(
     device : str or torch.device
         ``"auto"`` uses a GPU when present.
     batch : int
-        Permutations per matrix product (memory is ``(n + m) * batch`` numbers).
+        Permutations per call of the random generator; with ``seed`` it fixes the permutations drawn.
     estimator : {"unbiased", "biased"}
         Statistic of the unpaired test (``biased``: the V-statistic, as in ``hyppo``'s ``bias=True``).
         For equal sizes both give the same permutation p-value: with the total kernel sum fixed under
         permutation, each is an increasing affine function of the cross-sample sum. The paired test
         always uses the paired U-statistic.
+    precision : {"mixed", "float64"}
+        ``"mixed"`` (default): the kernel matrix is computed in float64 block by block and multiplied
+        with all permutations in float32; every permutation whose float32 statistic lies within the
+        rounding bound of the observed one is recomputed in float64, so the p-value is the float64
+        p-value (the null distribution itself agrees with float64 to about 1e-6 relative).
+        ``"float64"``: all products in float64.
+    chunk : int, optional
+        Rows of the ``(n + m) x (n + m)`` kernel matrix per block (default: about 64 MB per block).
+        Memory is ``O((n + m) * (chunk + n_permutations))``; the full matrix is never formed.
 
     Returns
     -------
@@ -293,13 +493,14 @@ def mmd_test(
     >>> res.pvalue < 0.05
     True
     """
-    import torch
-
     x = as_2d(x, "x")
     y = as_2d(y, "y")
     _check_same_dim(x, y)
     n_permutations = _check_count(n_permutations, "n_permutations")
     batch = _check_count(batch, "batch")
+    precision = check_precision(precision)
+    if chunk is not None:
+        chunk = _check_count(chunk, "chunk")
     if estimator not in ("unbiased", "biased"):
         raise ValueError(f"estimator must be 'unbiased' or 'biased' for mmd_test, got {estimator!r}")
     if not isinstance(paired, (bool, np.bool_)):
@@ -314,43 +515,14 @@ def mmd_test(
                 f"paired=True needs x and y of the same length (row i of each is one unit), got {n} and {m}; "
                 "use paired=False for independent samples"
             )
-        h, _, _ = paired_h_matrix(x, y, k, device=dev)
         scale = m * (m - 1)
-        stat = float(h.sum()) / scale
-        null = signflip_null(h, n_permutations, rng, batch=batch) / scale
+        q_obs, q_null = signflip_null(paired_rows(k, to_tensor(x, dev), to_tensor(y, dev)), n_permutations, rng,
+                                      batch=batch, precision=precision, chunk=chunk, n_rows=m)
+        stat, null = q_obs / scale, q_null / scale
     else:
-        z = to_tensor(np.concatenate([x, y]), dev)
-        kz = k.gram(z)
-        kdiag = kz.diagonal().clone()
-        kz.fill_diagonal_(0.0)  # U-statistic: self-similarities never enter
-        total = kz.sum()
-        r = kz.sum(1)
-        big_n = n + m
-
-        def stat_from(e):  # e: (N, b) 0/1 indicators of membership in the first sample
-            sxx = (e * (kz @ e)).sum(0)
-            er = r @ e
-            sxy = er - sxx
-            syy = total - 2 * er + sxx
-            if estimator == "biased":  # put the self-similarities back: V-statistic
-                dx = kdiag @ e
-                return (sxx + dx) / n**2 + (syy + kdiag.sum() - dx) / m**2 - 2 * sxy / (n * m)
-            return sxx / (n * (n - 1)) + syy / (m * (m - 1)) - 2 * sxy / (n * m)
-
-        e0 = torch.zeros((big_n, 1), dtype=torch.float64, device=dev)
-        e0[:n] = 1.0
-        stat = float(stat_from(e0)[0])
-        null = np.empty(n_permutations)
-        template = np.r_[np.ones(n), np.zeros(m)]
-        for start in range(0, n_permutations, batch):
-            b = min(batch, n_permutations - start)
-            # argsort of uniforms gives b independent uniform permutations in one vectorised call
-            # shuffling each row of a 0/1 template gives b independent uniform group assignments
-            e = rng.permuted(np.broadcast_to(template, (b, big_n)), axis=1)
-            null[start : start + b] = stat_from(torch.as_tensor(e.T, dtype=torch.float64, device=dev)).cpu().numpy()
-    # tolerance: ties of the observed value with a permutation that reproduces it exactly
-    tol = 1e-12 * max(1.0, abs(stat))
-    pvalue = (1.0 + np.count_nonzero(null >= stat - tol)) / (1.0 + n_permutations)
+        stat, null = permutation_null(k, to_tensor(np.concatenate([x, y]), dev), n, n_permutations, rng,
+                                      estimator=estimator, batch=batch, precision=precision, chunk=chunk)
+    pvalue = _pvalue(null, stat)
     return MMDTestResult(
         statistic=stat,
         pvalue=float(pvalue),
