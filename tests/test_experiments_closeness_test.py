@@ -169,7 +169,7 @@ def results_01(**changes):
                             "s.e. of that mean": 0.0005, "share of negative estimates under P = Q": 0.5})
     conc = pd.DataFrame({"m": [25, 50], "empirical 95% |MTE - MMD^2|": [0.2, 0.14], "Hoeffding 95% t": [1.6, 1.1],
                          "P(|dev| >= t_H)": [0.0, 0.0], "sd(sqrt(m) N-TE)": [0.5, 0.5]})
-    r = dict(identities=identities, closed=closed, conc=conc, n_reps=50, m_check=100, bench=None)
+    r = {"identities": identities, "closed": closed, "conc": conc, "n_reps": 50, "m_check": 100, "bench": None}
     r.update(changes)
     return r
 
@@ -209,9 +209,9 @@ def results_02(delta_rate=0.05, paper_rate=0.08, n_reps=1000, **changes):
                           "theory": [0.22, 0.55, 0.62, 0.98]})
     eps0 = pd.DataFrame({"type-I (P = Q)": {"signflip": 0.05, "bootstrap": 0.045, "bootstrap-literal": 0.0, "normal": 0.0},
                          "power (shift 0.5)": {"signflip": 0.9, "bootstrap": 0.9, "bootstrap-literal": 0.0, "normal": 0.3}})
-    r = dict(type1=type1, ks={(0.1, "delta"): 0.4, (0.3, "delta"): 0.2, (0.1, "paper"): 0.3, (0.3, "paper"): 0.001},
-             inside_rate=0.0, power=power, eps0_table=eps0, alpha=0.05, eps_grid=[0.1, 0.3], m_grid=[50, 200], n_reps=n_reps,
-             qq_m=200, power_m_grid=[25, 200], power_reps=300, eps0_reps=200, eps0_m=100, n_boot=200)
+    r = {"type1": type1, "ks": {(0.1, "delta"): 0.4, (0.3, "delta"): 0.2, (0.1, "paper"): 0.3, (0.3, "paper"): 0.001},
+             "inside_rate": 0.0, "power": power, "eps0_table": eps0, "alpha": 0.05, "eps_grid": [0.1, 0.3], "m_grid": [50, 200], "n_reps": n_reps,
+             "qq_m": 200, "power_m_grid": [25, 200], "power_reps": 300, "eps0_reps": 200, "eps0_m": 100, "n_boot": 200}
     r.update(changes)
     return r
 
@@ -243,8 +243,8 @@ def results_03(flags, acc_saa=0.8, n_train=2000):
     cols = ["SAA", "SSA", "SFA-0", "SFA-0.1", "SFA-0.3"]
     acc = pd.DataFrame([[acc_saa, 0.75, 0.76, 0.75, acc_saa]] * 2, index=idx, columns=cols)
     unf = pd.DataFrame([[0.1, 0.0, 0.01, 0.0, 0.1]] * 2, index=idx, columns=cols)
-    return dict(screenings={k: screening(flags) for k in keys}, n_sensitive={"d1": 2}, acc=acc, unf=unf, n_train=n_train,
-                datasets=["d1"], archs=["mlp", "cnn"])
+    return {"screenings": {k: screening(flags) for k in keys}, "n_sensitive": {"d1": 2}, "acc": acc, "unf": unf, "n_train": n_train,
+                "datasets": ["d1"], "archs": ["mlp", "cnn"]}
 
 
 def test_claims_03_reproduced_and_failing():
@@ -267,7 +267,7 @@ def results_04(flip_nte=0.001, p_two=1e-5, reject=False, m_llm=200_000):
                           "N-TE": [flip_nte, 0.03, 0.05, 0.04], "mean |Δp|": [0.34, 0.2, 0.3, 0.1]})
     llm = pd.Series({"two-proportion z-test p-value": p_two, "N-TE estimate": 1e-5, "N-TE closed form (r = 0)": 1.8e-5,
                      "CF-CLOT eps=0.001 p-value": 1.0, "CF-CLOT rejects": reject})
-    return dict(table_gap=table_gap, tolerated=tolerated, blind=blind, betas=[0.0, 2.0], n_units=1500, llm=llm, m_llm=m_llm)
+    return {"table_gap": table_gap, "tolerated": tolerated, "blind": blind, "betas": [0.0, 2.0], "n_units": 1500, "llm": llm, "m_llm": m_llm}
 
 
 def test_claims_04_reproduced_failing_and_inconclusive():

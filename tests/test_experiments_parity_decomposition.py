@@ -54,7 +54,7 @@ def test_a2_terms_study_terms_add_up_and_fig8_helpers():
 def test_three_terms_and_corollary1_match_the_closed_forms():
     three, ate = exp.a2_three_terms(20_000, bins=10, seed=0)
     assert three.identity_residual() < 1e-10 and abs(ate - A2_ATE) < 0.05
-    coef = dict(a_xw=0.8, a_wy=1.5, a_xy=0.5)
+    coef = {"a_xw": 0.8, "a_wy": 1.5, "a_xy": 0.5}
     cor1, eff, noisy, lin = exp.corollary1(coef, 20_000, rng=np.random.default_rng(0), seed=0)
     cf = linear_pp_terms(**coef)
     assert list(cor1.iloc[[0, 1, 3], 0]) == [cf["term_I"], cf["term_II"], cf["spm"]]
@@ -100,9 +100,9 @@ def test_cookbook_and_pareto_studies_on_the_compas_like_sfm():
 def results_01(**changes):
     ident = pd.DataFrame({"Eqs. 54-55, Eq. 7 sign": [0.1, -0.05, -0.03], "Monte Carlo counterfactuals": [0.101, -0.051, -0.029],
                           "Eq. 56 as printed": [np.nan, np.nan, 0.03]}, index=["DE", "IE", "SE"])
-    r = dict(residual=1e-16, max_residual=1e-15, reps=100, n_boot=200, n=2000, learner="linear", lin_gap=1e-13,
-             within_3se=[True] * 4, coverage=pd.Series({"TV": 0.95, "DE": 0.94, "IE": 0.96, "SE": 0.93}), identification=ident,
-             exact={"SE": -0.03, "SE_eq56_as_printed": 0.03}, mc={"SE": -0.029}, n_discrete=1_000_000, whitebox=0.5, dr_de=0.52, dr_de_se=0.05)
+    r = {"residual": 1e-16, "max_residual": 1e-15, "reps": 100, "n_boot": 200, "n": 2000, "learner": "linear", "lin_gap": 1e-13,
+             "within_3se": [True] * 4, "coverage": pd.Series({"TV": 0.95, "DE": 0.94, "IE": 0.96, "SE": 0.93}), "identification": ident,
+             "exact": {"SE": -0.03, "SE_eq56_as_printed": 0.03}, "mc": {"SE": -0.029}, "n_discrete": 1_000_000, "whitebox": 0.5, "dr_de": 0.52, "dr_de_se": 0.05}
     r.update(changes)
     return r
 
@@ -146,9 +146,9 @@ def results_02(**changes):
     integ = pd.DataFrame({"n": [1000, 1000, 10000, 10000], "term_I": [1.6, 1.7, 1.7, 1.72], "term_II": [-1.5, -1.6, -1.68, -1.7]})
     integ["ppm"] = integ.term_I + integ.term_II
     u = (np.arange(20) - 9.5) ** 2 / 100  # U-shaped true Term I per bin
-    r = dict(three_residual=1e-15, term_III=0.001, n_population=400_000, bins=20, cor1=cor1, eff_table=eff, noisy_table=noisy,
-             prop=prop, cpp_gap=0.01, cpp_z=1.0, n_cpp=100_000, integ=integ, ns=[1000, 10000], within=np.ones(20, bool),
-             fig8_truth=np.tile(1.5 + u, (5, 1)), ate=A2_ATE, reps=5)
+    r = {"three_residual": 1e-15, "term_III": 0.001, "n_population": 400_000, "bins": 20, "cor1": cor1, "eff_table": eff, "noisy_table": noisy,
+             "prop": prop, "cpp_gap": 0.01, "cpp_z": 1.0, "n_cpp": 100_000, "integ": integ, "ns": [1000, 10000], "within": np.ones(20, bool),
+             "fig8_truth": np.tile(1.5 + u, (5, 1)), "ate": A2_ATE, "reps": 5}
     r.update(changes)
     return r
 
@@ -181,9 +181,9 @@ def results_03(np_verdict="FAIL", fp_verdict="SUCCESS", rates=None, reps_sim=10,
     ours = paper.round(4)
     compare = pd.concat({"paper": paper, "paper ±": hw, "ours": ours, "sign agrees": np.sign(paper) == np.sign(ours),
                          "significance agrees": (paper.abs() > hw) == (paper.abs() > hw)}, axis=1)
-    return dict(population=pop, truth=truth, n_truth=400_000, rates=pd.Series(rates or {"np": 0.0, "fp": 0.9}), reps_sim=reps_sim,
-                n_sim=7214, learner="hgb", n_folds=5, compare=compare, tv_y=tv_y, tv_np=0.1694, verdicts=verdicts_table,
-                fp_estimate={"DE": -0.01, "IE": -0.01})
+    return {"population": pop, "truth": truth, "n_truth": 400_000, "rates": pd.Series(rates or {"np": 0.0, "fp": 0.9}), "reps_sim": reps_sim,
+                "n_sim": 7214, "learner": "hgb", "n_folds": 5, "compare": compare, "tv_y": tv_y, "tv_np": 0.1694, "verdicts": verdicts_table,
+                "fp_estimate": {"DE": -0.01, "IE": -0.01}}
 
 
 def test_claims_03_reproduced_failing_and_inconclusive():
@@ -202,7 +202,7 @@ def results_04(spm=(0.1, 0.2, 0.25, 0.3), reps=5, se_sig=False):
     sig = {"∅": {"DE": False, "IE": False, "SE": se_sig}, "Z": {"DE": False, "IE": False, "SE": True},
            "W": {"DE": False, "IE": True, "SE": False}, "Z, W": {"DE": False, "IE": True, "SE": True}}
     kept = pd.DataFrame({"_se": [0.0, 0.03, 0.0, 0.03], "_ie": [0.0, 0.0, -0.05, -0.05], "_sig": [sig[k] for k in labels]}, index=labels)
-    return dict(front=front, kept=kept, reps=reps, quantile=0.68, bins=10)
+    return {"front": front, "kept": kept, "reps": reps, "quantile": 0.68, "bins": 10}
 
 
 def test_claims_04_reproduced_failing_and_inconclusive():

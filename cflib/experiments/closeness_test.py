@@ -71,6 +71,7 @@ __all__ = [
     "power_study",
     "plot_power",
     "power_point",
+    "EPS0_METHODS",
     "eps0_study",
     "boundary_bootstrap",
     "claims_02",
@@ -639,7 +640,7 @@ def closed_form_max_z(closed: Mapping[str, pd.DataFrame]) -> float:
     return max(float(np.max(np.abs(df["mean"] - df["closed form"]) / np.maximum(df["se"], 1e-12))) for df in closed.values())
 
 
-def plot_closed_form(closed: Mapping[str, pd.DataFrame], axes) -> None:
+def plot_closed_form(closed: Mapping[str, pd.DataFrame], axes):
     """One panel per case of :func:`closed_form_study`: the mean estimate with a 2 s.e. band and the closed form.
 
     Parameters
@@ -648,6 +649,11 @@ def plot_closed_form(closed: Mapping[str, pd.DataFrame], axes) -> None:
         Output of :func:`closed_form_study`.
     axes : sequence of matplotlib.axes.Axes
         One per case.
+
+    Returns
+    -------
+    sequence of matplotlib.axes.Axes
+        ``axes``.
     """
     for ax, (name, df) in zip(axes, closed.items(), strict=True):
         x = df["parameter"]
@@ -656,6 +662,7 @@ def plot_closed_form(closed: Mapping[str, pd.DataFrame], axes) -> None:
         ax.set_xlabel(name)
         ax.set_ylabel("N-TE")
         ax.legend()
+    return axes
 
 
 def estimator_identities(m: int, n_reps: int, closed: Mapping[str, pd.DataFrame], rng: np.random.Generator) -> pd.Series:

@@ -62,6 +62,8 @@ from ..fairness.sfm import StandardFairnessModel
 __all__ = [
     "A2_PARENTS",
     "COMPAS_OUTCOMES",
+    "PAPER_FIG5",
+    "PAPER_FIG5_HALFWIDTH",
     "coverage_study",
     "coverage_table",
     "plot_standardised_errors",
