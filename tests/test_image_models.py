@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+from cflib.models.classifier import score_predictions
 from cflib.models.gan import ConditionalGAN
 from cflib.models.hvae import HierarchicalConditionalVAE
-from cflib.models.oracles import CNNOracle, LinearOracle, score_predictions
+from cflib.models.oracles import CNNOracle, LinearOracle
 from cflib.models.vae import ConditionalVAE
 from cflib.runtime import get_device
 
@@ -185,7 +186,7 @@ def test_oracles_learn_and_score():
     img = np.broadcast_to(hue[:, None, None, None] * np.ones((1, 1, 8, 8)), (200, 1, 8, 8)).astype(np.float32)
     circ = LinearOracle("circular").fit(np.concatenate([np.cos(2 * np.pi * img), np.sin(2 * np.pi * img)], 1), hue)
     assert circ.score(np.concatenate([np.cos(2 * np.pi * img), np.sin(2 * np.pi * img)], 1), hue).max() < 0.05
-    with pytest.raises(ValueError, match="integers in 0..1"):
+    with pytest.raises(ValueError, match="integer labels in 0..1"):
         cnn.fit(x, y + 5, steps=1)
     with pytest.raises(ValueError, match="one target per image"):
         lin.fit(x, y[:10])

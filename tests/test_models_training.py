@@ -30,9 +30,11 @@ from cflib.models._train import (
     shuffled_batches,
     train,
 )
+from cflib.models.classifier import ImageClassifier, check_target
 from cflib.models.cnn_zoo import SmallCNN
 from cflib.models.diffusion import LatentDiffusion, LDMConfig, independence_weights
 from cflib.models.mine import MINEDisentangler, dv_bound
+from cflib.models.oracles import CNNOracle
 
 torch.set_num_threads(1)
 
@@ -250,6 +252,46 @@ def test_run_steps_seeds_the_global_stream_and_averages_per_epoch():
     assert torch.equal(after, torch.rand(2))  # the batches come from their own generator
     hist = run_steps(lambda b: {"loss": 0.0}, 10, 4, 2, 4, 0, torch.tensor([1, 1, 2]), progress=False)
     assert [h["step"] for h in hist] == [1, 2, 3, 4]  # one step per epoch of 3 rows, steps= overrides epochs
+
+
+# ----------------------------------------------------------------------------- one image classifier
+def test_small_cnn_and_cnn_oracle_are_one_image_classifier(data, tmp_path):
+    cnn = SmallCNN("cnn-s", 16, 3, seed=0).fit(data.images, data.A, epochs=1, batch_size=50, device="cpu", progress=False)
+    x3 = data.images[:, None]
+    oracle = CNNOracle((1, 16, 16), "classification", 3, width=8, hidden=16, seed=0).fit(x3, data.A, steps=2, batch_size=50, device="cpu")
+    for m, x in ((cnn, data.images), (oracle, x3)):
+        assert isinstance(m, ImageClassifier)
+        proba = m.predict_proba(x)
+        np.testing.assert_allclose(proba.sum(1), 1.0, rtol=1e-5)
+        np.testing.assert_array_equal(m.predict(x), proba.argmax(1))
+        np.testing.assert_array_equal(m.score(x, data.A), (m.predict(x) == data.A).astype(float))
+        back = type(m).load(m.save(tmp_path / f"{type(m).__name__}.pt"), device="cpu")
+        assert back.history_ == m.history_ and len(m.history_) > 0
+        np.testing.assert_array_equal(back.predict_proba(x), proba)
+    assert cnn.embed(data.images).shape == (100, 16)  # input of the head's last layer
+    assert oracle.embed(x3).shape == (100, 16)
+    binary = SmallCNN("mlp", 16, 1, seed=0).fit(data.images, data.D[:, 1], epochs=1, device="cpu", progress=False)
+    p = binary.predict_proba(data.images)
+    assert p.shape == (100,)
+    np.testing.assert_array_equal(binary.predict(data.images), (p >= 0.5).astype(int))
+    reg = CNNOracle((1, 16, 16), "regression", width=8, hidden=16, seed=0)
+    with pytest.raises(ValueError, match="binary or classification"):
+        reg.predict_proba(x3)
+
+
+def test_check_target_by_kind():
+    np.testing.assert_array_equal(check_target([0.0, 1.0, 1.0], 3, "binary"), [0, 1, 1])
+    assert check_target(np.array([True, False]), 2, "binary").dtype == np.int64
+    with pytest.raises(ValueError, match="integer labels in 0..2"):
+        check_target([0, 3], 2, "classification", 3)
+    with pytest.raises(ValueError, match="integer labels"):
+        check_target([0.5, 1.0], 2, "binary")
+    with pytest.raises(ValueError, match="one target per image"):
+        check_target([0, 1], 3, "binary")
+    with pytest.raises(ValueError, match="NaN"):
+        check_target([0.1, np.nan], 2, "regression")
+    with pytest.raises(ValueError, match="kind"):
+        check_target([0], 1, "ordinal")
 
 
 # ----------------------------------------------------------------------------- grey-image check

@@ -20,9 +20,7 @@ API::
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,71 +30,19 @@ from torch import nn
 
 from cflib.runtime import get_device
 
-from ._train import (
-    ConvEncoder,
-    check_images,
-    check_indices,
-    check_positive_int,
-    load_model,
-    optimizer_step,
-    run_steps,
-    save_model,
-    seeded,
-)
+from ._train import ConvEncoder, check_images, check_indices, check_positive_int, run_steps, seeded
+from .classifier import ImageClassifier, check_target, score_predictions
 
-__all__ = ["KINDS", "CNNOracle", "LinearOracle", "score_predictions", "fit_oracles"]
+__all__ = ["KINDS", "CNNOracle", "LinearOracle", "fit_oracles"]
 
 #: Target kinds an oracle can read.
 KINDS = ("classification", "regression", "circular")
-
-_CHUNK = 4096
-
 
 def _check_kind(kind: str, n_classes: int | None) -> None:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if kind == "classification" and (n_classes is None or n_classes < 2):
         raise ValueError("a classification oracle needs n_classes >= 2")
-
-
-def score_predictions(pred: np.ndarray, target: np.ndarray, kind: str) -> np.ndarray:
-    """Per-image score: correctness (0/1) for classes, absolute (circular for hues) error otherwise.
-
-    Parameters
-    ----------
-    pred, target : numpy.ndarray, shape (n,)
-        Predictions and targets.
-    kind : {"classification", "regression", "circular"}
-        Target kind.
-
-    Returns
-    -------
-    numpy.ndarray of float, shape (n,)
-    """
-    pred = np.asarray(pred)
-    target = np.asarray(target).reshape(-1)
-    if pred.shape != target.shape:
-        raise ValueError(f"target has shape {target.shape} but there are {pred.shape} predictions")
-    if kind == "classification":
-        return (pred == target.astype(np.int64)).astype(np.float64)
-    diff = np.abs(pred.astype(np.float64) - target.astype(np.float64))
-    if kind == "circular":
-        diff = np.mod(diff, 1.0)
-        diff = np.minimum(diff, 1.0 - diff)
-    return diff
-
-
-def _check_target(y: Any, n: int, kind: str, n_classes: int | None) -> np.ndarray:
-    y = np.asarray(y).reshape(-1)
-    if len(y) != n:
-        raise ValueError(f"y has {len(y)} values for {n} images: give one target per image")
-    if kind == "classification":
-        if not np.all(np.equal(np.mod(y, 1), 0)) or y.min() < 0 or y.max() >= n_classes:
-            raise ValueError(f"classification targets must be integers in 0..{n_classes - 1}")
-        return y.astype(np.int64)
-    if not np.all(np.isfinite(y.astype(np.float64))):
-        raise ValueError("y contains NaN or infinite values")
-    return y.astype(np.float64)
 
 
 def _shift(x: torch.Tensor, max_shift: int, gen: torch.Generator) -> torch.Tensor:
@@ -114,8 +60,8 @@ def _shift(x: torch.Tensor, max_shift: int, gen: torch.Generator) -> torch.Tenso
     return pad[idx, ch, rows[:, None, :, None], cols[:, None, None, :]]
 
 
-class CNNOracle(nn.Module):
-    """Convolutional pseudo-oracle (App. D.2.1).
+class CNNOracle(ImageClassifier):
+    """Convolutional pseudo-oracle (App. D.2.1), an :class:`ImageClassifier` on a :class:`ConvEncoder`.
 
     Parameters
     ----------
@@ -131,29 +77,22 @@ class CNNOracle(nn.Module):
         Seed of the weight initialisation.
     """
 
+    inference_batch = 4096
+
     def __init__(self, image_shape: Sequence[int], kind: str = "classification", n_classes: int | None = None, width: int = 32, hidden: int = 128, seed: int | None = None) -> None:
-        super().__init__()
         _check_kind(kind, n_classes)
+        super().__init__(kind, n_classes)
         self.image_shape = tuple(int(s) for s in image_shape)
         if len(self.image_shape) != 3:
             raise ValueError(f"image_shape must be (C, H, W), got {image_shape!r}")
-        self.kind = kind
-        self.n_classes = None if n_classes is None else int(n_classes)
         self._config = {"image_shape": list(self.image_shape), "kind": kind, "n_classes": self.n_classes, "width": width, "hidden": hidden}
-        out = {"classification": self.n_classes or 0, "regression": 1, "circular": 2}[kind]
         with seeded(seed):
             self.features = ConvEncoder(self.image_shape, width=width, out_dim=hidden)
-            self.head = nn.Linear(hidden, out)
-        self.history_: list[dict[str, float]] = []
+            self.head = nn.Linear(hidden, self.n_outputs)
 
-    @property
-    def device(self) -> torch.device:
-        """Device the weights live on."""
-        return next(self.parameters()).device
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Raw outputs (logits, value, or (cos, sin))."""
-        return self.head(self.features(x))
+    def _inputs(self, x: Any) -> torch.Tensor:
+        """Images ``(n, C, H, W)`` as a float tensor, checked against ``image_shape``."""
+        return check_images(x, self.image_shape, "x")
 
     def fit(
         self,
@@ -203,80 +142,19 @@ class CNNOracle(nn.Module):
         """
         dev = get_device(device)
         self.to(dev)
-        xt = check_images(x, self.image_shape, "x").to(dev)
-        yt = _check_target(y, len(xt), self.kind, self.n_classes)
+        xt = self._inputs(x).to(dev)
+        target = self._targets(y, len(xt), dev)
         idx = check_indices(indices, len(xt))
         batch_size = check_positive_int(batch_size, "batch_size")
         epochs = check_positive_int(epochs, "epochs")
-        if self.kind == "classification":
-            target = torch.as_tensor(yt, dtype=torch.long, device=dev)
-        elif self.kind == "circular":
-            a = 2 * np.pi * yt
-            target = torch.as_tensor(np.stack([np.cos(a), np.sin(a)], 1), dtype=torch.float32, device=dev)
-        else:
-            target = torch.as_tensor(yt, dtype=torch.float32, device=dev)[:, None]
         # floor: "up to max_shift of the side"; at 8x8 a one-pixel shift (12 %) already costs accuracy
         shift = int(np.floor(max_shift * self.image_shape[-1] + 1e-9))
         aug = torch.Generator().manual_seed(int(seed) + 7)
         opt = torch.optim.AdamW(self.parameters(), lr=lr, weight_decay=weight_decay)
         self.train()
-
-        def step(b: torch.Tensor) -> dict[str, float]:
-            out = self(_shift(xt[b], shift, aug))
-            loss = F.cross_entropy(out, target[b]) if self.kind == "classification" else F.mse_loss(out, target[b])
-            return {"loss": optimizer_step(opt, loss)}
-
+        step = self._training_step(xt, target, opt, augment=lambda xb: _shift(xb, shift, aug))
         self.history_ += run_steps(step, len(xt), batch_size, epochs, steps, seed, idx, "CNNOracle", show_progress)
-        self.eval()
-        return self
-
-    @torch.no_grad()
-    def predict(self, x: Any) -> np.ndarray:
-        """Read the parent from images: class ids, values, or hues in ``[0, 1)``.
-
-        Parameters
-        ----------
-        x : array or tensor, shape (n, C, H, W)
-
-        Returns
-        -------
-        numpy.ndarray, shape (n,)
-        """
-        self.eval()
-        xt = check_images(x, self.image_shape, "x", self.device)
-        out = torch.cat([self(xt[s : s + _CHUNK]) for s in range(0, len(xt), _CHUNK)]).cpu().numpy()
-        if self.kind == "classification":
-            return out.argmax(1)
-        if self.kind == "circular":
-            return np.mod(np.arctan2(out[:, 1], out[:, 0]) / (2 * np.pi), 1.0)
-        return out[:, 0].astype(np.float64)
-
-    def score(self, x: Any, target: Any) -> np.ndarray:
-        """Per-image correctness (classification) or absolute error (regression / circular).
-
-        Parameters
-        ----------
-        x : array or tensor, shape (n, C, H, W)
-            Images.
-        target : array, shape (n,)
-            The values the images should show.
-
-        Returns
-        -------
-        numpy.ndarray, shape (n,)
-        """
-        return score_predictions(self.predict(x), target, self.kind)
-
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write config and weights (atomic)."""
-        return save_model(self, path, self._config, {"history": self.history_})
-
-    @classmethod
-    def load(cls, path: str | os.PathLike, device: str = "cpu") -> CNNOracle:
-        """Load an oracle written by :meth:`save`."""
-        model, extra = load_model(cls, path, device)
-        model.history_ = list(extra.get("history", []))
-        return model
+        return self.eval()
 
 
 class LinearOracle:
@@ -325,7 +203,7 @@ class LinearOracle:
         from sklearn.linear_model import LogisticRegression, Ridge
 
         xt = check_images(x, None, "x").numpy().reshape(len(x), -1)
-        yt = _check_target(y, len(xt), self.kind, self.n_classes)
+        yt = check_target(y, len(xt), self.kind, self.n_classes)
         idx = check_indices(indices, len(xt))
         if idx is not None:
             xt, yt = xt[idx.numpy()], yt[idx.numpy()]
