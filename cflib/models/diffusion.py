@@ -1067,6 +1067,11 @@ def generation_quality(
       between the counterfactual and the true counterfactual, optionally only inside
       ``disease_region`` (where the diseases are drawn).
 
+    Composition and effectiveness come from :mod:`cflib.metrics.axioms` (one null-intervention cycle of
+    :func:`~cflib.metrics.axioms.measure_composition`, :func:`~cflib.metrics.axioms.measure_effectiveness`
+    with the predictor as the reader of ``A``), each ``f`` seen as a
+    :class:`~cflib.metrics.axioms.FunctionModel` over ``{"x", "A"}``.
+
     Parameters
     ----------
     counterfactuals : dict
@@ -1076,7 +1081,8 @@ def generation_quality(
     A : numpy.ndarray
         ``(n,)`` observed groups.
     attribute_predictor : object
-        Has ``predict(images)`` and ``embed(images)`` (e.g. :class:`cflib.models.cnn_zoo.SmallCNN`).
+        Has ``score(images, target)`` (per-image correctness) and ``embed(images)``, e.g. an
+        :class:`cflib.models.classifier.ImageClassifier` such as :class:`cflib.models.cnn_zoo.SmallCNN`.
     true_counterfactual : callable, optional
         ``a -> images``: the true counterfactuals of ``images`` under ``do(A = a)``.
     disease_region : numpy.ndarray, optional
@@ -1089,6 +1095,7 @@ def generation_quality(
     pandas.DataFrame
         One row per model; columns ``(metric, group)``.
     """
+    from ..metrics.axioms import FunctionModel, measure_composition, measure_effectiveness
     from ..metrics.realism import frechet_distance
 
     x = check_grey_images(images)
@@ -1099,16 +1106,23 @@ def generation_quality(
         raise TypeError("counterfactuals must be a non-empty dict {name: f(images, A, a_new)}")
     real_feat = attribute_predictor.embed(x)
     truth = [true_counterfactual(a) for a in range(n_classes)] if true_counterfactual is not None else None
+    obs = {"x": x, "A": A}
     rows = {}
     for name, f in counterfactuals.items():
-        row = {}
-        rec = check_grey_images(f(x, A, A.copy()), x.shape[1], name=f"{name} null-intervention output")
-        comp = 255 * np.abs(rec - x).mean(axis=(1, 2))
-        cfs = [check_grey_images(f(x, A, np.full_like(A, a)), x.shape[1], name=f"{name} output") for a in range(n_classes)]
+
+        def g(images: np.ndarray, pa: dict, pa_star: dict, f=f, name=name) -> np.ndarray:
+            return check_grey_images(f(images, pa["A"], pa_star["A"]), x.shape[1], name=f"{name} output")
+
+        g.parent_names = ("A",)
+        model = FunctionModel(g)
+        comp = measure_composition(model, obs, cycles=1).at(1)["l1"]  # the null intervention do(A = A), 0-255 scale
+        row, cfs = {}, []
         for a in range(n_classes):
+            eff = measure_effectiveness(model, obs, {"A": attribute_predictor}, do={"A": np.full_like(A, a)})
+            cfs.append(eff.counterfactuals["A"]["x"])
             row[("composition L1", a)] = float(comp[a == A].mean()) if np.any(a == A) else np.nan
             other = a != A
-            row[("effectiveness %", a)] = float(100 * (attribute_predictor.predict(cfs[a][other]) == a).mean()) if other.any() else np.nan
+            row[("effectiveness %", a)] = float(100 * eff.per_image[("A", "A")][other].mean()) if other.any() else np.nan
             if truth is not None:
                 err = np.abs(cfs[a] - truth[a])
                 row[("L1 to truth", a)] = float(255 * (err[disease_region].mean() if disease_region is not None else err.mean()))
