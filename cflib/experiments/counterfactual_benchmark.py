@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -489,7 +489,7 @@ def format_mean_std(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     return pd.DataFrame(out, index=table.index)
 
 
-def composition_grid(result: BenchmarkResult, models: Sequence[str], units: Sequence[int] = (0, 1, 2), fig=None):
+def composition_grid(result: BenchmarkResult, models: Sequence[str], units: Sequence[int] = (0, 1, 2), fig: Any = None) -> np.ndarray:
     """Figs 2 / 3 / 6 / 8: each row one unit of one model, columns the factual and cycles 1..m.
 
     Returns
@@ -508,7 +508,7 @@ def composition_grid(result: BenchmarkResult, models: Sequence[str], units: Sequ
     return image_grid(_display(imgs), row_labels=labels, col_labels=cols, vmin=0, vmax=1, panel=0.75, fig=fig)
 
 
-def intervention_grid(result: BenchmarkResult, models: Sequence[str], unit: int = 0, fig=None):
+def intervention_grid(result: BenchmarkResult, models: Sequence[str], unit: int = 0, fig: Any = None) -> np.ndarray:
     """Figs 4 / 5 / 7 / 9 with the true counterfactual as an extra row: factual, then one column per intervention.
 
     Returns
@@ -765,7 +765,7 @@ def fit_intensity_flow(data: MorphoSynth, *, epochs: int, seed: int, t_star: flo
                      cf_mae=float(np.mean(np.abs(flow_cf_i - true_cf_i))), t_star=t_star)
 
 
-def plot_morphosynth_attributes(data: MorphoSynth, axes=None):
+def plot_morphosynth_attributes(data: MorphoSynth, axes: Any = None) -> np.ndarray:
     """Fig. 1a's data: the joint distribution of thickness and intensity, and the thickness histogram.
 
     Parameters
@@ -793,7 +793,7 @@ def plot_morphosynth_attributes(data: MorphoSynth, axes=None):
     return axes
 
 
-def plot_glyph_skeletons(fonts: Sequence[int] = (0, 3, 6, 9), digit: int = 3, axes=None):
+def plot_glyph_skeletons(fonts: Sequence[int] = (0, 3, 6, 9), digit: int = 3, axes: Any = None) -> np.ndarray:
     """The one-pixel skeletons that MorphoSynth thickens: one digit in several fonts.
 
     Parameters
@@ -824,7 +824,7 @@ def plot_glyph_skeletons(fonts: Sequence[int] = (0, 3, 6, 9), digit: int = 3, ax
     return axes
 
 
-def plot_attribute_sweeps(data: MorphoSynth, unit: int, t_values: Sequence[float], i_values: Sequence[float]):
+def plot_attribute_sweeps(data: MorphoSynth, unit: int, t_values: Sequence[float], i_values: Sequence[float]) -> np.ndarray:
     """True counterfactuals of one unit along thickness (top row) and along intensity (bottom row).
 
     Parameters
@@ -852,7 +852,7 @@ def plot_attribute_sweeps(data: MorphoSynth, unit: int, t_values: Sequence[float
 
 
 def plot_interventional_vs_counterfactual(scm: DeepSCM, obs: Mapping[str, np.ndarray], noise_i: np.ndarray, *,
-                                          t: float = 4.0, seed: int = 0, axes=None):
+                                          t: float = 4.0, seed: int = 0, axes: Any = None) -> np.ndarray:
     """Intensities under ``do(t)``: fresh units (interventional) against the same units (counterfactual).
 
     Parameters
@@ -892,7 +892,7 @@ def plot_interventional_vs_counterfactual(scm: DeepSCM, obs: Mapping[str, np.nda
     return axes
 
 
-def plot_flow_fit(check: FlowCheck, data: MorphoSynth, t_values: Sequence[float] = (1.8, 2.5, 3.5), axes=None):
+def plot_flow_fit(check: FlowCheck, data: MorphoSynth, t_values: Sequence[float] = (1.8, 2.5, 3.5), axes: Any = None) -> np.ndarray:
     """The flow's training curve, its abducted noise against the true noise, and ``p(i | t)`` against the truth.
 
     Parameters
@@ -957,7 +957,8 @@ def benchmark_results(result: BenchmarkResult) -> dict[str, Any]:
             "per_image": result.per_image, "obs": result.extras["obs"]}
 
 
-def _at_temperatures(result: BenchmarkResult, models: Sequence[str], temperatures: Sequence[float]):
+def _at_temperatures(result: BenchmarkResult, models: Sequence[str],
+                     temperatures: Sequence[float]) -> Iterator[tuple[str, float, dict[str, Any]]]:
     """Yield ``(model, T, evaluate_scm output)`` for each trained model re-scored at each temperature."""
     for mdl in models:
         for T in temperatures:
@@ -1154,7 +1155,7 @@ def agreement_summary(agreement: pd.DataFrame) -> str:
 # figures of notebooks 02-04
 # ----------------------------------------------------------------------------------------------
 def plot_composition_curves(result: BenchmarkResult, models: Sequence[str],
-                            distances: Sequence[str] = ("l1_pixel", "l1_embedding", "perceptual"), axes=None):
+                            distances: Sequence[str] = ("l1_pixel", "l1_embedding", "perceptual"), axes: Any = None) -> np.ndarray:
     """Mean composition distance against the number of cycles, with 95 % bands over images (Table 1's curves).
 
     Parameters
@@ -1187,7 +1188,7 @@ def plot_composition_curves(result: BenchmarkResult, models: Sequence[str],
     return axes
 
 
-def plot_cld_histograms(result: BenchmarkResult, models: Sequence[str], *, unit: str = "test image", ax=None):
+def plot_cld_histograms(result: BenchmarkResult, models: Sequence[str], *, unit: str = "test image", ax: Any = None) -> Any:
     """Per-image CLD of each model, with the identity map's value ``log(0.8 + 0.2e)`` marked.
 
     Parameters
@@ -1208,13 +1209,14 @@ def plot_cld_histograms(result: BenchmarkResult, models: Sequence[str], *, unit:
     ax = plt.gca() if ax is None else ax
     for mdl in models:
         ax.hist(result.per_image[mdl]["cld"], bins=30, histtype="step", label=MODEL_LABELS[mdl])
-    ax.axvline(identity_cld(result.config.cld_weights), color="0.3", ls="--", label=f"identity {identity_cld(result.config.cld_weights):.4f}")
+    ident = identity_cld(result.config.cld_weights)
+    ax.axvline(ident, color="0.3", ls="--", label=f"identity {ident:.4f}")
     ax.set_xlabel(f"CLD per {unit}")
     ax.legend(fontsize=6)
     return ax
 
 
-def plot_p1_p2(table: pd.DataFrame, ax=None):
+def plot_p1_p2(table: pd.DataFrame, ax: Any = None) -> Any:
     """Each model's ``P1 = P(S_x* <= div)`` against ``P2 = P(S_x >= div)`` (Table 5's minimality columns).
 
     Parameters
@@ -1238,7 +1240,7 @@ def plot_p1_p2(table: pd.DataFrame, ax=None):
     return ax
 
 
-def plot_finetuning_history(history: Mapping[str, Sequence[float]], axes=None):
+def plot_finetuning_history(history: Mapping[str, Sequence[float]], axes: Any = None) -> np.ndarray:
     """The HVAE's counterfactual fine-tuning: classifier loss, NELBO against its constraint, Lagrange multiplier.
 
     Parameters
@@ -1267,7 +1269,7 @@ def plot_finetuning_history(history: Mapping[str, Sequence[float]], axes=None):
     return axes
 
 
-def plot_proxies_vs_truth(configs: pd.DataFrame, proxies: Sequence[str], axes=None):
+def plot_proxies_vs_truth(configs: pd.DataFrame, proxies: Sequence[str], axes: Any = None) -> np.ndarray:
     """Each configuration's oriented proxy metric against its true counterfactual error, one panel per proxy.
 
     Parameters
