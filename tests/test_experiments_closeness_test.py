@@ -221,6 +221,7 @@ def test_claims_02_reproduced_failing_and_inconclusive():
     # the delta-method rate outside alpha +- 2.2 s.e. (0.0652) fails C5b and C6; a paper rate inside the band fails C5b
     v = verdicts(exp.claims_02(results_02(delta_rate=0.07, paper_rate=0.06, inside_rate=0.02)))
     assert v["C5b"] == v["C6"] == "not reproduced" and v["C5"] == "reproduced"
+    assert verdicts(exp.claims_02(results_02(inside_rate=0.02)))["C6"] == "not reproduced"  # strictly inside the null: rate -> 0
     eps0 = results_02()["eps0_table"].copy()
     eps0.loc["bootstrap-literal", "type-I (P = Q)"] = 0.05
     power = results_02()["power"].assign(theory=[0.22, 0.55, 0.3, 0.98])  # approximation off by 0.3

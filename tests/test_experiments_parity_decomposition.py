@@ -166,6 +166,9 @@ def test_claims_02_reproduced_failing_and_inconclusive():
     # at a smaller population the Term III tolerance widens as 1/sqrt(n)
     assert verdicts(exp.claims_02(results_02(term_III=0.05, n_population=20_000)))["C2"] == "reproduced"
     assert verdicts(exp.claims_02(results_02(reps=1)))["C12"] == "inconclusive at this scale"
+    # one condition at a time
+    assert verdicts(exp.claims_02(results_02(within=np.zeros(20, bool))))["C12"] == "not reproduced"  # estimate off the truth
+    assert verdicts(exp.claims_02(results_02(cpp_z=3.5)))["C10"] == "not reproduced"
 
 
 # ---------------------------------------------------------------- claims_03
@@ -193,6 +196,9 @@ def test_claims_03_reproduced_failing_and_inconclusive():
     assert v["C14"] == v["C15a"] == v["C15c"] == "not reproduced" and v["C13"] == v["C15b"] == "reproduced"
     v = verdicts(exp.claims_03(results_03(rates={"np": 0.0, "fp": 1.0}, reps_sim=1)))
     assert v["C14"] == "inconclusive at this scale"
+    r = results_03()
+    r["truth"] = {**r["truth"], "fp": {"DE": 0.0, "IE": 0.0, "SE": -0.02}}  # the oracle's SE 0.01 away from Y's
+    assert verdicts(exp.claims_03(r))["C13"] == "not reproduced"
 
 
 # ---------------------------------------------------------------- claims_04
