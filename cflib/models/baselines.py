@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from cflib.metrics.axioms import ParentEncoder, Parents, _check_parent_dict
 from cflib.runtime import as_generator
+from cflib.scm.adapters import ParentEncoder, Parents
+from cflib.scm.adapters import check_parent_dict as _check_parent_dict
 
 __all__ = ["Identity", "NoEncoderVAE", "GroundTruth", "PAPER_MODELS", "MODEL_LABELS", "train_paper_model"]
 
