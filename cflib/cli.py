@@ -1,4 +1,4 @@
-"""The ``cflib`` command: run notebooks, sweeps, the book, the reproduction report and data set-up."""
+"""The ``cflib`` command: run notebooks, sweeps, the book, the reproduction report, audits and data set-up."""
 
 from __future__ import annotations
 
@@ -56,6 +56,15 @@ def _cmd_report(args: argparse.Namespace) -> int:
         Path(args.output).write_text(text)
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from .audit import audit_from_config
+
+    report = audit_from_config(args.config, args.out, progress=not args.quiet)
+    print(report.summary().to_string())
+    print(f"wrote {args.out / 'report.json'} and {args.out / 'report.html'}")
     return 0
 
 
@@ -121,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--directory", type=Path, default=None)
     rep.add_argument("--output", type=Path, default=None)
     rep.set_defaults(func=_cmd_report)
+
+    a = sub.add_parser("audit", help="audit a model on a data set from a YAML config (JSON and HTML report)")
+    a.add_argument("config", type=Path, help="YAML: data, roles, model (see cflib.audit.audit_from_config)")
+    a.add_argument("--out", type=Path, required=True, help="folder for report.json and report.html")
+    a.add_argument("--quiet", action="store_true", help="no progress bar")
+    a.set_defaults(func=_cmd_audit)
 
     d = sub.add_parser("data", help="real-data set-up")
     dsub = d.add_subparsers(dest="data_command", required=True)
