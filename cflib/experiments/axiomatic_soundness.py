@@ -234,7 +234,7 @@ def plot_composition_reversibility(summary: pd.DataFrame, models: Sequence[str],
     -------
     numpy.ndarray of matplotlib.axes.Axes
     """
-    _, axes = plotting.subplots(1, 2, width=4.2 if band else 4, height=3.2 if band else 3)
+    _, axes = plotting.subplots(1, 2, width=4.2, height=3.2)
     for name in models:
         c = summary[(summary.model == name) & (summary.metric == "composition")]
         r = summary[(summary.model == name) & (summary.metric == "reversibility") & (summary.intervened == "hue")]
@@ -269,7 +269,20 @@ class HueOracle:
         self.value_threshold = value_threshold
 
     def score(self, images: np.ndarray, target: np.ndarray) -> np.ndarray:
-        """Circular hue error of each image against ``target`` (in ``[0, 0.5]``)."""
+        """Circular hue error of each image against ``target``.
+
+        Parameters
+        ----------
+        images : numpy.ndarray, shape (n, 3, H, W)
+            Images in ``[0, 1]``.
+        target : numpy.ndarray, shape (n,)
+            Hues the images should show, in ``[0, 1)``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n,)
+            Errors in ``[0, 0.5]``.
+        """
         return cd.hue_error(cd.measure_hue(images, value_threshold=self.value_threshold), target)
 
 
@@ -360,7 +373,7 @@ def commutativity_study(truth: GroundTruth, x: np.ndarray, pa: Mapping[str, np.n
 
 
 def _l1_is_a_metric(seed: int) -> bool:
-    a, b, c = (np.random.default_rng(seed).random((3, 50, 3, 8, 8)))
+    a, b, c = np.random.default_rng(seed).random((3, 50, 3, 8, 8))
     d = ax.l1_distance
     return bool(np.all(d(a, a) == 0) and np.allclose(d(a, b), d(b, a)) and np.all(d(a, c) <= d(a, b) + d(b, c) + 1e-9)
                 and np.isclose(d(np.zeros((1, 3, 2, 2)), np.ones((1, 3, 2, 2)))[0], 255))
@@ -825,6 +838,15 @@ def figure1_models(trained: Mapping[tuple[str, str, str, int], Any], models: Seq
     """Figure 1's disentangled and entangled models (Normal VAE beta=5 with full support + SI, and without either).
 
     Without the Normal VAE in ``models``, the last configuration and the first VAE stand in.
+
+    Parameters
+    ----------
+    trained : dict
+        :func:`soundness_study`'s trained models, keyed ``(block, SI flag, model, seed index)``.
+    models : sequence of str
+        The VAE configurations that were trained.
+    configs : sequence of (block, SI flag, model)
+        :func:`table1_configs` output.
 
     Returns
     -------
