@@ -1903,8 +1903,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
         return _table(["C4a", "C4b"])
     calib, power_n, n_rep, n, n_rep_code, power_ns, effect_for_n, n_rep_power = _require(
         results, "calib", "power_n", "n_rep", "n", "n_rep_code", "power_ns", "effect_for_n", "n_rep_power")
-    marg = calib.loc["regression, h = marginal of g"]
-    code = calib.loc["regression, h regressed (code)"]
+    marg, code = calib.loc[_NULL_FORMS[0]], calib.loc[_NULL_FORMS[1]]
     claims.record("size_marginal_h", float(marg["rate"]))
     claims.record("size_regressed_h", float(code["rate"]))
     claims.record("size_generator", float(calib.loc["generator", "rate"]))
