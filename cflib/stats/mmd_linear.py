@@ -33,7 +33,7 @@ from .kernels import Kernel, as_2d, make_kernel
 from .mmd import _check_count, _check_same_dim, _pvalue, mmd_test
 
 __all__ = ["LinearMMDResult", "linear_mmd_test", "block_mmd_test", "rff_mmd_test", "rff_features",
-           "linear_power_study"]
+           "linear_power_study", "plot_linear_power"]
 
 
 @dataclass(frozen=True)
@@ -325,3 +325,32 @@ def linear_power_study(
             rows.append({"n": n, "test": t, "rejection_rate": rate, "se": float(np.sqrt(rate * (1 - rate) / n_reps)),
                          "seconds_per_test": secs[t] / n_reps, "n_reps": n_reps, "shift": shift})
     return pd.DataFrame(rows)
+
+
+def plot_linear_power(power: pd.DataFrame, axes: Any = None) -> Any:
+    """Power (with 95 % bands) and time per test against ``n``, from :func:`linear_power_study`.
+
+    Parameters
+    ----------
+    power : pandas.DataFrame
+        Output of :func:`linear_power_study`.
+    axes : sequence of two matplotlib.axes.Axes, optional
+        Drawn on new axes (two panels) by default.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes
+    """
+    from ..plotting import line_with_band, subplots
+
+    if axes is None:
+        _, axes = subplots(1, 2, width=4.6)
+    for t, g in power.groupby("test", sort=False):
+        r, se = g["rejection_rate"].to_numpy(), g["se"].to_numpy()
+        line_with_band(g["n"], r, np.clip(r - 1.96 * se, 0, 1), np.clip(r + 1.96 * se, 0, 1), label=t, ax=axes[0])
+        axes[1].loglog(g["n"], g["seconds_per_test"], marker="o", ms=4, label=t)
+    axes[0].set(xscale="log", xlabel="n = m", ylabel="rejection rate", ylim=(0, 1.02),
+                title=f"power at shift {power['shift'].iloc[0]:g}")
+    axes[1].set(xlabel="n = m", ylabel="seconds per test", title="time per test (shared CPU)")
+    axes[0].legend(fontsize=8)
+    return np.asarray(axes)
