@@ -269,3 +269,97 @@ def test_effectiveness_ranks_from_summary():
     np.testing.assert_allclose(t["avg rank"], [(1 + 2 + 2 + 1) / 4, (2 + 3 + 3 + 2) / 4, (3 + 1 + 1 + 3) / 4])
     with pytest.raises(ValueError, match="no effectiveness rows"):
         effectiveness_ranks(summ, ["model"], "linear", cols)
+
+
+# ----------------------------------------------------------------------------------------------------
+# the protocol-level metrics (the one implementation behind the function form and the benchmark)
+# ----------------------------------------------------------------------------------------------------
+def test_l1_checks_a_declared_range_instead_of_clipping():
+    a = np.full((2, 1, 2, 2), 0.5)
+    b = np.full((2, 1, 2, 2), 1.5)
+    with pytest.raises(ValueError, match="outside the declared value_range"):
+        l1_distance(a, b)
+    np.testing.assert_allclose(l1_distance(a, b, value_range=None), [255.0, 255.0])  # not clipped to 0
+    np.testing.assert_allclose(l1_distance(a * 255, np.full_like(a, 255.0), scale=1.0, value_range=(0, 255)), [127.5, 127.5])
+    from cflib.metrics.benchmark_metrics import l1_pixel
+
+    np.testing.assert_array_equal(l1_pixel(255.0)(a, b), l1_distance(a, b, value_range=None))
+
+
+class _Blur:
+    """A counterfactual function that is not sound: it blurs towards the mean and shifts with the hue."""
+
+    parent_names = NAMES
+
+    def __call__(self, x, pa, pa_star):
+        shift = (np.asarray(pa_star["hue"]) - np.asarray(pa["hue"]))[:, None, None, None]
+        return np.clip(0.8 * x + 0.2 * x.mean() + 0.1 * shift, 0, 1)
+
+
+def test_function_form_is_the_protocol_metric_through_one_adapter(test_set, oracles):
+    from cflib.metrics import axioms as ax
+
+    x, pa = test_set.x[:40], {k: v[:40] for k, v in test_set.parents.items()}
+    f = _Blur()
+    model = ax.FunctionModel(f)
+    obs = {**pa, "x": x}
+    do_h = np.random.default_rng(0).random(40)
+    comp = ax.measure_composition(model, obs, cycles=3)
+    np.testing.assert_array_equal(comp.distances["l1"].T, composition(f, x, pa, m=3))
+    assert comp.distances["l1"].shape == (40, 3) and comp.statistic == comp.distances["l1"][:, 0].mean()
+    # the blur compounds: distances grow with m, per image
+    assert np.all(np.diff(comp.distances["l1"], axis=1) > 0)
+    rev = ax.measure_reversibility(model, obs, do={"hue": do_h}, cycles=2)
+    np.testing.assert_array_equal(rev.distances["l1"].T, reversibility(f, x, pa, "hue", do_h, cycles=2))
+    eff = ax.measure_effectiveness(model, obs, oracles, do={"hue": do_h})
+    old = effectiveness(f, x, pa, "hue", do_h, oracles)
+    for k in oracles:
+        np.testing.assert_array_equal(eff.per_image[("hue", k)], old[k])
+        assert eff.table.loc["do(hue)", k] == old[k].mean()
+    com = ax.measure_commutativity(model, obs, {"digit": (pa["digit"] + 1) % 10}, {"hue": do_h})
+    np.testing.assert_array_equal(com.distances["l1"], commutativity(f, x, pa, "digit", (pa["digit"] + 1) % 10, "hue", do_h))
+    with pytest.raises(TypeError, match="CounterfactualModel"):
+        ax.measure_composition(f, obs)
+
+
+def test_samplers_are_arguments_and_keep_their_streams(test_set):
+    from cflib.metrics import axioms as ax
+
+    x, pa = test_set.x[:30], {k: v[:30] for k, v in test_set.parents.items()}
+    model = ax.FunctionModel(Identity(NAMES))
+    obs = {**pa, "x": x}
+    train = {"digit": np.arange(10).repeat(3), "hue": np.linspace(0, 1, 30, endpoint=False)}
+    marginal = ax.MarginalSampler(train, force_change=["digit"])
+    eff = ax.measure_effectiveness(model, obs, {"digit": ExactOracle("digit"), "hue": ExactOracle("hue")}, sampler=marginal, seed=5)
+    rng = np.random.default_rng(5)
+    d = sample_do_values(train["digit"], 30, rng, current=pa["digit"])  # same generator, same order
+    h = sample_do_values(train["hue"], 30, rng)
+    np.testing.assert_array_equal(eff.targets["digit"], d)
+    np.testing.assert_array_equal(eff.targets["hue"], h)
+    assert np.all(eff.targets["digit"] != pa["digit"])
+    # the identity never shows the forced new digit
+    assert eff.table.loc["do(digit)", "digit"] == 0.0
+    other = ax.InterventionSampler(train, discrete=["digit"])
+    eff2 = ax.measure_effectiveness(model, obs, {"digit": ExactOracle("digit")}, sampler=other, seed=5, interventions=["digit"])
+    np.testing.assert_array_equal(eff2.targets["digit"], other.sample("digit", pa["digit"], np.random.default_rng(5)))
+    with pytest.raises(ValueError, match="pass do="):
+        ax.measure_reversibility(model, obs, parents=["hue"])
+    with pytest.raises(ValueError, match="force_change"):
+        ax.MarginalSampler(train, force_change=["nope"])
+
+
+def test_composition_hold_is_pearls_do_at_the_current_value():
+    from cflib.metrics import axioms as ax
+    from cflib.scm import morpho_attributes
+
+    scm = morpho_attributes()
+    obs = scm.sample(200, seed=0)
+    d = {"abs": lambda a, b: ax.l1_distance(a, b, scale=1.0, value_range=None)}
+    held = ax.measure_composition(scm, obs, cycles=2, hold=["t"], distances=d, image="i")
+    null = scm.counterfactual(obs, {"t": obs["t"]})
+    np.testing.assert_array_equal(held.distances["abs"][:, 0], np.abs(null["i"] - obs["i"]))
+    assert held.distances["abs"].max() < 1e-9
+    eff = ax.measure_effectiveness(scm, obs, {"t": ax.AbsoluteError()}, do={"t": 2.0}, image="t")
+    assert eff.per_image[("t", "t")].max() == 0.0
+    with pytest.raises(ValueError, match="hold names"):
+        ax.measure_composition(scm, obs, hold=["z"], distances=d, image="i")
