@@ -35,6 +35,7 @@ from cflib.models.cnn_zoo import SmallCNN
 from cflib.models.diffusion import LatentDiffusion, LDMConfig, independence_weights
 from cflib.models.mine import MINEDisentangler, dv_bound
 from cflib.models.oracles import CNNOracle
+from cflib.models.tabular import TabularClassifier, _build
 
 torch.set_num_threads(1)
 
@@ -241,6 +242,31 @@ def test_latent_diffusion_trains_exactly_as_its_previous_loops(data):
             sched.step()
     _assert_same_weights(new, ref)
     assert len(new.history["vae"]) == len(new.history["diffusion"]) == 8
+
+
+@pytest.mark.parametrize("arch", ["mlp", "transformer"])
+def test_tabular_classifier_trains_exactly_as_its_previous_loop(arch):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(203, 5)).astype(np.float32)
+    y = (X[:, 0] + rng.normal(size=203) > 0).astype(int)
+    new = TabularClassifier(arch, width=8, epochs=2, batch_size=32).fit(X, y, seed=4, device="cpu")
+    ref = TabularClassifier(arch, width=8, epochs=2, batch_size=32)
+    gen = torch.Generator().manual_seed(4)
+    torch.manual_seed(4)
+    ref.net = _build(arch, 5, 8, 2)  # as fit builds it: after seeding torch's global generator
+    xt, yt = torch.as_tensor(X), torch.as_tensor(y, dtype=torch.long)
+    opt = torch.optim.Adam(ref.parameters(), lr=ref.lr, weight_decay=ref.weight_decay)
+    ref.train()
+    for _ in range(2):
+        order = torch.randperm(203, generator=gen)
+        for start in range(0, 203, 32):
+            idx = order[start : start + 32]
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(ref(xt[idx]), yt[idx])
+            loss.backward()
+            opt.step()
+    _assert_same_weights(new, ref)
+    assert [h["step"] for h in new.history_] == [7, 14]
 
 
 def test_run_steps_seeds_the_global_stream_and_averages_per_epoch():

@@ -17,6 +17,7 @@ explicit ``seed`` and ``device``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ import torch
 from torch import nn
 
 from ..runtime import get_device
-from ..runtime import progress as progress_bar
+from ._train import optimizer_step, shuffled_batches, train
 
 __all__ = ["TabularClassifier", "ARCHITECTURES", "make_tabular_pipeline", "TabularTask", "tabular_task"]
 
@@ -111,6 +112,11 @@ class TabularClassifier(nn.Module):
         Mini-batch size.
     weight_decay : float
         Adam weight decay.
+
+    Attributes
+    ----------
+    history_ : list of dict
+        Mean training loss per epoch (from :func:`cflib.models._train.train`).
 
     Examples
     --------
@@ -207,15 +213,15 @@ class TabularClassifier(nn.Module):
         yt = torch.as_tensor(codes, dtype=torch.long, device=dev)
         opt = torch.optim.Adam(self.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         loss_fn = nn.CrossEntropyLoss()
+
+        def step(idx: torch.Tensor) -> dict[str, float]:
+            idx = idx.to(dev)
+            return {"loss": optimizer_step(opt, loss_fn(self(xt[idx]), yt[idx]))}
+
         self.train()
-        for _ in progress_bar(range(self.epochs), desc=f"fit {self.arch}", disable=None if progress is None else not progress):
-            order = torch.randperm(X.shape[0], generator=gen).to(dev)
-            for start in range(0, X.shape[0], self.batch_size):
-                idx = order[start : start + self.batch_size]
-                opt.zero_grad()
-                loss = loss_fn(self(xt[idx]), yt[idx])
-                loss.backward()
-                opt.step()
+        per_epoch = math.ceil(X.shape[0] / self.batch_size)
+        self.history_ = train(step, shuffled_batches(X.shape[0], self.batch_size, gen), self.epochs * per_epoch, per_epoch=per_epoch,
+                              progress=progress, desc=f"fit {self.arch}")
         self.eval()
         return self
 
