@@ -1,10 +1,16 @@
-"""Shared plumbing for the conditional image models of :mod:`cflib.models`.
+"""Shared plumbing of the models in :mod:`cflib.models`: validation, networks, the one training loop, saving.
 
-Used by :mod:`cflib.models.vae`, :mod:`cflib.models.hvae`, :mod:`cflib.models.gan` and
-:mod:`cflib.models.oracles` (Monteiro et al., ICLR 2023, App. D.2: the shared image encoder and
-decoder). It holds input validation (images ``(n, C, H, W)`` in ``[0, 1]`` and parent vectors
-``(n, k)``), the record of the parents' training range (so a model refuses to extrapolate), a
-size-generic convolutional encoder/decoder pair, a minibatch iterator and save/load helpers.
+Used by the conditional image models (:mod:`~cflib.models.vae`, :mod:`~cflib.models.hvae`,
+:mod:`~cflib.models.gan`; Monteiro et al., ICLR 2023, App. D.2: the shared image encoder and
+decoder), the image classifiers (:mod:`~cflib.models.classifier`, :mod:`~cflib.models.oracles`,
+:mod:`~cflib.models.cnn_zoo`), the MINE disentangler, the latent diffusion model and the tabular
+classifiers. It holds input validation (images ``(n, C, H, W)``, grey images ``(n, H, W)`` in
+``[0, 1]``, parent vectors ``(n, k)``), the record of the parents' training range (so a model refuses
+to extrapolate), a size-generic convolutional encoder/decoder pair, save/load helpers, and the
+training loop every model runs: :func:`train` (``total`` steps of a model's step function over a
+sampler, an optional learning-rate scheduler, one ``progress=`` flag), its samplers
+(:func:`shuffled_batches`, :func:`random_batches`), :func:`optimizer_step`, and :func:`run_steps`
+(the epoch-based form the image models use).
 """
 
 from __future__ import annotations
