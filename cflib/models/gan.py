@@ -92,10 +92,10 @@ class ConditionalGAN(nn.Module):
         self.parent_dim = check_positive_int(parent_dim, "parent_dim")
         self.composition_weight = float(composition_weight)
         self.hidden = int(hidden)
-        self._config = dict(
-            image_shape=list(self.image_shape), parent_dim=self.parent_dim, composition_weight=self.composition_weight,
-            width=width, hidden=hidden, n_down=n_down,
-        )
+        self._config = {
+            "image_shape": list(self.image_shape), "parent_dim": self.parent_dim, "composition_weight": self.composition_weight,
+            "width": width, "hidden": hidden, "n_down": n_down,
+        }
         k = self.parent_dim
         with seeded(seed):
             self.encoder = ConvEncoder(self.image_shape, width=width, out_dim=hidden, n_down=n_down)

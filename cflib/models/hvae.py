@@ -121,10 +121,10 @@ class HierarchicalConditionalVAE(nn.Module):
         self.likelihood = likelihood
         self.normal_variance = float(normal_variance)
         self.hidden = int(hidden)
-        self._config = dict(
-            image_shape=list(self.image_shape), parent_dim=self.parent_dim, levels=self.levels, latent_dim=self.latent_dim,
-            beta=self.beta, likelihood=likelihood, normal_variance=self.normal_variance, width=width, hidden=hidden, n_down=n_down,
-        )
+        self._config = {
+            "image_shape": list(self.image_shape), "parent_dim": self.parent_dim, "levels": self.levels, "latent_dim": self.latent_dim,
+            "beta": self.beta, "likelihood": likelihood, "normal_variance": self.normal_variance, "width": width, "hidden": hidden, "n_down": n_down,
+        }
         d, k, h = self.latent_dim, self.parent_dim, self.hidden
         with seeded(seed):
             self.encoder = ConvEncoder(self.image_shape, width=width, out_dim=h, n_down=n_down)

@@ -139,10 +139,6 @@ class AntiCausalPredictor:
         out = [np.concatenate([m[k] for m in maps]) for k in range(len(maps[0]))]
         return (out, np.concatenate(feats)) if return_embedding else out
 
-    # Forwarder for cflib/experiments/counterfactual_benchmark.py until it calls feature_maps(..., return_embedding=True).
-    def _maps(self, images: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
-        return self.feature_maps(images, return_embedding=True)
-
     def embed(self, images: np.ndarray) -> np.ndarray:
         """Penultimate features ``(n, hidden)`` (the paper's per-predictor composition embedding)."""
         return self.feature_maps(images, return_embedding=True)[1]

@@ -123,10 +123,10 @@ class ConditionalVAE(nn.Module):
         self.likelihood = likelihood
         self.beta = float(beta)
         self.normal_variance = float(normal_variance)
-        self._config = dict(
-            image_shape=list(self.image_shape), parent_dim=self.parent_dim, latent_dim=self.latent_dim, likelihood=likelihood,
-            beta=self.beta, normal_variance=self.normal_variance, width=width, hidden=hidden, n_down=n_down,
-        )
+        self._config = {
+            "image_shape": list(self.image_shape), "parent_dim": self.parent_dim, "latent_dim": self.latent_dim, "likelihood": likelihood,
+            "beta": self.beta, "normal_variance": self.normal_variance, "width": width, "hidden": hidden, "n_down": n_down,
+        }
         with seeded(seed):
             self.encoder = ConvEncoder(self.image_shape, width=width, out_dim=hidden, n_down=n_down)
             # Paper: tmp = Dense(128)(concat(encoder(x), pa)); mu = Dense(16); sigma = softplus(Dense(16)).
@@ -193,11 +193,8 @@ class ConditionalVAE(nn.Module):
             state_dict[prefix + "posterior_net." + key[len(old):]] = state_dict.pop(key)
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
-    # Forwarders for callers outside the models layer that still use the old private names
-    # (cflib/bench.py, tests/test_benchmark_models.py): remove once they call the public ones.
-    def _posterior(self, x: torch.Tensor, pa: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.posterior(x, pa)
-
+    # Forwarder for tests/test_benchmark_models.py, which still uses the old private name: remove once it
+    # calls log_likelihood.
     def _log_likelihood(self, raw: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         return self.log_likelihood(raw, x)
 
