@@ -275,7 +275,11 @@ def _module_index(module: str, mtime: float) -> tuple[dict[str, list[str]], dict
     # numbers, so comments, formatting and docs do not count), the names those definitions use, and
     # every import in the module (name -> (module, attribute)); plus the dump of the whole module.
     mod = sys.modules[module]
-    tree = _strip_docstrings(ast.parse(inspect.getsource(mod)))
+    try:
+        source = inspect.getsource(mod)
+    except (OSError, TypeError) as exc:
+        raise TypeError(f"code_fingerprint cannot read the source of module {module!r}; define the training code in a .py module") from exc
+    tree = _strip_docstrings(ast.parse(source))
     package = mod.__package__ or module.rpartition(".")[0]
     defs: dict[str, list[str]] = {}
     uses: dict[str, list[set[str]]] = {}
@@ -351,7 +355,11 @@ def code_fingerprint(*objects: Any) -> str:
     for obj in objects:
         if not (inspect.isclass(obj) or inspect.isfunction(obj)) or obj.__module__ not in sys.modules:
             raise TypeError(f"code_fingerprint takes functions and classes of importable modules, got {obj!r}")
-        todo.append((obj.__module__, obj.__qualname__.partition(".")[0]))
+        top = obj.__qualname__.partition(".")[0]
+        if top not in _index(obj.__module__)[0]:
+            raise TypeError(f"code_fingerprint cannot find the definition of {obj.__qualname__} in the source of {obj.__module__}; "
+                            "define the training code in a .py module")
+        todo.append((obj.__module__, top))
     seen: set[tuple[str, str | None]] = set()
     parts: dict[str, str] = {}
     while todo:
@@ -371,7 +379,7 @@ def code_fingerprint(*objects: Any) -> str:
         if name not in defs:
             if name in imports:
                 todo.append(imports[name])
-            elif importlib.util.find_spec(f"{module}.{name}") is not None:  # a sub-module of a package
+            elif hasattr(sys.modules[module], "__path__") and importlib.util.find_spec(f"{module}.{name}") is not None:  # a sub-module
                 todo.append((f"{module}.{name}", None))
             continue
         parts[f"{module}:{name}"] = "\n".join(defs[name])

@@ -388,6 +388,10 @@ def test_code_fingerprint_ignores_docs_and_follows_the_code_that_runs(tmp_path, 
     sys.modules.pop("fp_probe")
     with pytest.raises(TypeError, match="functions and classes"):
         runtime.code_fingerprint(3)
+    namespace: dict = {"__name__": "__main__"}
+    exec("def in_a_notebook():\n    return 1\n", namespace)
+    with pytest.raises(TypeError, match="cannot (read the source|find the definition)"):
+        runtime.code_fingerprint(namespace["in_a_notebook"])
 
 
 class _Box:

@@ -974,7 +974,7 @@ def fit_latent_diffusion(
         "sample_weight": None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64),
         "config": cfg,
         "seed": seed,
-        "fit": fit_kwargs,
+        "fit": {k: v for k, v in fit_kwargs.items() if k != "progress"},
         "device": dev.type,
         "autoencoder": None if autoencoder is None else autoencoder.vae.state_dict(),
         "torch": torch.__version__,
