@@ -340,7 +340,7 @@ class LatentDiffusion(nn.Module):
         seed : int
             Seed of the batches and the diffusion noise.
         progress : bool, optional
-            Show a tqdm bar (``None``: only on a terminal).
+            Show a progress bar (``None``: unless run by :mod:`cflib.runner`).
 
         Returns
         -------

@@ -202,7 +202,7 @@ class MINEDisentangler(nn.Module):
         seed : int
             Seed of the batches and label shuffles.
         progress : bool, optional
-            Show a tqdm bar.
+            Show a progress bar (``None``: unless run by :mod:`cflib.runner`).
 
         Returns
         -------

@@ -133,7 +133,7 @@ class CNNOracle(ImageClassifier):
         steps : int, optional
             Exact number of steps.
         show_progress : bool, optional
-            Force the progress bar.
+            Show a progress bar (``None``: unless run by :mod:`cflib.runner`).
 
         Returns
         -------
