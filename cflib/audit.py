@@ -454,12 +454,18 @@ def audit(
     if counterfactual is not None:
         cf = _counterfactual_frame(counterfactual, data, sfm, x0, x1)
         y_cf = _checked_predictions(f(cf), len(data), "predict on the counterfactual rows")
-        binary = set(np.unique(np.r_[y_hat, y_cf])) <= {0.0, 1.0}
-        eca = expected_counterfactual_accuracy(None, y_hat, y_cf, tol=0.0 if binary else 1e-6)
+        both = np.r_[y_hat, y_cf]
+        binary = set(np.unique(both)) <= {0.0, 1.0}
+        # A score in [0, 1] is a probability: ECA compares the decisions it leads to (threshold 0.5),
+        # since almost every continuous score moves a little under any intervention.
+        decide = not binary and both.min() >= 0.0 and both.max() <= 1.0
+        f_dec, cf_dec = ((y_hat >= 0.5).astype(float), (y_cf >= 0.5).astype(float)) if decide else (y_hat, y_cf)
+        eca = expected_counterfactual_accuracy(None, f_dec, cf_dec, tol=0.0 if (binary or decide) else 1e-9)
         details["ECA"] = eca
+        what = "decisions (score >= 0.5)" if decide else "predictions"
         rows["ECA"] = {"estimate": eca.eca, "ci_low": eca.ci[0], "ci_high": eca.ci[1], "pvalue": math.nan,
-                       "verdict": "invariant on every unit" if eca.eca == 1.0 else f"{eca.flip_rate:.1%} of predictions change under do(x)",
-                       "method": "share of predictions unchanged by do(x = other level), Wilson interval",
+                       "verdict": "invariant on every unit" if eca.eca == 1.0 else f"{eca.flip_rate:.1%} of {what} change under do(x)",
+                       "method": f"share of {what} unchanged by do(x = other level), Wilson interval",
                        "reference": "invariance-test, eqs. 7-8"}
         clot = cfclot_test(y_hat, y_cf, epsilon, alpha=alpha, seed=seed)
         details["CF-CLOT"] = clot

@@ -44,6 +44,7 @@ PAPERS = {
     "invariance-test": "Ma et al., counterfactual invariance in medical imaging (000)",
     "closeness-test": "Fu et al., CF-CLOT (002)",
     "parity-decomposition": "Plecko & Bareinboim, predictive vs statistical parity (004)",
+    "auditing": "Auditing your own model (the one-call audit, checked against 004)",
 }
 
 _STATE: dict[str, Any] = {"values": {}, "claims": {}}
@@ -196,6 +197,8 @@ def claim(
         The stored claim (also displayed as a one-line verdict).
     """
     _check_key(key)
+    if not isinstance(statement, str) or not statement.strip():
+        raise ValueError(f"statement must say what the paper claims (a non-empty string), got {statement!r}")
     if not isinstance(evidence, str) or not evidence.strip():
         raise ValueError("evidence must say what the verdict rests on (a test, interval or tolerance)")
     if verdict is None:
@@ -259,10 +262,19 @@ def gather(directory: str | os.PathLike, notebooks: Iterable[str] | None = None)
         ours, verdict, evidence, scale``.
     """
     directory = Path(directory)
+    if directory.exists() and not directory.is_dir():  # a folder not created yet holds no claims
+        raise ValueError(f"directory {directory} is a file, expected the folder of executed notebooks")
+    if isinstance(notebooks, str):
+        raise TypeError(f"notebooks must be a list of notebook paths, got the string {notebooks!r}; use [{notebooks!r}]")
     files = sorted(directory.rglob("*.claims.json"))
     rows = []
     for f in files:
-        data = json.loads(f.read_text())
+        try:
+            data = json.loads(f.read_text())
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{f}: not a claims file (invalid JSON: {exc})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{f}: not a claims file (expected a JSON object, got {type(data).__name__})")
         nb = data.get("notebook") or str(f.relative_to(directory)).replace(".claims.json", ".ipynb")
         chapter = nb.split("/")[0]
         for c in data.get("claims", []):
@@ -308,6 +320,12 @@ def report_markdown(df: pd.DataFrame) -> str:
     str
         The page's text: a summary count per verdict, then one table per paper.
     """
+    need = ["chapter", "notebook", "key", "statement", "paper", "ours", "verdict", "evidence", "scale"]
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be the DataFrame returned by gather(), got {type(df).__name__}")
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        raise ValueError(f"df lacks column(s) {missing}; pass the DataFrame returned by gather()")
     lines = [
         "# Reproduction report",
         "",

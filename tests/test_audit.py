@@ -209,3 +209,32 @@ def test_progress_is_shown_on_stderr(world, capsys):
     d, reads_x, _ = world
     audit(reads_x, d.head(400), sfm=SFM, n_boot=0, learner="linear", progress=True)
     assert "audit" in capsys.readouterr().err
+
+
+def test_compas_report_equals_the_parity_chapter_estimates():
+    """The chapter cross-check on real data: the audit of Northpointe's prediction gives the parity chapter's
+    ctf_effects numbers (same data, learner, folds and seed) and the paper's TV values."""
+    from cflib.fairness.compas import prepare_compas
+
+    compas, sfm = prepare_compas()
+    r = audit(None, compas, sfm=sfm, scores=compas["northpointe"], learner="linear", n_boot=0, seed=0, progress=False)
+    ref = ctf_effects(compas, sfm, ["northpointe", "two_year_recid"], learner="linear", seed=0)
+    for m, name in (("TV", "TV"), ("DE", "Ctf-DE"), ("IE", "Ctf-IE"), ("SE", "Ctf-SE")):
+        assert r.rows.loc[name, "estimate"] == pytest.approx(ref["northpointe"].estimate[m], abs=1e-12)
+        assert r.rows.loc[f"{name} (y)", "estimate"] == pytest.approx(ref["two_year_recid"].estimate[m], abs=1e-12)
+    assert round(r.rows.loc["TV", "estimate"], 4) == 0.1694 and round(r.rows.loc["TV (y)", "estimate"], 4) == 0.0864
+
+
+def test_chapter_claim_rule():
+    from cflib import claims
+    from cflib.experiments.auditing import claims_01
+
+    class Fake:
+        def __init__(self, tv, tv_y):
+            self.rows = pd.DataFrame({"estimate": [tv, tv_y]}, index=["TV", "TV (y)"])
+
+    claims.reset()
+    assert claims_01({"northpointe": Fake(0.16943, 0.08640)}).verdict.tolist() == ["reproduced"]
+    claims.reset()
+    assert claims_01({"northpointe": Fake(0.1700, 0.0864)}).verdict.tolist() == ["not reproduced"]
+    claims.reset()
