@@ -932,9 +932,9 @@ def fit_latent_diffusion(
 
     Goes through :func:`cflib.runtime.fit_cached`: the key holds the images, labels, auxiliary parents,
     sample weights, config, seed, training settings, the device type and the reused autoencoder's
-    weights, plus the code of :class:`LatentDiffusion` and what it calls (docstrings excluded), so two
-    notebooks that ask for the same model share one training run and a change that can move the weights
-    retrains. A lock makes a second process wait for a model being trained and load it.
+    weights, plus the code of :class:`LatentDiffusion` and what it calls (docstrings excluded) and the
+    versions of the packages that code imports (torch, diffusers), so two notebooks that ask for the same
+    model share one training run and a change that can move the weights retrains. A lock makes a second process wait for a model being trained and load it.
 
     Parameters
     ----------
@@ -977,7 +977,6 @@ def fit_latent_diffusion(
         "fit": {k: v for k, v in fit_kwargs.items() if k != "progress"},
         "device": dev.type,
         "autoencoder": None if autoencoder is None else autoencoder.vae.state_dict(),
-        "torch": torch.__version__,
     }
     if autoencoder is not None:
         fit_kwargs = {**fit_kwargs, "vae_epochs": 0}
