@@ -32,7 +32,8 @@ from functools import lru_cache
 import numpy as np
 
 from ..runtime import as_generator
-from ..scm import CausalGraph, morpho_attributes
+from ..scm.examples import morpho_attributes
+from ..scm.graph import CausalGraph
 
 __all__ = [
     "FONTS",

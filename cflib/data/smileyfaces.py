@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import as_generator
-from ..scm import CausalGraph
+from ..scm.graph import CausalGraph
 
 __all__ = ["SmileyFaces", "make_smileyfaces", "render_faces", "smileyfaces_graph"]
 

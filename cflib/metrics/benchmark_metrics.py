@@ -34,29 +34,26 @@ from scipy import stats
 
 from ..runtime import as_generator
 from ..scm.protocol import CounterfactualModel
+from .axioms import AttributePredictor as AttributePredictor
 from .axioms import (
-    AttributePredictor,
     CompositionResult,
     EffectivenessResult,
-    InterventionSampler,
     Sampler,
     l1_distance,
     measure_composition,
     measure_effectiveness,
-    score,
 )
+from .axioms import InterventionSampler as InterventionSampler
+from .axioms import score as score
 
+# AttributePredictor, CompositionResult, EffectivenessResult, InterventionSampler and score live in
+# cflib.metrics.axioms; they stay importable from here for existing code but are not listed twice.
 __all__ = [
-    "AttributePredictor",
     "l1_pixel",
     "embedding_l1",
     "perceptual_distance",
-    "CompositionResult",
     "scm_composition",
-    "InterventionSampler",
-    "EffectivenessResult",
     "scm_effectiveness",
-    "score",
     "PairedComparison",
     "paired_comparison",
     "memoize_features",
