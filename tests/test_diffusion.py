@@ -97,6 +97,9 @@ def test_fit_latent_diffusion_reuses_the_cached_model(data, tmp_path):
     m2 = fit_latent_diffusion(data.images[:48], data.A[:48], **kw)
     assert m1.cache_path == m2.cache_path and m1.cache_path.exists()
     np.testing.assert_allclose(m1.encode(data.images[:2]), m2.encode(data.images[:2]), atol=1e-6)
+    # the key holds what changes the weights (here the seed), not what does not (the progress bar)
+    assert fit_latent_diffusion(data.images[:48], data.A[:48], **{**kw, "progress": False}).cache_path == m1.cache_path
+    assert fit_latent_diffusion(data.images[:48], data.A[:48], **{**kw, "seed": 1}).cache_path != m1.cache_path
 
 
 def test_bad_input(ldm, data):
