@@ -38,6 +38,7 @@ __all__ = ["KINDS", "CNNOracle", "LinearOracle", "fit_oracles"]
 #: Target kinds an oracle can read.
 KINDS = ("classification", "regression", "circular")
 
+
 def _check_kind(kind: str, n_classes: int | None) -> None:
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
