@@ -363,3 +363,25 @@ def test_composition_hold_is_pearls_do_at_the_current_value():
     assert eff.per_image[("t", "t")].max() == 0.0
     with pytest.raises(ValueError, match="hold names"):
         ax.measure_composition(scm, obs, hold=["z"], distances=d, image="i")
+
+
+def test_results_summarise_and_plot(test_set):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cflib.metrics import axioms as ax
+
+    x, pa = test_set.x[:20], {k: v[:20] for k, v in test_set.parents.items()}
+    model, obs = ax.FunctionModel(_Blur()), {**pa, "x": x}
+    do_h = np.random.default_rng(1).random(20)
+    results = [ax.measure_composition(model, obs, cycles=2), ax.measure_reversibility(model, obs, do={"hue": do_h}, cycles=2),
+               ax.measure_commutativity(model, obs, {"digit": (pa["digit"] + 1) % 10}, {"hue": do_h})]
+    for r in results:
+        s = r.summary()
+        assert {"distance", "mean", "std"} <= set(s.columns)
+        np.testing.assert_allclose(s["mean"].iloc[0], r.statistic)
+        fig, axes = plt.subplots()
+        assert r.plot(ax=axes) is axes
+        plt.close(fig)

@@ -444,19 +444,24 @@ class CompositionResult:
 
     def plot(self, ax: Any = None, distance: str | None = None, label: str | None = None) -> Any:
         """Mean distance against the number of cycles with a 95 % band over images."""
-        import matplotlib.pyplot as plt
+        return _plot_cycles(self.distances, self.cycles, "null-intervention cycles m", "composition", ax, distance, label)
 
-        from ..plotting import line_with_band
 
-        ax = plt.gca() if ax is None else ax
-        name = distance or next(iter(self.distances))
-        arr = self.distances[name]
-        se = arr.std(0, ddof=1) / np.sqrt(len(arr))
-        mean = arr.mean(0)
-        line_with_band(self.cycles, mean, mean - 1.96 * se, mean + 1.96 * se, label=label, ax=ax)
-        ax.set_xlabel("null-intervention cycles m")
-        ax.set_ylabel(f"composition ({name})")
-        return ax
+def _plot_cycles(distances: dict[str, np.ndarray], cycles: np.ndarray, xlabel: str, metric: str, ax: Any, distance: str | None,
+                 label: str | None) -> Any:
+    import matplotlib.pyplot as plt
+
+    from ..plotting import line_with_band
+
+    ax = plt.gca() if ax is None else ax
+    name = distance or next(iter(distances))
+    arr = distances[name]
+    se = arr.std(0, ddof=1) / np.sqrt(len(arr))
+    mean = arr.mean(0)
+    line_with_band(cycles, mean, mean - 1.96 * se, mean + 1.96 * se, label=label, ax=ax)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"{metric} ({name})")
+    return ax
 
 
 def _trend_pvalue(first: np.ndarray) -> float:
@@ -567,6 +572,10 @@ class ReversibilityResult:
         """Mean and standard deviation over images per distance and cycle."""
         return pd.DataFrame([{"distance": name, "cycles": c, "mean": arr[:, c - 1].mean(), "std": arr[:, c - 1].std(ddof=1)}
                              for name, arr in self.distances.items() for c in self.cycles])
+
+    def plot(self, ax: Any = None, distance: str | None = None, label: str | None = None) -> Any:
+        """Mean distance against the number of cycles with a 95 % band over images."""
+        return _plot_cycles(self.distances, self.cycles, "cycles c", "reversibility", ax, distance, label)
 
 
 def measure_reversibility(
@@ -777,7 +786,8 @@ def measure_effectiveness(
     sampler : Sampler, optional
         Draws the values of the interventions not in ``do``, in order, from one generator.
     interventions : sequence of str, optional
-        Variables to intervene on, one at a time (default: the keys of ``do``, else every reader's attribute).
+        Variables to intervene on, one at a time (default: the keys of ``do`` when no sampler is given,
+        else every reader's attribute).
     seed : int or numpy.random.Generator
         Randomness of the sampler.
     image : str
@@ -840,6 +850,17 @@ class CommutativityResult:
     def summary(self) -> pd.DataFrame:
         """Mean and standard deviation over images per distance."""
         return pd.DataFrame([{"distance": k, "mean": v.mean(), "std": v.std(ddof=1)} for k, v in self.distances.items()])
+
+    def plot(self, ax: Any = None, distance: str | None = None) -> Any:
+        """Histogram of the per-image distances between the two orders."""
+        import matplotlib.pyplot as plt
+
+        ax = plt.gca() if ax is None else ax
+        name = distance or next(iter(self.distances))
+        ax.hist(self.distances[name], bins=30)
+        ax.set_xlabel(f"commutativity ({name})")
+        ax.set_ylabel("images")
+        return ax
 
 
 def measure_commutativity(
