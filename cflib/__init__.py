@@ -8,6 +8,20 @@ book's landing page and ``DESIGN.md``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["CflibWarning", "__version__"]
+
+if TYPE_CHECKING:
+    from .validation import CflibWarning
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use, so that `import cflib` stays light (cflib.validation imports numpy).
+    if name == "CflibWarning":
+        from .validation import CflibWarning
+
+        return CflibWarning
+    raise AttributeError(f"module 'cflib' has no attribute {name!r}")

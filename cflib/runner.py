@@ -39,6 +39,7 @@ __all__ = [
     "RunResult",
     "toc_notebooks",
     "notebook_parameters",
+    "parameter_specs",
     "load_overrides",
     "resolve_parameters",
     "cache_key",
@@ -168,22 +169,58 @@ def notebook_parameters(notebook: str | os.PathLike) -> dict[str, Any]:
     dict
         Parameter name -> default (the literal value, or the source text when not a literal).
     """
+    return {name: default for name, (default, _, _) in parameter_specs(notebook).items()}
+
+
+_RANGE_COMMENT = re.compile(r"#\s*range:\s*(.+?)\s*$")
+
+
+def parameter_specs(notebook: str | os.PathLike) -> dict[str, tuple[Any, bool, Any]]:
+    """Default, literal-ness and declared range of each parameter of a notebook.
+
+    A range is declared in a comment on the parameter's line, e.g. ``n_fit = 500  # range: >=1``
+    (see CONTRIBUTING.md, "Parameters", and :func:`cflib.validation.parse_range`).
+
+    Parameters
+    ----------
+    notebook : str or path-like
+        Path relative to ``notebooks/``.
+
+    Returns
+    -------
+    dict
+        Parameter name -> ``(default, is_literal, range or None)``.
+
+    Raises
+    ------
+    ValueError
+        A ``# range:`` comment that does not parse.
+    """
+    from .validation import parse_range
+
     rel, path = _resolve_notebook(notebook)
-    nb = nbformat.read(path, as_version=4)
-    _, source = _parameters_cell(nb, rel)
-    out: dict[str, Any] = {}
+    _, source = _parameters_cell(nbformat.read(path, as_version=4), rel)
+    lines = source.splitlines()
+    out: dict[str, tuple[Any, bool, Any]] = {}
     for node in ast.parse(source).body:
-        targets = []
         if isinstance(node, ast.Assign):
             targets, value = node.targets, node.value
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
             targets, value = [node.target], node.value
+        else:
+            continue
+        try:
+            default, literal = ast.literal_eval(value), True
+        except ValueError:
+            default, literal = ast.get_source_segment(source, value), False
+        m = _RANGE_COMMENT.search(lines[node.end_lineno - 1])
+        try:
+            allowed = parse_range(m[1]) if m else None
+        except ValueError as exc:
+            raise ValueError(f"notebook {rel}: parameters cell: {exc}") from None
         for t in targets:
             if isinstance(t, ast.Name):
-                try:
-                    out[t.id] = ast.literal_eval(value)
-                except ValueError:
-                    out[t.id] = ast.get_source_segment(source, value)
+                out[t.id] = (default, literal, allowed)
     return out
 
 
@@ -224,6 +261,7 @@ def load_overrides(scale: str) -> dict[str, dict[str, Any]]:
         if not isinstance(params, dict):
             raise ValueError(f"{path}: {key} must map to {{parameter: value}}, got {params!r}")
         _check_known(rel, params, f"{path.name}")
+        _check_values(rel, params, f"{path.name}")
         out[rel] = dict(params)
     return out
 
@@ -236,6 +274,16 @@ def _check_known(rel: str, params: Mapping[str, Any], source: str) -> None:
             f"{source}: notebook {rel} has no parameter {', '.join(map(repr, unknown))} "
             f"(its parameters are: {', '.join(known) or 'none'})"
         )
+
+
+def _check_values(rel: str, params: Mapping[str, Any], source: str) -> None:
+    """Each value has the type of its default and lies in its range (:func:`cflib.validation.check_parameter`)."""
+    from .validation import check_parameter
+
+    specs = parameter_specs(rel)
+    for name, value in params.items():
+        default, literal, allowed = specs[name]
+        check_parameter(name, value, default, literal=literal, allowed=allowed, where=f"{source}: notebook {rel}")
 
 
 def resolve_parameters(notebook: str, scale: str, parameters: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -257,6 +305,7 @@ def resolve_parameters(notebook: str, scale: str, parameters: Mapping[str, Any] 
     params = dict(load_overrides(scale).get(rel, {}))
     if parameters:
         _check_known(rel, parameters, "parameters")
+        _check_values(rel, parameters, "parameters")
         params.update(parameters)
     return params
 

@@ -116,7 +116,7 @@ def load_sweep(path: str | os.PathLike, grid: Mapping[str, list] | None = None) 
         One line naming the file and what to fix: bad YAML, a missing or unknown key, a grid that
         is not ``{parameter: [values]}``, an unknown notebook or parameter.
     """
-    from .runner import SCALES, _check_known, _resolve_notebook
+    from .runner import SCALES, _check_known, _check_values, _resolve_notebook
 
     path = Path(path)
     if not path.exists():
@@ -144,6 +144,9 @@ def load_sweep(path: str | os.PathLike, grid: Mapping[str, list] | None = None) 
         if not isinstance(v, list) or not v:
             raise ValueError(f"{path}: grid[{k!r}] must be a non-empty list of values, got {v!r}")
     _check_known(rel, g, str(path))
+    for k, values in g.items():
+        for v in values:
+            _check_values(rel, {k: v}, f"{path}: grid")
     collect = data["collect"]
     if not isinstance(collect, list) or not collect or not all(isinstance(c, str) for c in collect):
         raise ValueError(f"{path}: collect must be a non-empty list of recorded value names")

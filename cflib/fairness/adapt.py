@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..runtime import as_generator
+from ..validation import check_array, check_count
 from .effects import make_learner, thread_cap
 from .sfm import StandardFairnessModel, bn_effects
 
@@ -149,8 +150,7 @@ class SequentialTransport:
             make_learner(learner, "regressor")
         elif not hasattr(learner, "fit"):
             raise TypeError(f"learner must have a fit method, got {type(learner).__name__}")
-        if not isinstance(max_levels, (int, np.integer)) or max_levels < 1:
-            raise ValueError(f"max_levels must be a positive integer, got {max_levels!r}")
+        check_count(max_levels, "max_levels")
         self.max_levels = int(max_levels)
         self.x = x
         self.resolving = tuple(resolving)
@@ -208,6 +208,9 @@ class SequentialTransport:
             raise ValueError(f"columns {miss} of the graph are not in data")
         if data[list(self.graph.nodes)].isna().any().any():
             raise ValueError("data has missing values in graph columns; drop or impute them first")
+        num = [c for c in self.graph.nodes if pd.api.types.is_float_dtype(data[c])]
+        if num and np.isinf(data[num].to_numpy()).any():
+            raise ValueError("data has infinite values in graph columns; drop or replace them first")
         vals = set(pd.unique(data[self.x]))
         if not vals <= {0, 1}:
             raise ValueError(f"x column {self.x!r} must be coded 0/1, got {sorted(map(str, vals))}")
@@ -315,6 +318,21 @@ def _crossfit_proba(feats: np.ndarray, target: np.ndarray, learner: Any, n_folds
     return out
 
 
+def _check_sfm_folds(data: pd.DataFrame, sfm: StandardFairnessModel, n_folds: Any) -> None:
+    """The SFM, the data and enough units of each group for ``n_folds`` out-of-fold fits.
+
+    The folds are not stratified here, so the rule of :func:`~cflib.fairness.effects.ctf_effects`
+    (two units of each group per fold) is a floor, not a guarantee.
+    """
+    if not isinstance(sfm, StandardFairnessModel):
+        raise TypeError(f"sfm must be a StandardFairnessModel, got {type(sfm).__name__}")
+    check_count(n_folds, "n_folds", minimum=2)
+    sfm.validate(data)
+    smaller = int(data[sfm.x].value_counts().min())
+    if smaller < 2 * n_folds:
+        raise ValueError(f"data: the smaller group of {sfm.x!r} has {smaller} units; n_folds={n_folds} needs at least {2 * n_folds}")
+
+
 def fair_predictor(
     data: pd.DataFrame,
     sfm: StandardFairnessModel,
@@ -353,7 +371,7 @@ def fair_predictor(
     pandas.DataFrame
         ``score`` (the prediction) and the mapped columns (suffix ``_adapted``), one row per unit.
     """
-    sfm.validate(data)
+    _check_sfm_folds(data, sfm, n_folds)
     rng = as_generator(seed)
     parents, resolving = transport_graph(sfm, w_parents, bn)
     cols = list(parents)
@@ -406,6 +424,7 @@ def projection_predictor(
         raise ValueError("the direct effect is never in business necessity here")
     if keep == {"IE"}:
         raise ValueError("projection_predictor supports BN = {}, {Z} or {Z, W}; for BN = {W} use fair_predictor")
+    _check_sfm_folds(data, sfm, n_folds)
     arr = sfm.arrays(data)
     if not keep:
         return np.full(arr.y.size, arr.y.mean())
@@ -440,10 +459,8 @@ def demean_by_group(score, x) -> np.ndarray:
     -------
     numpy.ndarray
     """
-    s = np.asarray(score, float)
-    x = np.asarray(x)
-    if s.shape != x.shape:
-        raise ValueError(f"score and x must have the same shape, got {s.shape} and {x.shape}")
+    s = check_array(score, "score").astype(float)
+    x = check_array(x, "x", n=s.size, n_name="score", numeric=False)
     out = s.copy()
     for g in np.unique(x):
         out[x == g] += s.mean() - s[x == g].mean()

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..validation import check_array, check_real
+
 __all__ = [
     "spm",
     "bin_scores",
@@ -38,22 +40,15 @@ __all__ = [
 
 
 def _binary(x, name: str = "x") -> np.ndarray:
-    x = np.asarray(x)
-    if x.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {x.shape}")
+    x = check_array(x, name, numeric=False, finite=False)
     vals = np.unique(x)
     if not (set(vals.tolist()) <= {0, 1}) or vals.size != 2:
-        raise ValueError(f"{name} must be coded 0 (x0) / 1 (x1) and take both values, got values {vals[:10]}")
+        raise ValueError(f"{name} must be coded 0 (x0) / 1 (x1) and take both values, got values {vals[:10].tolist()}")
     return x.astype(int)
 
 
 def _vec(v, name: str, n: int) -> np.ndarray:
-    v = np.asarray(v, dtype=float)
-    if v.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},) like x, got {v.shape}")
-    if np.isnan(v).any():
-        raise ValueError(f"{name} contains NaN")
-    return v
+    return check_array(v, name, n=n, n_name="x").astype(float)
 
 
 def spm(x, outcome) -> float:
@@ -90,11 +85,9 @@ def bin_scores(score, bins: int | np.ndarray = 10) -> tuple[np.ndarray, np.ndarr
     (numpy.ndarray, numpy.ndarray)
         Bin index per unit (0-based) and the edges (for unique-value binning: the sorted values).
     """
-    s = np.asarray(score, dtype=float)
-    if np.isnan(s).any():
-        raise ValueError("score contains NaN")
+    s = check_array(score, "score").astype(float)
     if np.ndim(bins) == 0:
-        if not isinstance(bins, (int, np.integer)) or bins < 1:
+        if isinstance(bins, (bool, np.bool_)) or not isinstance(bins, (int, np.integer)) or bins < 1:
             raise ValueError(f"bins must be a positive integer or an array of edges, got {bins!r}")
         uniq = np.unique(s)
         if uniq.size <= bins:
@@ -102,8 +95,8 @@ def bin_scores(score, bins: int | np.ndarray = 10) -> tuple[np.ndarray, np.ndarr
             return np.searchsorted(uniq, s), uniq
         edges = np.unique(np.quantile(s, np.linspace(0, 1, bins + 1)))
     else:
-        edges = np.asarray(bins, dtype=float)
-        if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
+        edges = check_array(bins, "bins").astype(float)
+        if edges.size < 2 or np.any(np.diff(edges) <= 0):
             raise ValueError("bin edges must be a strictly increasing 1-d array with at least two entries")
     idx = np.clip(np.searchsorted(edges, s, side="right") - 1, 0, edges.size - 2)
     return idx, edges
@@ -354,5 +347,7 @@ def linear_pp_terms(a_xw: float, a_wy: float, a_xy: float, x0: float = 0.0, x1: 
         ``term_I = TE``, ``term_II = -TE``, ``ppm = 0`` and ``spm = TE`` (the efficient predictor
         carries the whole total effect), with ``TE = (a_xw a_wy + a_xy)(x1 - x0)``.
     """
+    for name, v in {"a_xw": a_xw, "a_wy": a_wy, "a_xy": a_xy, "x0": x0, "x1": x1}.items():
+        check_real(v, name)
     te = (a_xw * a_wy + a_xy) * (x1 - x0)
     return {"term_I": te, "term_II": -te, "ppm": 0.0, "spm": te}

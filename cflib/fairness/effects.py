@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,14 @@ from scipy import stats
 
 from ..results import ConfidenceInterval, Estimate, TestResult
 from ..runtime import as_generator
+from ..validation import (
+    check_callable,
+    check_columns,
+    check_count,
+    check_probability,
+    check_real,
+    warn,
+)
 from .sfm import StandardFairnessModel
 
 __all__ = [
@@ -52,6 +60,18 @@ __all__ = [
 MEASURES = ("TV", "DE", "IE", "SE")
 
 _LEARNERS = ("linear", "hgb", "rf")
+
+#: Minimum-sample rules of :func:`ctf_effects`. Folds are stratified by ``x``, so with at least
+#: ``MIN_UNITS_PER_FOLD`` units of each group per fold every training set holds both groups (the
+#: propensity fits need both classes) and at least two ``x1`` units (the outcome regressions), and
+#: each group's standard deviation in the influence function is defined: below that, an error.
+MIN_UNITS_PER_FOLD = 2
+#: Below ``RELIABLE_UNITS`` units in the smaller group (or ``RELIABLE_UNITS_PER_FOLD`` per fold) the
+#: estimates are computed but a :class:`cflib.CflibWarning` says the normal interval (and its p-value)
+#: cannot be trusted: the influence-function standard error is then itself noisy and the learners are
+#: fitted on a few dozen units per fold.
+RELIABLE_UNITS = 50
+RELIABLE_UNITS_PER_FOLD = 10
 
 
 @contextmanager
@@ -169,6 +189,9 @@ class EffectEstimates:
         The four means behind the measures (``A``, ``B``, ``Ybar0``, ``Ybar1``).
     method : str
         Learner and interval method, for the record.
+    warnings : tuple of str
+        The :class:`cflib.CflibWarning` messages raised while estimating (e.g. too few units for
+        the normal interval); :meth:`summary` shows them in a ``warning`` column.
     """
 
     outcome: str
@@ -184,6 +207,7 @@ class EffectEstimates:
     n_clipped: int = 0
     components: dict = field(default_factory=dict)
     method: str = ""
+    warnings: tuple[str, ...] = ()
 
     @property
     def statistic(self) -> pd.Series:
@@ -255,7 +279,7 @@ class EffectEstimates:
         -------
         pandas.DataFrame
         """
-        return pd.DataFrame(
+        df = pd.DataFrame(
             {
                 "estimate": [self.estimate[m] for m in MEASURES],
                 "se": [self.se[m] for m in MEASURES],
@@ -265,6 +289,9 @@ class EffectEstimates:
             },
             index=pd.Index(MEASURES, name=self.outcome),
         )
+        if self.warnings:
+            df["warning"] = "; ".join(self.warnings)
+        return df
 
     def plot(self, ax=None, *, color: str | None = None, label: str | None = None, offset: float = 0.0, width: float = 0.6):
         """Bar chart of the four measures with their intervals.
@@ -469,6 +496,8 @@ def ctf_effects(
     if not isinstance(sfm, StandardFairnessModel):
         raise TypeError(f"sfm must be a StandardFairnessModel, got {type(sfm).__name__}")
     single = outcome is None or isinstance(outcome, str)
+    if not single and not isinstance(outcome, Sequence):
+        raise TypeError(f"outcome must be a column name or a list of them, got {type(outcome).__name__}")
     names = [sfm.y if outcome is None else outcome] if single else list(outcome)
     if not names:
         raise ValueError("outcome must name at least one column")
@@ -478,22 +507,29 @@ def ctf_effects(
     if propensity_learner is None:
         propensity_learner = learner if isinstance(learner, str) else "hgb"
     _check_learner_arg(propensity_learner, "propensity_learner")
-    if not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
-        raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
-    if not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
-        raise ValueError(f"n_boot must be a non-negative integer, got {n_boot!r}")
+    check_count(n_folds, "n_folds", minimum=2)
+    check_count(n_boot, "n_boot", minimum=0)
     if ci not in ("normal", "percentile"):
         raise ValueError(f"ci must be 'normal' or 'percentile', got {ci!r}")
     if ci == "percentile" and n_boot < 2:
         raise ValueError("ci='percentile' needs n_boot >= 2 bootstrap replicates")
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), got {level!r}")
-    if not 0 <= clip < 0.5:
-        raise ValueError(f"clip must lie in [0, 0.5), got {clip!r}")
+    check_probability(level, "level")
+    check_real(clip, "clip", low=0.0, high=0.5, high_open=True)
     sfm.validate(data, names)
     arr = sfm.arrays(data, "")
-    if np.bincount(arr.x, minlength=2).min() < n_folds:
-        raise ValueError(f"each group needs at least n_folds={n_folds} units")
+    smaller = int(np.bincount(arr.x, minlength=2).min())
+    if smaller < MIN_UNITS_PER_FOLD * n_folds:
+        raise ValueError(
+            f"data: the smaller group of {sfm.x!r} has {smaller} units; cross-fitting with n_folds={n_folds} needs at "
+            f"least {MIN_UNITS_PER_FOLD * n_folds} ({MIN_UNITS_PER_FOLD} per fold) so that every training fold holds both groups"
+        )
+    notes: tuple[str, ...] = ()
+    need = max(RELIABLE_UNITS, RELIABLE_UNITS_PER_FOLD * n_folds)
+    if smaller < need:
+        notes = (warn(
+            f"ctf_effects: the smaller group of {sfm.x!r} has {smaller} units; intervals and p-values are unreliable "
+            f"below {need} ({RELIABLE_UNITS} units, and {RELIABLE_UNITS_PER_FOLD} per fold with n_folds={n_folds})"
+        ),)
     outs = {nm: data[nm].to_numpy(dtype=float) for nm in names}
     rng = as_generator(seed)
     lseed = int(rng.integers(2**31 - 1))
@@ -509,6 +545,8 @@ def ctf_effects(
         # Same bootstrap weights for every outcome: a fresh generator from one shared seed.
         brng = np.random.default_rng(lseed + 1)
         res[nm] = _estimate(arr.x, outs[nm], p_z, p_zw, m1[nm], mu1[nm], n_boot, level, ci, brng, nm, method, n_clipped)
+        if notes:
+            res[nm] = replace(res[nm], warnings=notes)
     return res[names[0]] if single else res
 
 
@@ -529,14 +567,31 @@ def whitebox_direct_effect(data: pd.DataFrame, sfm: StandardFairnessModel, predi
     -------
     float
     """
-    if not callable(predict):
-        raise TypeError(f"predict must be callable, got {type(predict).__name__}")
+    check_callable(predict, "predict")
+    if not isinstance(sfm, StandardFairnessModel):
+        raise TypeError(f"sfm must be a StandardFairnessModel, got {type(sfm).__name__}")
     sfm.validate(data, [])
     x0, x1 = sfm.levels(data)
     d0 = data[data[sfm.x] == x0]
     d1 = d0.copy()
     d1[sfm.x] = x1
-    return float(np.mean(np.asarray(predict(d1), float) - np.asarray(predict(d0), float)))
+    return float(np.mean(_predictions(predict, d1) - _predictions(predict, d0)))
+
+
+def _predictions(predict: Callable[[pd.DataFrame], np.ndarray], frame: pd.DataFrame) -> np.ndarray:
+    """``predict(frame)`` as one finite number per row, or a one-line error naming ``predict``."""
+    name = getattr(predict, "__name__", type(predict).__name__)
+    try:
+        v = np.asarray(predict(frame), dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"predict ({name}) must return numbers, got a value that is not numeric ({exc})") from None
+    if v.ndim == 2 and v.shape[1] == 1:
+        v = v[:, 0]
+    if v.shape != (len(frame),):
+        raise ValueError(f"predict ({name}) must return one prediction per row, shape ({len(frame)},), got {v.shape}")
+    if not np.isfinite(v).all():
+        raise ValueError(f"predict ({name}) returned {int((~np.isfinite(v)).sum())} NaN or infinite prediction(s)")
+    return v
 
 
 def identify_discrete(joint: pd.DataFrame, *, prob: str = "p", x: str = "x", z: str = "z", w: str = "w", y: str = "y") -> dict[str, float]:
@@ -555,11 +610,12 @@ def identify_discrete(joint: pd.DataFrame, *, prob: str = "p", x: str = "x", z: 
         ``DE``, ``IE``, ``SE`` (with Eq. 7's sign), ``SE_eq56_as_printed`` (the paper's App. B formula,
         of opposite sign: an erratum) and ``TV``.
     """
-    need = [prob, x, z, w, y]
-    miss = [c for c in need if c not in joint.columns]
-    if miss:
-        raise ValueError(f"joint lacks columns {miss}")
+    check_columns(joint, [prob, x, z, w, y], "joint")
     p = joint[prob].to_numpy(float)
+    if not np.isfinite(p).all() or not np.isfinite(joint[y].to_numpy(float)).all():
+        raise ValueError(f"joint columns {prob!r} and {y!r} must be finite, got NaN or inf")
+    if set(pd.unique(joint[x])) - {0, 1}:
+        raise ValueError(f"joint column {x!r} must be coded 0/1, got {sorted(map(str, pd.unique(joint[x])))[:10]}")
     if np.any(p < 0) or not np.isclose(p.sum(), 1):
         raise ValueError("joint probabilities must be non-negative and sum to 1")
     j = joint.assign(_py=joint[prob] * joint[y])

@@ -19,7 +19,7 @@ Every measure is linear in the outcome, so the CPP comparison is run on the pair
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from ..results import ConfidenceInterval
+from ..validation import check_choice, check_probability, check_real
 from .effects import EffectEstimates, ctf_effects
 from .sfm import EFFECTS, StandardFairnessModel, bn_effects
 
@@ -208,13 +209,22 @@ def causal_predictive_parity(
     -------
     CPPResult
     """
-    if test not in ("difference", "equivalence"):
-        raise ValueError(f"test must be 'difference' or 'equivalence', got {test!r}")
-    if not 0 < alpha < 0.5:
+    if not isinstance(sfm, StandardFairnessModel):
+        raise TypeError(f"sfm must be a StandardFairnessModel, got {type(sfm).__name__}")
+    for name, col in (("y", y), ("y_hat", y_hat)):
+        if not isinstance(col, str) or not col:
+            raise TypeError(f"{name} must be a column name (a non-empty string), got {col!r}")
+    check_choice(test, "test", ("difference", "equivalence"))
+    check_probability(alpha, "alpha")
+    if not alpha < 0.5:
         raise ValueError(f"alpha must lie in (0, 0.5), got {alpha!r}")
+    if margin is not None:
+        check_real(margin, "margin")
     if test == "equivalence" and (margin is None or margin <= 0):
         raise ValueError("test='equivalence' needs a positive margin (e.g. margin=0.01 for 1 percentage point)")
     bn = bn_effects(business_necessity)
+    if estimates is not None and not isinstance(estimates, Mapping):
+        raise TypeError(f"estimates must be a dict with keys 'y', 'y_hat' and 'diff' of EffectEstimates, got {type(estimates).__name__}")
     if estimates is None:
         sfm.validate(data, [y, y_hat])
         dname = "__cflib_diff__"
@@ -259,6 +269,15 @@ def cookbook_population(truth_y: dict[str, float], truth_yhat: dict[str, float],
         One row per effect: ``in_bn, ctf_y, ctf_yhat, target, gap, passed``.
     """
     bn = bn_effects(business_necessity)
+    for name, truth in (("truth_y", truth_y), ("truth_yhat", truth_yhat)):
+        if not isinstance(truth, Mapping):
+            raise TypeError(f"{name} must be a dict with keys {EFFECTS}, got {type(truth).__name__}")
+        missing = [e for e in EFFECTS if e not in truth]
+        if missing:
+            raise ValueError(f"{name} lacks {missing}; it needs {EFFECTS}")
+        for e in EFFECTS:
+            check_real(truth[e], f"{name}[{e!r}]")
+    check_real(atol, "atol", low=0.0)
     rows = []
     for e in EFFECTS:
         target = truth_y[e] if e in bn else 0.0

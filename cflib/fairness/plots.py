@@ -6,14 +6,16 @@ Each helper takes an optional ``ax`` and returns the axes, like :mod:`cflib.plot
 from __future__ import annotations
 
 import warnings
-
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 
 from ..plotting import PALETTE, line_with_band
+from ..validation import check_array, check_columns, describe
 
 __all__ = ["plot_sfm", "plot_effect_bars", "plot_pareto", "plot_terms_vs_n", "plot_term1_by_bin", "plot_bn_spectrum"]
 
@@ -38,6 +40,15 @@ _LAYOUTS = {
 }
 
 
+def _axes(ax: Any) -> Any:
+    """``ax`` or the current axes; anything else is refused before drawing starts."""
+    if ax is None:
+        return plt.gca()
+    if not isinstance(ax, Axes):
+        raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
+    return ax
+
+
 def plot_sfm(kind: str = "sfm", ax=None):
     """Draw a causal diagram of the paper: the SFM (Fig. 2), the SFM with a predictor and ``Z``
     empty (Fig. 3), the COMPAS SFM (Fig. 4) or the App. A.2 SCM.
@@ -54,7 +65,7 @@ def plot_sfm(kind: str = "sfm", ax=None):
     if kind not in _LAYOUTS:
         raise ValueError(f"kind must be one of {tuple(_LAYOUTS)}, got {kind!r}")
     pos, edges, bidir = _LAYOUTS[kind]
-    ax = plt.gca() if ax is None else ax
+    ax = _axes(ax)
     for a, b in edges:
         rad = 0.25 if (a, b) in (("J", "D"), ("race", "D")) else 0.0  # avoid edges hidden behind a node
         ax.annotate("", xy=pos[b], xytext=pos[a], arrowprops={"arrowstyle": "-|>", "color": "0.25", "lw": 1.0, "shrinkA": 14, "shrinkB": 14, "connectionstyle": f"arc3,rad={rad}"})
@@ -86,9 +97,22 @@ def plot_effect_bars(results: Mapping[str, Mapping[str, tuple[float, float, floa
     -------
     matplotlib.axes.Axes
     """
-    ax = plt.gca() if ax is None else ax
+    if not isinstance(results, Mapping) or not results:
+        raise TypeError(f"results must be a non-empty mapping {{series: {{measure: (estimate, low, high)}}}}, got {describe(results)}")
+    measures = None
+    for lab, row in results.items():
+        if not isinstance(row, Mapping) or not row:
+            raise TypeError(f"results[{lab!r}] must be a non-empty mapping {{measure: (estimate, low, high)}}, got {describe(row)}")
+        if measures is not None and list(row) != measures:
+            raise ValueError(f"results[{lab!r}] has measures {list(row)}, the first series has {measures}")
+        measures = list(row)
+        for m, v in row.items():
+            if np.ndim(v) != 1 or len(v) != 3:
+                raise ValueError(f"results[{lab!r}][{m!r}] must be (estimate, ci_low, ci_high), got {describe(v)}")
+    if colors is not None and (isinstance(colors, str) or not len(colors)):
+        raise TypeError(f"colors must be a non-empty list of colours, got {colors!r}")
+    ax = _axes(ax)
     series = list(results)
-    measures = list(next(iter(results.values())))
     colors = colors or [PALETTE[3], PALETTE[2], PALETTE[0], PALETTE[1], PALETTE[4]]
     wdt = 0.8 / len(series)
     for i, s in enumerate(series):
@@ -119,10 +143,8 @@ def plot_pareto(table: pd.DataFrame, ax=None):
     -------
     matplotlib.axes.Axes
     """
-    need = {"spm_mean", "spm_sd", "ippm_mean", "ippm_sd"}
-    if not need <= set(table.columns):
-        raise ValueError(f"table needs columns {sorted(need)}")
-    ax = plt.gca() if ax is None else ax
+    check_columns(table, ["spm_mean", "spm_sd", "ippm_mean", "ippm_sd"], "table")
+    ax = _axes(ax)
     for i, (lab, r) in enumerate(table.iterrows()):
         ax.errorbar(r.spm_mean, r.ippm_mean, xerr=r.spm_sd, yerr=r.ippm_sd, fmt="o", ms=7, capsize=3, color=PALETTE[i % len(PALETTE)], label=f"BN = {lab}")
     ax.set_xlabel("SPM (statistical parity measure)")
@@ -144,7 +166,8 @@ def plot_terms_vs_n(table: pd.DataFrame, ax=None):
     -------
     matplotlib.axes.Axes
     """
-    ax = plt.gca() if ax is None else ax
+    check_columns(table, ["n", "term_I", "term_II", "ppm"], "table")
+    ax = _axes(ax)
     g = table.groupby("n")
     for col, lab, c in (("term_I", "iTerm I", PALETTE[0]), ("term_II", "iTerm II", PALETTE[3]), ("ppm", "iPPM", PALETTE[2])):
         m, s = g[col].mean(), g[col].std().fillna(0)
@@ -172,9 +195,12 @@ def plot_term1_by_bin(truth: np.ndarray, estimates: np.ndarray, ax=None):
     -------
     matplotlib.axes.Axes
     """
-    ax = plt.gca() if ax is None else ax
-    est = np.atleast_2d(estimates)
-    tru = np.atleast_2d(truth)
+    est = check_array(estimates, "estimates", ndim=(1, 2), finite=False)
+    tru = check_array(truth, "truth", ndim=(1, 2), finite=False)
+    est, tru = np.atleast_2d(est), np.atleast_2d(tru)
+    if tru.shape[1] != est.shape[1]:
+        raise ValueError(f"truth and estimates must have the same number of bins (last axis), got {tru.shape} and {est.shape}")
+    ax = _axes(ax)
     b = np.arange(1, est.shape[1] + 1)
     with warnings.catch_warnings():  # bins empty in every repetition (small runs) stay NaN, silently
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -198,7 +224,7 @@ def plot_bn_spectrum(ax=None):
     -------
     matplotlib.axes.Axes
     """
-    ax = plt.gca() if ax is None else ax
+    ax = _axes(ax)
     ax.annotate("", xy=(1, 0), xytext=(0, 0), arrowprops={"arrowstyle": "<|-|>", "lw": 1.5, "color": "0.3"})
     pts = [(0, "BN = ∅\nstatistical parity"), (1 / 3, "BN = {Z}\n(keep SE)"), (2 / 3, "BN = {W}\n(keep IE)"), (1, "BN = {Z, W}\n≈ predictive parity")]
     for i, (px, lab) in enumerate(pts):

@@ -190,6 +190,10 @@ class StandardFairnessModel:
         """
         if not isinstance(data, pd.DataFrame):
             raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+        if isinstance(outcomes, str):
+            raise TypeError(f"outcomes must be a list of column names, got the string {outcomes!r}; use [{outcomes!r}]")
+        if len(data) == 0:
+            raise ValueError("data is empty: it needs rows of both levels of the protected attribute")
         outcomes = [self.y] if outcomes is None else list(dict.fromkeys(outcomes))
         cols = [self.x, *self.z, *self.w, *outcomes]
         missing = [c for c in cols if c not in data.columns]
@@ -201,6 +205,10 @@ class StandardFairnessModel:
             raise ValueError(
                 f"missing values in {dict(na)}; drop or impute them first (e.g. data.dropna(subset={list(na.index)}))"
             )
+        num = [c for c in dict.fromkeys(cols) if pd.api.types.is_float_dtype(data[c])]
+        inf = {c: int(n) for c, n in np.isinf(data[num]).sum().items() if n} if num else {}
+        if inf:
+            raise ValueError(f"infinite values in {inf}; data must be finite: drop or replace them first")
         x0, x1 = self.levels(data)
         vals = set(pd.unique(data[self.x]))
         if len(vals) != 2:
