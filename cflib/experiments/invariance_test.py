@@ -59,7 +59,7 @@ __all__ = [
     "power_table", "rejection_rate_by_form", "PARITY_MODELS", "parity_counterexamples",
     "CNNZooMember", "train_zoo", "zoo_table", "one_vs_rest_auc", "audit_cnn_zoo", "plot_true_counterfactuals",
     "train_judges", "judge_accuracy", "plot_training_curves", "ldm_counterfactual", "plot_counterfactual_rows",
-    "check_counterfactuals", "disentangler_study", "beta_vae_counterfactuals", "quality_table", "variance_control",
+    "check_counterfactuals", "disentangler_study", "beta_vae_counterfactuals", "generation_quality", "quality_table", "variance_control",
     "AUDIT_TESTS", "group_auc_table", "plot_factual_vs_counterfactual", "plot_audit_pvalues", "table12", "rejection_rates",
     "claims_01", "claims_02", "claims_03", "claims_04", "claims_05", "claims_06",
 ]
@@ -1522,6 +1522,98 @@ def beta_vae_counterfactuals(
     return models
 
 
+def generation_quality(
+    counterfactuals: dict,
+    images: np.ndarray,
+    A: np.ndarray,
+    attribute_predictor,
+    *,
+    true_counterfactual=None,
+    disease_region: np.ndarray | None = None,
+    n_classes: int = 3,
+) -> pd.DataFrame:
+    """Composition, effectiveness, Fréchet distance and distance to the truth of counterfactual models.
+
+    The toy counterpart of the paper's Tables 7-11 (Appendix I): for every model,
+
+    * **composition** (Tables 7, 9): mean absolute pixel difference (on the 0-255 scale) between an image
+      and its regeneration under the null intervention ``do(A = A)``, per observed group;
+    * **effectiveness** (Tables 8, 10): share of counterfactuals under ``do(A = a)`` that the attribute
+      predictor assigns to ``a``, over images not already in group ``a``;
+    * **FD** (Table 11): Fréchet distance between the attribute predictor's penultimate features of the
+      real images and of all counterfactuals (an in-domain stand-in for FID, which needs Inception
+      weights);
+    * **L1 to truth** (not in the paper, which has no ground truth): mean absolute difference (0-255)
+      between the counterfactual and the true counterfactual, optionally only inside
+      ``disease_region`` (where the diseases are drawn).
+
+    Composition and effectiveness come from :mod:`cflib.metrics.axioms` (one null-intervention cycle of
+    :func:`~cflib.metrics.axioms.measure_composition`, :func:`~cflib.metrics.axioms.measure_effectiveness`
+    with the predictor as the reader of ``A``), each ``f`` seen as a
+    :class:`~cflib.metrics.axioms.FunctionModel` over ``{"x", "A"}``.
+
+    Parameters
+    ----------
+    counterfactuals : dict
+        ``{name: f}`` with ``f(images, A, a_new) -> images`` for an array ``a_new``.
+    images : numpy.ndarray
+        ``(n, H, W)`` test images in [0, 1].
+    A : numpy.ndarray
+        ``(n,)`` observed groups.
+    attribute_predictor : object
+        Has ``score(images, target)`` (per-image correctness) and ``embed(images)``, e.g. an
+        :class:`cflib.models.classifier.ImageClassifier` such as :class:`cflib.models.cnn_zoo.SmallCNN`.
+    true_counterfactual : callable, optional
+        ``a -> images``: the true counterfactuals of ``images`` under ``do(A = a)``.
+    disease_region : numpy.ndarray, optional
+        ``(n, H, W)`` boolean mask restricting the distance to the truth.
+    n_classes : int
+        Number of groups.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model; columns ``(metric, group)``.
+    """
+    from ..metrics.axioms import FunctionModel, measure_composition, measure_effectiveness
+    from ..metrics.realism import frechet_distance
+    from ..models._train import check_grey_images
+
+    x = check_grey_images(images)
+    A = np.asarray(A)
+    if A.shape != (x.shape[0],):
+        raise ValueError(f"A must have shape ({x.shape[0]},), got {A.shape}")
+    if not isinstance(counterfactuals, dict) or not counterfactuals:
+        raise TypeError("counterfactuals must be a non-empty dict {name: f(images, A, a_new)}")
+    real_feat = attribute_predictor.embed(x)
+    truth = [true_counterfactual(a) for a in range(n_classes)] if true_counterfactual is not None else None
+    obs = {"x": x, "A": A}
+    rows = {}
+    for name, f in counterfactuals.items():
+
+        def g(images: np.ndarray, pa: dict, pa_star: dict, f=f, name=name) -> np.ndarray:
+            return check_grey_images(f(images, pa["A"], pa_star["A"]), x.shape[1], name=f"{name} output")
+
+        g.parent_names = ("A",)
+        model = FunctionModel(g)
+        comp = measure_composition(model, obs, cycles=1).at(1)["l1"]  # the null intervention do(A = A), 0-255 scale
+        row, cfs = {}, []
+        for a in range(n_classes):
+            eff = measure_effectiveness(model, obs, {"A": attribute_predictor}, do={"A": np.full_like(A, a)})
+            cfs.append(eff.counterfactuals["A"]["x"])
+            row[("composition L1", a)] = float(comp[a == A].mean()) if np.any(a == A) else np.nan
+            other = a != A
+            row[("effectiveness %", a)] = float(100 * eff.per_image[("A", "A")][other].mean()) if other.any() else np.nan
+            if truth is not None:
+                err = np.abs(cfs[a] - truth[a])
+                row[("L1 to truth", a)] = float(255 * (err[disease_region].mean() if disease_region is not None else err.mean()))
+        row[("FD", "all")] = frechet_distance(real_feat, attribute_predictor.embed(np.concatenate(cfs)))
+        rows[name] = row
+    df = pd.DataFrame(rows).T
+    df.columns = pd.MultiIndex.from_tuples(df.columns, names=["metric", "do(A)"])
+    return df
+
+
 def quality_table(models: Mapping[str, Callable[..., np.ndarray]], test: ToyCXR, apred: SmallCNN) -> pd.DataFrame:
     """Generation quality of every counterfactual function (Tables 7-11) with short group names as columns.
 
@@ -1537,9 +1629,8 @@ def quality_table(models: Mapping[str, Callable[..., np.ndarray]], test: ToyCXR,
     Returns
     -------
     pandas.DataFrame
-        :func:`cflib.models.diffusion.generation_quality` with ``(metric, group)`` columns.
+        :func:`generation_quality` with ``(metric, group)`` columns.
     """
-    from ..models.diffusion import generation_quality
 
     quality = generation_quality(models, test.images, test.A, apred, true_counterfactual=test.counterfactual,
                                  disease_region=test.disease_region())
