@@ -33,7 +33,7 @@ def test_learned_scale_vae_likelihood_is_gaussian():
     raw = torch.zeros(2, 2, 8, 8)
     raw[:, 1] = np.log(0.5)  # sigma = 0.5 on the [-1, 1] scale
     x = torch.full((2, 1, 8, 8), 0.75)  # 0.5 on the [-1, 1] scale: z = 1
-    ll = vae._log_likelihood(raw, x)
+    ll = vae.log_likelihood(raw, x)
     expected = 64 * (-0.5 * 1.0 - np.log(0.5) - 0.5 * np.log(2 * np.pi))
     np.testing.assert_allclose(ll.numpy(), expected, rtol=1e-5)
     with pytest.raises(ValueError, match="normal"):

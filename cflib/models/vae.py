@@ -193,11 +193,6 @@ class ConditionalVAE(nn.Module):
             state_dict[prefix + "posterior_net." + key[len(old):]] = state_dict.pop(key)
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
-    # Forwarder for tests/test_benchmark_models.py, which still uses the old private name: remove once it
-    # calls log_likelihood.
-    def _log_likelihood(self, raw: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        return self.log_likelihood(raw, x)
-
     def _decode_raw(self, z: torch.Tensor, pa: torch.Tensor) -> torch.Tensor:
         return self.decoder(torch.cat([z, pa], dim=1))
 
