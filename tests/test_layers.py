@@ -100,7 +100,7 @@ def test_no_import_against_the_layers():
         f"{m} (layer {layer(m)}) imports {t} (layer {layer(t)})"
         for m, ts in import_graph().items()
         for t in ts
-        if layer(t) > layer(m) and not m.endswith(("__init__",)) and not (t == m.rsplit(".", 1)[0])
+        if layer(t) > layer(m) and t != m.rsplit(".", 1)[0]
     )
     assert not bad, "imports against the layers:\n" + "\n".join(bad)
 
