@@ -42,3 +42,21 @@ def test_importing_one_name_imports_one_module():
     code = "import sys; from cflib.data import load_compas; print(sorted(m for m in sys.modules if m.startswith('cflib.data.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['cflib.data.real']"
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_type_checking_block_is_up_to_date(package):
+    """Each __init__ lists every lazily exported name as an explicit import for IDEs and type checkers."""
+    from cflib._lazy import type_checking_block
+
+    mod = importlib.import_module(package)
+    text = open(mod.__file__).read()
+    assert type_checking_block(mod.__file__) in text, f"run `python -m cflib._lazy` to regenerate {mod.__file__}"
+
+
+def test_importing_cflib_loads_no_heavy_dependency():
+    """`import cflib` (and a sub-package) stays light: torch, pandas and scikit-learn load on first use only."""
+    code = ("import sys, cflib, cflib.stats, cflib.models, cflib.fairness; "
+            "print(sorted(m for m in ('torch', 'pandas', 'sklearn', 'diffusers', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
