@@ -7,7 +7,6 @@ both must still be empty afterwards: a refused call writes nothing.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -21,8 +20,10 @@ import pandas as pd
 import pytest
 
 import cflib
-from cflib import claims, validation
-from cflib.fairness import adapt, compas, decomposition, effects, parity, plots, sfm as sfm_mod
+from cflib import audit as audit_mod
+from cflib import claims, runner, sweep, validation
+from cflib.fairness import adapt, compas, decomposition, effects, parity, plots
+from cflib.fairness import sfm as sfm_mod
 from cflib.fairness.sfm import StandardFairnessModel
 
 from .conftest import make_notebook
@@ -105,7 +106,8 @@ def env(repo, tmp_path, monkeypatch):
     return tmp_path
 
 
-def _r(env: Path, rel: str) -> str:
+def _r(rel: str) -> str:
+    """A path inside the throw-away repository."""
     return str(Path(os.environ["CFLIB_ROOT"]) / rel)
 
 
@@ -133,7 +135,8 @@ def cli(*args: str) -> Callable[[Path], int]:
     return call
 
 
-EXIT2 = SystemExit  # marker: a CLI case must return exit status 2 with one line on stderr
+class EXIT2(Exception):
+    """Marker: a CLI case must return exit status 2 with one line on stderr."""
 
 CASES: list[Case] = [
     # --- cflib.validation helpers
@@ -274,7 +277,7 @@ CASES: list[Case] = [
     case("audit-shape", ValueError, "predict", lambda e: _audit(predict=lambda d: np.ones(3))),
     case("audit-scores-nan", ValueError, "scores", lambda e: _audit(predict=None, scores=np.full(N, np.nan))),
     case("audit-inf", ValueError, "w", lambda e: _audit(data=with_value("w", 0, -np.inf))),
-    case("audit-config", FileNotFoundError, "config", lambda e: __import__("cflib.audit").audit.audit_from_config(
+    case("audit-config", FileNotFoundError, "config", lambda e: audit_mod.audit_from_config(
         "missing.yaml", e / "out")),
     # --- cflib.claims
     case("record-key", ValueError, "key", lambda e: claims.record("a b", 1)),
@@ -284,9 +287,9 @@ CASES: list[Case] = [
     case("claim-evidence", ValueError, "evidence", lambda e: claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence=" ")),
     case("claim-verdict", ValueError, "verdict",
          lambda e: claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence="t", verdict="maybe")),
-    case("gather-file", ValueError, "directory", lambda e: claims.gather(_r(e, "a-file.txt"))),
+    case("gather-file", ValueError, "directory", lambda e: claims.gather(_r("a-file.txt"))),
     case("gather-notebooks-string", TypeError, "notebooks", lambda e: claims.gather(e / "cwd", notebooks="a.ipynb")),
-    case("gather-bad-json", ValueError, "claims file", lambda e: claims.gather(_r(e, "bad-claims"))),
+    case("gather-bad-json", ValueError, "claims file", lambda e: claims.gather(_r("bad-claims"))),
     case("report-type", TypeError, "df", lambda e: claims.report_markdown("claims")),
     case("report-columns", ValueError, "df", lambda e: claims.report_markdown(pd.DataFrame({"a": [1]}))),
     # --- cflib.runner and cflib.sweep: parameter values
@@ -306,18 +309,18 @@ CASES: list[Case] = [
     case("param-declared-range", ValueError, ("quantile", "(0, 1)"), lambda e: _resolve(quantile=1.0)),
     case("param-declared-floor", ValueError, ("n_boot", ">= 0"), lambda e: _resolve(n_boot=-1)),
     case("param-unknown", ValueError, "nope", lambda e: _resolve(nope=1)),
-    case("param-scale", ValueError, "scale", lambda e: __import__("cflib.runner").runner.resolve_parameters(NB, "huge")),
-    case("params-yaml", ValueError, ("full.yaml", "n_fit"), lambda e: __import__("cflib.runner").runner.load_overrides("full")),
-    case("run-jobs", ValueError, "jobs", lambda e: __import__("cflib.runner").runner.run([NB], "smoke", output_dir=e / "out", jobs=0)),
+    case("param-scale", ValueError, "scale", lambda e: runner.resolve_parameters(NB, "huge")),
+    case("params-yaml", ValueError, ("full.yaml", "n_fit"), lambda e: runner.load_overrides("full")),
+    case("run-jobs", ValueError, "jobs", lambda e: runner.run([NB], "smoke", output_dir=e / "out", jobs=0)),
     case("sweep-negative", ValueError, ("negative.yaml", "n_fit"), lambda e: _sweep("negative")),
     case("sweep-string", TypeError, "n_fit", lambda e: _sweep("string")),
     case("sweep-empty-grid", ValueError, "grid", lambda e: _sweep("empty")),
     case("sweep-workers", ValueError, "workers", lambda e: _sweep("workers")),
     case("sweep-alpha", ValueError, "alpha", lambda e: _sweep("alpha")),
     case("sweep-missing", FileNotFoundError, "sweep file", lambda e: _sweep("missing")),
-    case("sweep-shard", ValueError, "shard", lambda e: __import__("cflib.sweep").sweep.parse_shard("3/2")),
-    case("sweep-run-workers", ValueError, "workers", lambda e: __import__("cflib.sweep").sweep.run_sweep(
-        _r(e, "notebooks/sweeps/ok.yaml"), workers=0, output=e / "out")),
+    case("sweep-shard", ValueError, "shard", lambda e: sweep.parse_shard("3/2")),
+    case("sweep-run-workers", ValueError, "workers", lambda e: sweep.run_sweep(
+        _r("notebooks/sweeps/ok.yaml"), workers=0, output=e / "out")),
     # --- the command line (in-process): exit status 2 and one line
     case("cli-p-empty", EXIT2, "n_fit", cli("run", NB, "--scale", "smoke", "-p", "n_fit=", "--output", "{out}")),
     case("cli-p-string", EXIT2, "n_fit", cli("run", NB, "--scale", "smoke", "-p", "n_fit=abc", "--output", "{out}")),
@@ -343,23 +346,17 @@ CASES: list[Case] = [
 
 
 def _audit(**kw):
-    from cflib.audit import audit
-
     args = {"predict": predict, "data": DF, "sfm": SFM, "n_boot": 0, "learner": "linear", "progress": False}
     args.update(kw)
-    return audit(args.pop("predict"), args.pop("data"), **args)
+    return audit_mod.audit(args.pop("predict"), args.pop("data"), **args)
 
 
 def _resolve(**params):
-    from cflib.runner import resolve_parameters
-
-    return resolve_parameters(NB, "smoke", params)
+    return runner.resolve_parameters(NB, "smoke", params)
 
 
 def _sweep(name: str):
-    from cflib.sweep import load_sweep
-
-    return load_sweep(Path(os.environ["CFLIB_ROOT"]) / "notebooks" / "sweeps" / f"{name}.yaml")
+    return sweep.load_sweep(_r(f"notebooks/sweeps/{name}.yaml"))
 
 
 def test_the_table_is_large_and_its_ids_unique():
@@ -411,27 +408,23 @@ def test_rejecting_values_does_not_change_valid_results():
 
 
 def test_valid_values_and_declared_ranges_pass(env):
-    from cflib.runner import load_overrides, parameter_specs, resolve_parameters
-
-    specs = parameter_specs(NB)
+    specs = runner.parameter_specs(NB)
     assert str(specs["quantile"][2]) == "in (0, 1)" and specs["n_fit"][2] is None and specs["kinds"][1] is False
     # n_boot = 0 is allowed by its declared range although the implicit size rule would refuse it.
-    assert load_overrides("smoke")[NB] == {"n_fit": 20, "n_boot": 0}
-    got = resolve_parameters(NB, "smoke", {"delta_t": 2, "ns": [1], "kinds": "anything", "cases": [1, "a"], "seed": 0})
+    assert runner.load_overrides("smoke")[NB] == {"n_fit": 20, "n_boot": 0}
+    got = runner.resolve_parameters(NB, "smoke", {"delta_t": 2, "ns": [1], "kinds": "anything", "cases": [1, "a"], "seed": 0})
     assert got["delta_t"] == 2 and got["kinds"] == "anything"
 
 
 def test_the_book_s_own_parameters_pass_the_rules(monkeypatch):
     """Every value in the real params YAML files and sweep grids satisfies the type and range rules."""
     from cflib.paths import notebooks_dir
-    from cflib.runner import load_overrides
-    from cflib.sweep import load_sweep
 
     monkeypatch.delenv("CFLIB_ROOT", raising=False)
     for scale in ("smoke", "book", "full"):
-        load_overrides(scale)
+        runner.load_overrides(scale)
     for f in sorted((notebooks_dir() / "sweeps").glob("*.yaml")):
-        load_sweep(f)
+        sweep.load_sweep(f)
 
 
 @pytest.mark.parametrize("args", [
@@ -447,4 +440,4 @@ def test_console_exits_2_with_one_line(args, repo, tmp_path):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("cflib: error:"), p.stderr
     assert not (tmp_path / "out").exists()
-    assert json.dumps(p.stdout) == '""'
+    assert p.stdout == ""

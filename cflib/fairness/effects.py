@@ -69,7 +69,9 @@ MIN_UNITS_PER_FOLD = 2
 #: Below ``RELIABLE_UNITS`` units in the smaller group (or ``RELIABLE_UNITS_PER_FOLD`` per fold) the
 #: estimates are computed but a :class:`cflib.CflibWarning` says the normal interval (and its p-value)
 #: cannot be trusted: the influence-function standard error is then itself noisy and the learners are
-#: fitted on a few dozen units per fold.
+#: fitted on a few dozen units per fold. Measured on a linear SFM (linear learners, 2 folds, 300
+#: replications per size): the 95% intervals of DE/IE/SE covered 0.89-0.93 with 8-23 units in the
+#: smaller group and 0.93-0.94 with 47.
 RELIABLE_UNITS = 50
 RELIABLE_UNITS_PER_FOLD = 10
 
