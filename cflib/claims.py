@@ -31,6 +31,8 @@ __all__ = [
     "gather",
     "report_markdown",
     "reset",
+    "require",
+    "rows",
 ]
 
 #: The three verdicts a claim can get.
@@ -355,3 +357,54 @@ def report_markdown(df: pd.DataFrame) -> str:
             )
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def require(results: Any, keys: Iterable[str], where: str = "the claims") -> list[Any]:
+    """Check that a chapter's ``claims_<nn>`` function got every result it needs, and return them.
+
+    Parameters
+    ----------
+    results : mapping
+        What the notebook computed, by name.
+    keys : iterable of str
+        The names the function reads.
+    where : str
+        The function's name, for the message.
+
+    Returns
+    -------
+    list
+        ``[results[k] for k in keys]``.
+
+    Raises
+    ------
+    TypeError
+        ``results`` is not a mapping.
+    ValueError
+        A key is missing (all missing keys are named).
+    """
+    from collections.abc import Mapping
+
+    if not isinstance(results, Mapping):
+        raise TypeError(f"results must be a mapping (a dict of what the notebook computed), got {type(results).__name__}")
+    keys = list(keys)
+    missing = [k for k in keys if k not in results]
+    if missing:
+        raise ValueError(f"results is missing {missing}, needed by {where}: pass every value the claims use in the dict")
+    return [results[k] for k in keys]
+
+
+def rows(keys: Iterable[str]) -> pd.DataFrame:
+    """The rows of :func:`claims_table` for ``keys``, in that order (a claims function's return value).
+
+    Parameters
+    ----------
+    keys : iterable of str
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    keys = list(keys)
+    table = claims_table()
+    return table.set_index("key").loc[[k for k in keys if k in set(table["key"])]].reset_index()

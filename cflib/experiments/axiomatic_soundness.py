@@ -107,19 +107,6 @@ ORACLE_SEED = 392
 _PARENTS = ("digit", "hue")
 
 
-def _claims_rows(keys: Sequence[str]) -> pd.DataFrame:
-    table = claims.claims_table()
-    return table[table.key.isin(list(keys))].reset_index(drop=True)
-
-
-def _require(results: Mapping[str, Any], keys: Sequence[str], fn: str) -> None:
-    if not isinstance(results, Mapping):
-        raise TypeError(f"results must be a mapping (dict) of what the notebook computed, got {type(results).__name__}")
-    missing = [k for k in keys if k not in results]
-    if missing:
-        raise ValueError(f"results lacks key(s) {missing} needed by {fn}; pass them in the dict")
-
-
 # ----------------------------------------------------------------------------------------------------
 # Shared building blocks
 # ----------------------------------------------------------------------------------------------------
@@ -394,7 +381,7 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of C1, C6 and C7.
     """
-    _require(results, ["summary", "clean", "do_digit", "digit", "m", "cycles", "commutativity", "seed"], "claims_01")
+    claims.require(results, ["summary", "clean", "do_digit", "digit", "m", "cycles", "commutativity", "seed"], "claims_01")
     s, clean, m, cycles = results["summary"], results["clean"], results["m"], results["cycles"]
 
     def val(model: str, metric: str, intervened: str = "null", measured: str = "image", step: int = 1) -> float:
@@ -434,7 +421,7 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.claim("C7", "The l1 distance is a metric (zero on equal images, symmetric, triangle inequality) on the 0-255 scale.",
                  paper="App. B", ours="all properties hold on 50 random image triples" if l1_ok else "a property fails",
                  holds=l1_ok, evidence="exact checks on random images; black vs white image = 255")
-    return _claims_rows(["C1", "C6", "C7"])
+    return claims.rows(["C1", "C6", "C7"])
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -653,7 +640,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of C11 and C13.
     """
-    _require(results, ["scms", "si", "hue_bins", "dependence", "oracle_quality"], "claims_02")
+    claims.require(results, ["scms", "si", "hue_bins", "dependence", "oracle_quality"], "claims_02")
     scms, si, bins, dep, quality = (results[k] for k in ("scms", "si", "hue_bins", "dependence", "oracle_quality"))
     claims.record("si_dependence", dep.round(4).to_dict())
     claims.record("oracle_quality", quality.round(2).to_dict())
@@ -685,7 +672,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         evidence="ordering unconfounded > confounded + SI > confounded on both parents (one oracle seed; "
         "a partial ordering, confounded worst but SI not in between, counts as inconclusive)",
     )
-    return _claims_rows(["C11", "C13"])
+    return claims.rows(["C11", "C13"])
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -928,7 +915,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of the recorded claims.
     """
-    _require(results, ["summary", "models", "gan_configs", "m", "cycles", "rank_changes"], "claims_03")
+    claims.require(results, ["summary", "models", "gan_configs", "m", "cycles", "rank_changes"], "claims_03")
     summary, models, m, cycles, rank_changes = (results[k] for k in ("summary", "models", "m", "cycles", "rank_changes"))
     run_gan = ("confounded_full_support", "yes") in [tuple(c) for c in results["gan_configs"]]
 
@@ -1021,7 +1008,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.claim("C19", "Repeated reversibility cycles degrade progressively: reversibility^(c) is non-decreasing in c for the VAEs.",
                  paper="qualitative (Fig. 13)", ours=f"non-decreasing in {frac:.0%} of {len(revc)} VAE configurations (hue intervention)",
                  holds=bool(frac == 1.0), evidence="successive differences >= -0.05 on the 0-255 scale for every configuration")
-    return _claims_rows([*keys, "C14", "C19"])
+    return claims.rows([*keys, "C14", "C19"])
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -1319,7 +1306,7 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of C15, C16, C17, C17-nll and C18.
     """
-    _require(results, ["shapes_summary", "composition", "run_gan", "table6", "table7", "betas", "levels", "fig8", "temperatures"], "claims_04")
+    claims.require(results, ["shapes_summary", "composition", "run_gan", "table6", "table7", "betas", "levels", "fig8", "temperatures"], "claims_04")
     s_summary, comp, table6, table7, fig8 = (results[k] for k in ("shapes_summary", "composition", "table6", "table7", "fig8"))
     betas, temperatures = results["betas"], results["temperatures"]
     claims.record("table6", table6.round(3).to_dict())
@@ -1358,7 +1345,7 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
                  paper="qualitative", ours=f"loss at t = {temperatures[0]} vs the best t: counterfactual {drop_cf:.1f} points, cycled back {drop_back:.1f} points",
                  holds=None if abs(drop_back - drop_cf) < 2 else bool(drop_back > drop_cf),
                  evidence="difference of the two losses; within 2 points counts as inconclusive (one model, one seed)")
-    return _claims_rows(["C15", "C16", "C17", "C17-nll", "C18"])
+    return claims.rows(["C15", "C16", "C17", "C17-nll", "C18"])
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -1511,7 +1498,7 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The row of B1.
     """
-    _require(results, ["correlations", "n_functions"], "claims_05")
+    claims.require(results, ["correlations", "n_functions"], "claims_05")
     corr = results["correlations"]
     claims.record("spearman_metric_vs_truth", {f"{k} | {mtr}": float(v) for (k, mtr), v in corr["Spearman rho"].items()})
     rho = {k: corr.loc[(k, "combined rank")] for k in _PARENTS}
@@ -1524,4 +1511,4 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
         holds=bool(all(r["Spearman rho"] > 0.5 and r["p-value"] < 0.05 for r in rho.values())),
         evidence=f"Spearman correlation over {results['n_functions']} counterfactual functions, both interventions, rho > 0.5 and p < 0.05",
     )
-    return _claims_rows(["B1"])
+    return claims.rows(["B1"])

@@ -29,6 +29,7 @@ from scipy import optimize, stats
 
 from .. import claims
 from ..plotting import line_with_band, subplots
+from ..results import check_alpha
 from ..runtime import as_generator
 from ..stats.closeness import (
     cfclot_statistics,
@@ -89,25 +90,6 @@ __all__ = [
     "llm_example",
     "claims_04",
 ]
-
-
-def _check_alpha(alpha: float) -> None:
-    if not isinstance(alpha, (int, float, np.floating)) or isinstance(alpha, bool) or not (0 < alpha < 1):
-        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
-
-
-def _rows(keys: Sequence[str]) -> pd.DataFrame:
-    """The rows of :func:`cflib.claims.claims_table` for ``keys``, in that order."""
-    t = claims.claims_table().set_index("key")
-    return t.loc[list(keys)].reset_index()
-
-
-def _need(results: Mapping[str, Any], keys: Sequence[str]) -> None:
-    if not isinstance(results, Mapping):
-        raise TypeError(f"results must be a mapping of result names to values, got {type(results).__name__}")
-    missing = [k for k in keys if k not in results]
-    if missing:
-        raise ValueError(f"results lacks {missing}; the notebook must pass every value its claims use")
 
 
 # ---------------------------------------------------------------------------- interventions and the audit protocol
@@ -397,7 +379,7 @@ def screen_attributes(
     eps = tuple(float(e) for e in epsilons)
     if not eps:
         raise ValueError("epsilons must contain at least one tolerance")
-    _check_alpha(alpha)
+    check_alpha(alpha)
     rng = as_generator(seed)
     if max_m is not None and len(X) > max_m:
         X = X.iloc[np.sort(rng.choice(len(X), size=max_m, replace=False))]
@@ -775,7 +757,7 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for these claims.
     """
-    _need(results, ["identities", "closed", "conc", "n_reps", "m_check", "bench"])
+    claims.require(results, ["identities", "closed", "conc", "n_reps", "m_check", "bench"])
     identities, closed, conc, n_reps = results["identities"], results["closed"], results["conc"], results["n_reps"]
     top = identities["max N-TE over shifts (must be <= 1)"]
     claims.claim("C1", "N-TE lies in [0, 1] (population); the estimator never exceeds 1 + O(1/sqrt(m)).",
@@ -806,7 +788,7 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
                      holds=bool(hb["speedup"] >= 200 and hb["statistic_abs_diff"] < 1e-8 and hb["pvalue_diff_in_mc_se"] < 3),
                      evidence=f"benchmarks/results/bench_mmd.json, n = m = {hb['n']}, d = {hb['d']}, {hb['n_permutations']} permutations, shared 2-core machine")
         keys.append("S1")
-    return _rows(keys)
+    return claims.rows(keys)
 
 
 # ---------------------------------------------------------------------------- notebook 02
@@ -1098,7 +1080,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for these claims.
     """
-    _need(results, ["type1", "ks", "inside_rate", "power", "eps0_table", "alpha", "eps_grid", "m_grid", "n_reps", "qq_m",
+    claims.require(results, ["type1", "ks", "inside_rate", "power", "eps0_table", "alpha", "eps_grid", "m_grid", "n_reps", "qq_m",
                     "power_m_grid", "power_reps", "eps0_reps", "eps0_m", "n_boot"])
     r = results
     alpha, eps_grid, m_grid, n_reps, qq_m, ks = r["alpha"], r["eps_grid"], r["m_grid"], r["n_reps"], r["qq_m"], r["ks"]
@@ -1139,7 +1121,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
                  holds=bool(sf <= alpha + 2.5 * se0 and eps0_table.loc["bootstrap-literal", "type-I (P = Q)"] <= 0.01
                             and eps0_table.loc["normal", "type-I (P = Q)"] <= 0.01) if eps0_reps >= 100 else None,
                  evidence=f"{eps0_reps} replications at m = {r['eps0_m']}, {r['n_boot']} draws per test")
-    return _rows(["C5", "C5b", "C6", "C7", "C9"])
+    return claims.rows(["C5", "C5b", "C6", "C7", "C9"])
 
 
 # ---------------------------------------------------------------------------- notebook 03
@@ -1255,7 +1237,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for these claims.
     """
-    _need(results, ["screenings", "n_sensitive", "acc", "unf", "n_train", "datasets", "archs"])
+    claims.require(results, ["screenings", "n_sensitive", "acc", "unf", "n_train", "datasets", "archs"])
     screenings, acc, unf = results["screenings"], results["acc"], results["unf"]
     n_aud = len(screenings)
     nested = [s.is_nested() for s in screenings.values()]
@@ -1282,7 +1264,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.claim("C11", "CF-CLOT flags exactly the attributes whose true N-TE exceeds epsilon.", paper="Sec. 5 (implicit)",
                  ours="no ground truth on real data", holds=None,
                  evidence="checked on synthetic data with known N-TE in notebooks 02 and 04; not checkable here")
-    return _rows(["C8", "Fig1-3a", "Fig1-3b", "Fig1-3c", "C11"])
+    return claims.rows(["C8", "Fig1-3a", "Fig1-3b", "Fig1-3c", "C11"])
 
 
 # ---------------------------------------------------------------------------- notebook 04
@@ -1471,7 +1453,7 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for these claims.
     """
-    _need(results, ["table_gap", "tolerated", "blind", "betas", "n_units", "llm", "m_llm"])
+    claims.require(results, ["table_gap", "tolerated", "blind", "betas", "n_units", "llm", "m_llm"])
     table_gap, tolerated, blind, betas, llm = results["table_gap"], results["tolerated"], results["blind"], results["betas"], results["llm"]
     c4_ok = bool(abs(table_gap.loc["r = 0", 10] - 0.0067) < 5e-4 and np.allclose(tolerated.loc["r = 0", [0.01, 0.05, 0.1, 0.3]], [12.2, 27.1, 37.8, 62.6], atol=0.1))
     claims.claim("C4", "Reading epsilon for decisions: eps = 0.01, 0.05, 0.1, 0.3 tolerate rate gaps of 12.2, 27.1, 37.8, 62.6 points (r = 0).",
@@ -1494,4 +1476,4 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
                  paper="qualitative (introduction)", ours=f"two-sample p = {p_two:.2g}; N-TE = {stat:.1e} (closed form {closed_form:.1e}); CF-CLOT p = {p_close:.2f}",
                  holds=bool(p_two < 0.05 and not reject) if results["m_llm"] >= 100_000 else None,
                  evidence=f"m = {results['m_llm']} ratings per group, binary outputs, r = 0")
-    return _rows(["C4", "C12", "C13"])
+    return claims.rows(["C4", "C12", "C13"])

@@ -1312,19 +1312,6 @@ PAPER_TABLE5 = np.array([[0.276, 0.065, 0.843], [0.268, 0.055, 0.839], [0.272, 0
                          [0.295, 0.003, 0.996], [0.362, 0.224, 0.777], [0.304, 0.046, 0.953]])
 
 
-def _require(results: Mapping[str, Any], keys: Sequence[str], func: str) -> None:
-    if not isinstance(results, Mapping):
-        raise TypeError(f"results must be a mapping (a dict of what the notebook computed), got {type(results).__name__}")
-    missing = [k for k in keys if k not in results]
-    if missing:
-        raise ValueError(f"results is missing {missing} needed by {func}; pass them in the results dict")
-
-
-def _claims_rows(keys: Sequence[str]) -> pd.DataFrame:
-    table = claims.claims_table()
-    return table[table["key"].isin(keys)].reset_index(drop=True)
-
-
 def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     """Claims of notebook 01 (MorphoSynth): graph mutilation (E6) and the learned intensity flow (X0-flow).
 
@@ -1341,7 +1328,7 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for the keys recorded here.
     """
-    _require(results, ("mutilation", "n_units", "roundtrip", "flow_mae", "n_heldout"), "claims_01")
+    claims.require(results, ("mutilation", "n_units", "roundtrip", "flow_mae", "n_heldout"), "claims_01")
     mutilation = [float(v) for v in results["mutilation"]]
     if len(mutilation) != 4:
         raise ValueError(f"results['mutilation'] must hold 4 numbers (see the docstring), got {len(mutilation)}")
@@ -1355,7 +1342,7 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
                  paper="flows are exactly invertible (Sec. 3.2)", ours=f"round trip {roundtrip:.1e}; cf MAE {flow_mae:.2f}",
                  holds=bool(roundtrip < 1e-2 and flow_mae < 3.0),
                  evidence=f"round-trip error < 1e-2 grey levels; counterfactual MAE under do(t=4) < 3 grey levels on {results['n_heldout']} held-out units")
-    return _claims_rows(["E6", "X0-flow"])
+    return claims.rows(["E6", "X0-flow"])
 
 
 _BENCHMARK_KEYS = ("models", "cycles", "composition", "effectiveness", "realism_minimality", "predictor_quality", "per_image", "obs")
@@ -1381,7 +1368,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for the keys recorded here.
     """
-    _require(results, (*_BENCHMARK_KEYS, "composition_at_T1_max"), "claims_02")
+    claims.require(results, (*_BENCHMARK_KEYS, "composition_at_T1_max"), "claims_02")
     L, MODELS, cycles = MODEL_LABELS, tuple(results["models"]), results["cycles"]
     T1, E, R = results["composition"], results["effectiveness"], results["realism_minimality"]
     per_image, comp_at_T1 = results["per_image"], results["composition_at_T1_max"]
@@ -1505,7 +1492,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
              "realism": min(fd, key=fd.get) == "hvae", "minimality": min(cld, key=cld.get) == "hvae"}
     claims.claim("G1", "The HVAE outperforms all other models across all metrics.", paper="stated; contradicted by the paper's own Tables 3 and 5",
                  ours={k: bool(v) for k, v in board.items()}, holds=all(board.values()), evidence="best model per metric family among the five")
-    return _claims_rows(["C1", "C2", "C3", "C4", "C5", "C6", "X1", "E1", "E2", "E3", "E4", "E5", "E6", "X-ceiling", "X4",
+    return claims.rows(["C1", "C2", "C3", "C4", "C5", "C6", "X1", "E1", "E2", "E3", "E4", "E5", "E6", "X-ceiling", "X4",
                          "R1", "R2", "M1", "M2", "M3", "M5", "G1"])
 
 
@@ -1523,7 +1510,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for the keys recorded here.
     """
-    _require(results, _BENCHMARK_KEYS, "claims_03")
+    claims.require(results, _BENCHMARK_KEYS, "claims_03")
     L, MODELS, cycles = MODEL_LABELS, tuple(results["models"]), results["cycles"]
     E, R, per_image = results["effectiveness"], results["realism_minimality"], results["per_image"]
 
@@ -1573,7 +1560,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     p1 = {m: R.loc[L[m], "P1"] for m in MODELS}
     claims.claim("M5-faces", "The GAN has the highest P1 on faces.", paper="0.224", ours={L[k]: round(v, 3) for k, v in p1.items()},
                  holds=max(p1, key=p1.get) == "gan", evidence="ordering of the P1 column")
-    return _claims_rows(["C7", "C2-faces", "C3-faces", "E7", "E8", "R1-faces", "R2-faces", "M4", "M5-faces"])
+    return claims.rows(["C7", "C2-faces", "C3-faces", "E7", "E8", "R1-faces", "R2-faces", "M4", "M5-faces"])
 
 
 def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -1592,7 +1579,7 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for the keys recorded here.
     """
-    _require(results, ("agreement", "configs"), "claims_04")
+    claims.require(results, ("agreement", "configs"), "claims_04")
     A, configs = results["agreement"], results["configs"]
     rho_all = A[("Spearman rho", "all configurations")]
     rho_mod = A[("Spearman rho", "models only")]
@@ -1620,4 +1607,4 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
                  ours=f"composition {id_comp:.1f}, CLD {configs.loc[identity, 'CLD']:.4f}, true error {id_err:.1f}",
                  holds=bool(id_comp == 0 and abs(configs.loc[identity, "CLD"] - 0.2954) < 1e-4 and id_err > configs.loc[true, "true error"] + 1),
                  evidence="exact values of the identity row against the true counterfactual's zero error")
-    return _claims_rows(["X2-composition", "X2-effectiveness", "X2-realism", "X2-minimality", "X3"])
+    return claims.rows(["X2-composition", "X2-effectiveness", "X2-realism", "X2-minimality", "X3"])

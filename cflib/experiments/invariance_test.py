@@ -1820,20 +1820,6 @@ def rejection_rates(audit: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _table(keys: Sequence[str]) -> pd.DataFrame:
-    table = claims.claims_table()
-    return table[table["key"].isin(list(keys))].reset_index(drop=True)
-
-
-def _require(results: Mapping[str, Any], *names: str) -> list[Any]:
-    if not isinstance(results, Mapping):
-        raise TypeError(f"results must be a mapping of names to computed objects, got {type(results).__name__}")
-    missing = [n for n in names if n not in results]
-    if missing:
-        raise ValueError(f"results is missing {missing}; build it from the notebook's objects with these keys")
-    return [results[n] for n in names]
-
-
 def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     """Claims C1, C2 and C9 of notebook 01 (Theorem 4.2 and the ECA identity).
 
@@ -1848,7 +1834,7 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The claims table rows of this notebook.
     """
-    exact, n_z, identity, n_identity = _require(results, "exact", "n_z", "identity", "n_identity")
+    exact, n_z, identity, n_identity = claims.require(results, ["exact", "n_z", "identity", "n_identity"])
     thm_gap = claims.record("thm42_enumeration_gap", float(exact["|Delta - E[(g-h)^2]|"]))
     max_abs_z = claims.record("identity_max_abs_z", float(identity["z"].abs().max()))
     max_abs_err = claims.record("identity_max_abs_err", float((identity["Delta_hat"] - identity["p(1-p)(1-ECA)"]).abs().max()))
@@ -1877,7 +1863,7 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
         holds=bool(min_delta >= 0),
         evidence="smallest Delta_hat over all classifiers and datasets with the oracle generator; no value is negative.",
     )
-    return _table(["C1", "C2", "C9"])
+    return claims.rows(["C1", "C2", "C9"])
 
 
 def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -1895,7 +1881,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    align, kinds, n_audited, a_effect, z_layer = _require(results, "align", "kinds", "n_audited", "a_effect", "z_layer")
+    align, kinds, n_audited, a_effect, z_layer = claims.require(results, ["align", "kinds", "n_audited", "a_effect", "z_layer"])
     align_r, align_sd = alignment_pivot(align, "r", kinds), alignment_pivot(align, "resid_sd", kinds)
 
     def alignment_verdict(col):
@@ -1947,7 +1933,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         holds=(bool(g_hi <= 0.25 and g_lo >= 0.75) if full_scale else None) if np.isfinite(g_hi) and np.isfinite(g_lo) else None,
         evidence="share of p < 0.05 among classifiers in each ECA range, averaged over datasets; pass: <= 25% for ECA >= 0.95 and >= 75% for ECA < 0.85. A consistent test detects a few % of flipped predictions at n = 200, so rejecting ECA = 0.96 is correct behaviour; the paper's literal pattern needs a less powerful test.",
     )
-    return _table(["C3", "C3-regression", "C5", "C3b"])
+    return claims.rows(["C3", "C3-regression", "C5", "C3b"])
 
 
 def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -1966,7 +1952,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    sweep_sim, counter, alpha, n_world = _require(results, "sweep_sim", "counter", "alpha", "n_world")
+    sweep_sim, counter, alpha, n_world = claims.require(results, ["sweep_sim", "counter", "alpha", "n_world"])
     power_point = rejection_rate_by_form(sweep_sim, alpha=alpha)
     claims.record("power_generator", float(power_point["generator"]))
     claims.record("power_regression", float(power_point["regression"]))
@@ -1991,9 +1977,9 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
         evidence="the shortcut classifier 1[c1 + 1.5 sign(t) c2 > 0]: group rates equal by symmetry of c2; holds if in some world DP and EO accept while CIT-LR rejects.",
     )
     if results.get("calib") is None:  # the sweep runs without the curves
-        return _table(["C4a", "C4b"])
-    calib, power_n, n_rep, n, n_rep_code, power_ns, effect_for_n, n_rep_power = _require(
-        results, "calib", "power_n", "n_rep", "n", "n_rep_code", "power_ns", "effect_for_n", "n_rep_power")
+        return claims.rows(["C4a", "C4b"])
+    calib, power_n, n_rep, n, n_rep_code, power_ns, effect_for_n, n_rep_power = claims.require(
+        results, ["calib", "power_n", "n_rep", "n", "n_rep_code", "power_ns", "effect_for_n", "n_rep_power"])
     marg, code = calib.loc[_NULL_FORMS[0]], calib.loc[_NULL_FORMS[1]]
     claims.record("size_marginal_h", float(marg["rate"]))
     claims.record("size_regressed_h", float(code["rate"]))
@@ -2025,7 +2011,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
         holds=rising,
         evidence=f"{n_rep_power} replications per n at a_effect = {effect_for_n}; pass: the generator form (Alg. 1) rises and reaches 0.8; the regression form is reported alongside.",
     )
-    return _table(["C4a", "C4b", "C7", "C7-code", "C8"])
+    return claims.rows(["C4a", "C4b", "C7", "C7-code", "C8"])
 
 
 def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -2041,7 +2027,7 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    auc, table, n_test = _require(results, "auc", "prevalence", "n_test")
+    auc, table, n_test = claims.require(results, ["auc", "prevalence", "n_test"])
     min_auc = float(auc["AUC"].min())
     claims.claim(
         "C13",
@@ -2063,7 +2049,7 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
         evidence=f"chi-square test of independence on {n_test} held-out images. By construction consolidation carries no "
         f"association (p = {p_cons:.2g}); it is the toy counterpart of the paper's invariant column, not a failure.",
     )
-    return _table(["C13", "C14"])
+    return claims.rows(["C13", "C14"])
 
 
 def _done1(check: pd.DataFrame, name: str, n_test: int) -> tuple[bool, dict, str]:
@@ -2101,9 +2087,9 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    acc, check, mine, quality, variance, n_test, n_variance, t_star, mine_lambda, mi_steps = _require(
-        results, "judge_accuracy", "check", "mine", "quality", "variance", "n_test", "n_variance", "t_star",
-        "mine_lambda", "mi_steps")
+    acc, check, mine, quality, variance, n_test, n_variance, t_star, mine_lambda, mi_steps = claims.require(
+        results, ["judge_accuracy", "check", "mine", "quality", "variance", "n_test", "n_variance", "t_star",
+                  "mine_lambda", "mi_steps"])
     mi_before, mi_after, shift = mine["mi_before"], mine["mi_after"], mine["shift"]
     claims.record("apred_test_accuracy", float(acc["group predictor"]))
     claims.record("cf_check", {f"{m}|{g}": row for (m, g), row in check.round(3).to_dict(orient="index").items()})
@@ -2176,7 +2162,7 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
         f"With lambda = {mine_lambda:g}, phi moves each latent by exactly lambda, so it cannot remove information; a difference "
         "within critic noise (0.05 nats) counts as not lower.",
     )
-    return _table(["DONE-1", "DONE-1-present", "DONE-1-paper-CLDM", "C10", "C11", "C12"])
+    return claims.rows(["DONE-1", "DONE-1-present", "DONE-1-paper-CLDM", "C10", "C11", "C12"])
 
 
 def _done2(rates: pd.DataFrame, label: str, alpha: float) -> tuple[pd.Series, pd.Series, int, int, bool]:
@@ -2203,7 +2189,7 @@ def claims_06(results: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    audit, rates, align, alpha, n_test, rhos, n_zoo = _require(results, "audit", "rates", "align", "alpha", "n_test", "rhos", "n_zoo")
+    audit, rates, align, alpha, n_test, rhos, n_zoo = claims.require(results, ["audit", "rates", "align", "alpha", "n_test", "rhos", "n_zoo"])
     claims.record("rejection_rates", {f"{a}|{b}": r["rate"] for (a, b), r in rates.iterrows()})
     cit = "CIT-LR[CLDM+D]"
     criteria = (f"CIT-LR with CLDM+D counterfactuals, alpha = {alpha}, {n_test} test images per test; one-sided binomial test of the "
@@ -2277,4 +2263,4 @@ def claims_06(results: Mapping[str, Any]) -> pd.DataFrame:
         holds=bool(sig["consolidation"] <= 0.2 and min(sig["cardiomegaly"], sig["effusion"]) >= 0.5),
         evidence=f"share of zoo members with CIT-LR p < {alpha} per disease; shortcut strengths {rhos} for the associated diseases.",
     )
-    return _table(["DONE-2", "DONE-2-paper-CLDM", "DONE-2-oracle", "C6", "C5", "C9", "C15"])
+    return claims.rows(["DONE-2", "DONE-2-paper-CLDM", "DONE-2-oracle", "C6", "C5", "C9", "C15"])

@@ -108,20 +108,6 @@ _EFFECTS = ("DE", "IE", "SE")
 _INNER = slice(1, -1)  # interior bins of a binned score (the tails carry binning bias)
 
 
-def _rows(keys: Sequence[str]) -> pd.DataFrame:
-    """The rows of :func:`cflib.claims.claims_table` for ``keys``, in that order."""
-    t = claims.claims_table().set_index("key")
-    return t.loc[list(keys)].reset_index()
-
-
-def _need(results: Mapping[str, Any], keys: Sequence[str]) -> None:
-    if not isinstance(results, Mapping):
-        raise TypeError(f"results must be a mapping of result names to values, got {type(results).__name__}")
-    missing = [k for k in keys if k not in results]
-    if missing:
-        raise ValueError(f"results lacks {missing}; the notebook must pass every value its claims use")
-
-
 def _progress(it, show: bool, desc: str):
     if not show:
         return it
@@ -424,7 +410,7 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for these claims.
     """
-    _need(results, ["residual", "max_residual", "reps", "n_boot", "n", "learner", "lin_gap", "within_3se", "coverage",
+    claims.require(results, ["residual", "max_residual", "reps", "n_boot", "n", "learner", "lin_gap", "within_3se", "coverage",
                     "identification", "exact", "mc", "n_discrete", "whitebox", "dr_de", "dr_de_se"])
     r = results
     reps, n_boot, n_discrete = r["reps"], r["n_boot"], r["n_discrete"]
@@ -451,7 +437,7 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.claim("C17", "White-box cross-check: DR Ctf-DE(y_hat|x0) equals the plug-in mean of f(x1,.) - f(x0,.) within 2 SE.",
                  paper="(notes' check)", ours={"whitebox": wb, "dr": dr},
                  holds=bool(abs(dr - wb) < 2 * r["dr_de_se"] + 1e-9), evidence="non-linear f(x, z, w) = 0.5x + tanh(w) + 0.3xz^2, DR with gradient boosting, one sample, IF standard error")
-    return _rows(["C1", "C3", "C6", "C7", "C17"])
+    return claims.rows(["C1", "C3", "C6", "C7", "C17"])
 
 
 # ---------------------------------------------------------------------------- notebook 02
@@ -639,7 +625,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for these claims.
     """
-    _need(results, ["three_residual", "term_III", "n_population", "bins", "cor1", "eff_table", "noisy_table", "prop", "cpp_gap",
+    claims.require(results, ["three_residual", "term_III", "n_population", "bins", "cor1", "eff_table", "noisy_table", "prop", "cpp_gap",
                     "cpp_z", "n_cpp", "integ", "ns", "within", "fig8_truth", "ate", "reps"])
     r = results
     n_population, bins, cor1, prop, integ, ns, reps = r["n_population"], r["bins"], r["cor1"], r["prop"], r["integ"], r["ns"], r["reps"]
@@ -681,7 +667,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
                  paper="Figs. 7-8 (qualitative)", ours={"iTerm_I": i1, "iTerm_II": i2, "iPPM": float(big_n.ppm.mean()), "bins_within_1sd": float(within.mean()), "ATE": ate},
                  holds=c12 if reps >= 5 else None,
                  evidence=f"{reps} repetitions per n, n up to {max(ns)}; estimate within 1 sd of truth in >= 60% of bins; U-shape of true Term I")
-    return _rows(["C2", "C4", "C5", "C8", "C9", "C10", "C11", "C12"])
+    return claims.rows(["C2", "C4", "C5", "C8", "C9", "C10", "C11", "C12"])
 
 
 # ---------------------------------------------------------------------------- notebook 03
@@ -840,7 +826,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for these claims.
     """
-    _need(results, ["population", "truth", "n_truth", "rates", "reps_sim", "n_sim", "learner", "n_folds", "compare", "tv_y", "tv_np",
+    claims.require(results, ["population", "truth", "n_truth", "rates", "reps_sim", "n_sim", "learner", "n_folds", "compare", "tv_y", "tv_np",
                     "verdicts", "fp_estimate"])
     r = results
     pop, truth, reps_sim, learner, compare, verdicts = r["population"], r["truth"], r["reps_sim"], r["learner"], r["compare"], r["verdicts"]
@@ -880,7 +866,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
                                                          "proj": verdicts.loc[("Ŷ proj", "equivalence"), "Algorithm 1"]},
                  holds=bool(np_verdict == "FAIL" and fp_verdict == "SUCCESS"),
                  evidence="NP part reproduced. FP decomposed on the original covariates (the paper used the adapted ones): a transported predictor carries a direct effect through the map T_x")
-    return _rows(["C13", "C14", "C15a", "C15b", "C15c"])
+    return claims.rows(["C13", "C14", "C15a", "C15b", "C15c"])
 
 
 # ---------------------------------------------------------------------------- notebook 04
@@ -947,7 +933,7 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for these claims.
     """
-    _need(results, ["front", "kept", "reps", "quantile", "bins"])
+    claims.require(results, ["front", "kept", "reps", "quantile", "bins"])
     f, kept, reps = results["front"], results["kept"], results["reps"]
     order_spm = bool(f.loc["∅", "spm_mean"] < f.loc["Z, W", "spm_mean"])
     order_ippm = bool(abs(f.loc["∅", "ippm_mean"]) > abs(f.loc["Z, W", "ippm_mean"]))
@@ -965,4 +951,4 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
                  ours={"SE_removed": se_removed, "IE_removed": ie_removed, "IE_by_BN": {k: float(kept.loc[k, "_ie"]) for k in f.index},
                        "SE_by_BN": {k: float(kept.loc[k, "_se"]) for k in f.index}},
                  holds=bool(se_removed and ie_removed), evidence="DR decomposition of each score on the adapted covariates, 95% IF intervals (first repetition)")
-    return _rows(["C16", "C16b"])
+    return claims.rows(["C16", "C16b"])
