@@ -493,7 +493,15 @@ def ctf_effects(
     Raises
     ------
     TypeError, ValueError
-        Bad data (see :meth:`StandardFairnessModel.validate`) or bad arguments.
+        Bad data (see :meth:`StandardFairnessModel.validate`) or bad arguments, or fewer than
+        ``MIN_UNITS_PER_FOLD * n_folds`` units in the smaller group (some training fold would lack a group).
+
+    Warns
+    -----
+    cflib.CflibWarning
+        Fewer than ``max(RELIABLE_UNITS, RELIABLE_UNITS_PER_FOLD * n_folds)`` units in the smaller group:
+        the estimates are returned but their intervals and p-values are unreliable; the message is
+        kept in :attr:`EffectEstimates.warnings`.
     """
     if not isinstance(sfm, StandardFairnessModel):
         raise TypeError(f"sfm must be a StandardFairnessModel, got {type(sfm).__name__}")
