@@ -1,0 +1,1 @@
+"""Benchmarks of cflib against peer libraries; run with ``python -m benchmarks run``."""

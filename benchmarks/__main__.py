@@ -1,0 +1,186 @@
+"""Benchmark harness: ``python -m benchmarks run [--quick]``, ``python -m benchmarks page``.
+
+``run`` measures every comparison in a fresh subprocess pinned to a number of threads
+(``OMP/MKL/OPENBLAS/NUMEXPR_NUM_THREADS`` and ``torch.set_num_threads``): a warm-up call, then the
+median of ``repeats`` timed calls (wall clock and CPU time), the peak memory of the process
+(``ru_maxrss``), and the statistic and p-value for the agreement check. It writes
+``benchmarks/results/mmd_engine.json`` (every measurement and the machine), ``bench_mmd.json`` (the
+summary the closeness-test chapter reads), the scaling plot ``book/_static/performance_scaling.png``
+and ``book/performance.md`` (``page`` re-renders the last two from the JSON alone).
+
+Peers that are not dependencies of cflib (hyppo, alibi-detect) run only when importable: install them
+with ``pip install -e .[bench]`` in a separate environment (see ``benchmarks/README.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+#: Sizes of the full run (``--quick`` shrinks them). hyppo and alibi-detect recompute the statistic
+#: per permutation in Python-level loops, so they are timed at small n and fewer permutations only.
+PLAN = {
+    "d": 5,
+    "B": 1000,
+    "scaling_n": [250, 500, 1000, 2000],
+    "peer_n": {"hyppo": [250, 500], "alibi-detect": [250, 500, 1000]},
+    "peer_B": 100,
+    "limit_n": 2000,
+    "large": [(20000, 200), (100000, 10)],
+    "bootstrap": {"m": 1000, "B": 1000, "recompute_draws": 20},
+}
+QUICK = {
+    "d": 5, "B": 200, "scaling_n": [250, 500], "peer_n": {"hyppo": [250], "alibi-detect": [250]}, "peer_B": 50,
+    "limit_n": 500, "large": [(3000, 50)], "bootstrap": {"m": 300, "B": 200, "recompute_draws": 5},
+}
+
+
+def _worker(case: str, params: dict[str, Any]) -> None:
+    """Child side: pin threads, run one case, print its JSON on the last line."""
+    import torch
+
+    torch.set_num_threads(params["threads"])
+    from benchmarks.cases import CASES
+
+    out = CASES[case](params)
+    out["torch_threads"] = torch.get_num_threads()
+    out["maxrss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps(out))
+
+
+def measure(case: str, params: dict[str, Any], *, python: str = sys.executable, timeout: float = 3600) -> dict[str, Any]:
+    """Run one case in a fresh subprocess pinned to ``params['threads']`` threads.
+
+    Parameters
+    ----------
+    case : str
+        A key of ``benchmarks.cases.CASES``.
+    params : dict
+        The case's parameters; ``threads`` is required.
+    python : str
+        Interpreter of the child (the benchmark environment).
+    timeout : float
+        Seconds before the child is killed.
+
+    Returns
+    -------
+    dict
+        The case's output plus ``params``, or ``error`` when the child failed.
+    """
+    env = {**os.environ, **{v: str(params["threads"]) for v in THREAD_VARS}, "PYTHONPATH": str(ROOT)}
+    cmd = [python, "-m", "benchmarks", "_worker", case, json.dumps(params)]
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
+    row = {"case": case, **params, "process_wall_s": time.perf_counter() - t}
+    if proc.returncode != 0:
+        row["error"] = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
+        print(f"  {case} {params}: FAILED {row['error']}", file=sys.stderr, flush=True)
+        return row
+    row.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+    print(f"  {case} {params.get('impl', '')} n={params.get('n', params.get('m'))} threads={params['threads']}: "
+          f"{row.get('wall_s', row.get('seconds_full_test', 0)):.3g} s", flush=True)
+    return row
+
+
+def machine() -> dict[str, Any]:
+    """The machine and library versions, with the load when the run started."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    info: dict[str, Any] = {"platform": platform.platform(), "processor": platform.processor(), "cpus": os.cpu_count(),
+                            "python": platform.python_version(), "load_average_at_start": list(os.getloadavg())}
+    try:
+        model = [ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith("model name")]
+        info["cpu_model"] = model[0] if model else None
+        info["memory_gb"] = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (OSError, ValueError):
+        pass
+    for pkg in ("numpy", "torch", "hyppo", "alibi-detect", "mmdagg", "mmdfuse"):
+        try:
+            info[pkg] = version(pkg)
+        except PackageNotFoundError:
+            info[pkg] = None
+    return info
+
+
+def run(quick: bool, python: str) -> dict[str, Any]:
+    """Every comparison of the plan; returns the JSON document."""
+    plan = QUICK if quick else PLAN
+    d, b, seed = plan["d"], plan["B"], 0
+    rows: list[dict[str, Any]] = []
+    common = {"d": d, "seed": seed, "repeats": 3}
+    print("scaling (one thread):", flush=True)
+    for n in plan["scaling_n"]:
+        for impl in ("cflib", "cflib-float64", "numpy-float64", "numpy-float32"):
+            rows.append(measure("mmd", {"impl": impl, "n": n, "B": b, "threads": 1, **common}, python=python))
+    print("two threads:", flush=True)
+    for impl in ("cflib", "numpy-float64"):
+        rows.append(measure("mmd", {"impl": impl, "n": plan["scaling_n"][-1], "B": b, "threads": 2, **common}, python=python))
+    print("peers:", flush=True)
+    peers = {"hyppo": "hyppo", "alibi-detect": "alibi_detect"}
+    missing = [p for p, mod in peers.items()
+               if subprocess.run([python, "-c", f"import {mod}"], capture_output=True).returncode != 0]
+    for impl, ns in plan["peer_n"].items():
+        if impl in missing:
+            print(f"  {impl} not installed: skipped", flush=True)
+            continue
+        for n in ns:
+            for who in (impl, "cflib"):  # cflib at the same (smaller) B, for a like-for-like ratio
+                rows.append(measure("mmd", {"impl": who, "n": n, "B": plan["peer_B"], "threads": 1, **common}, python=python))
+    print("the K @ V limit, same process:", flush=True)
+    for threads in (1, 2):
+        rows.append(measure("limit", {"n": plan["limit_n"], "B": b, "threads": threads, **common}, python=python))
+    print("large n (one repeat):", flush=True)
+    for n, bb in plan["large"]:
+        rows.append(measure("mmd", {"impl": "cflib", "n": n, "B": bb, "threads": 1, "d": d, "seed": seed, "repeats": 1},
+                            python=python))
+    print("N-TE bootstrap:", flush=True)
+    rows.append(measure("bootstrap", {**plan["bootstrap"], "threads": 1, "seed": seed, "repeats": 3}, python=python))
+    return {"machine": machine(), "plan": plan, "quick": quick, "python": python,
+            "not_installable": {"mmdagg": "no distribution on PyPI (`pip download mmdagg` finds none)",
+                                "mmdfuse": "no distribution on PyPI (`pip download mmdfuse` finds none)"},
+            "rows": rows}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Command line: ``run`` (measure and write everything) or ``page`` (re-render from the JSON)."""
+    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="measure every comparison (fresh processes) and write results and page")
+    r.add_argument("--quick", action="store_true", help="small sizes: a check that the harness works (minutes)")
+    r.add_argument("--python", default=sys.executable, help="interpreter of the benchmark environment")
+    r.add_argument("--out", default=None, help="results folder (default benchmarks/results; a temporary one with --quick)")
+    sub.add_parser("page", help="re-render book/performance.md and the plot from benchmarks/results")
+    w = sub.add_parser("_worker")
+    w.add_argument("case")
+    w.add_argument("params")
+    args = ap.parse_args(argv)
+    if args.cmd == "_worker":
+        _worker(args.case, json.loads(args.params))
+        return
+    from benchmarks import report
+
+    if args.cmd == "run":
+        doc = run(args.quick, args.python)
+        out = Path(args.out) if args.out else (Path(tempfile.mkdtemp(prefix="bench-quick-")) if args.quick else RESULTS)
+        report.write_results(doc, out)
+        print(f"results in {out}")
+        if args.quick or out != RESULTS:
+            return  # a harness check: never overwrite the book's page with quick sizes
+    report.write_page(json.loads((RESULTS / "mmd_engine.json").read_text()))
+
+
+if __name__ == "__main__":
+    main()

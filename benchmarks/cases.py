@@ -1,0 +1,220 @@
+"""What one benchmark process measures: each function runs inside a fresh, thread-pinned subprocess.
+
+A case gets its parameters as a dict and returns a dict of plain numbers. Every case makes its data
+from the same seed, makes a warm-up call (thread pools, numba compilation, lazy imports), then times
+``repeats`` calls and reports the medians of wall-clock and CPU time; the peak memory of the process
+is read by the parent (``ru_maxrss`` of the child).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+def data(n: int, d: int, seed: int, shift: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Two samples ``N(0, I_d)`` and ``N(shift e_1, I_d)`` of ``n`` rows each."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, d))
+    y = rng.normal(size=(n, d))
+    y[:, 0] += shift
+    return x, y
+
+
+def _timed(fn: Callable[[], Any], repeats: int) -> tuple[Any, dict[str, float]]:
+    walls, cpus, out = [], [], None
+    for _ in range(repeats):
+        w, c = time.perf_counter(), time.process_time()
+        out = fn()
+        walls.append(time.perf_counter() - w)
+        cpus.append(time.process_time() - c)
+    return out, {"wall_s": statistics.median(walls), "cpu_s": statistics.median(cpus), "repeats": repeats}
+
+
+def bandwidth(x: np.ndarray, y: np.ndarray) -> float:
+    """The median-heuristic bandwidth every implementation is given."""
+    from cflib.stats.kernels import median_bandwidth
+
+    return median_bandwidth(x, y, max_n=1000)
+
+
+def numpy_kv(x: np.ndarray, y: np.ndarray, s: float, b: int, seed: int, dtype: Any) -> tuple[float, float]:
+    """The limit: kernel matrix in numpy and every permutation in one ``K @ V`` product (unbiased MMD^2).
+
+    Uses the permutations of ``cflib.stats.mmd_test`` (same generator calls), so its p-value must
+    equal cflib's exactly.
+    """
+    n, m = x.shape[0], y.shape[0]
+    z = np.concatenate([x, y]).astype(dtype)
+    sq = (z * z).sum(1)
+    k = np.exp((sq[:, None] + sq[None, :] - 2.0 * z @ z.T) / (-2.0 * s * s)).astype(dtype)
+    np.fill_diagonal(k, 0.0)
+    rng = np.random.default_rng(seed)
+    template = np.r_[np.ones(n), np.zeros(m)]
+    e = np.concatenate([template[None], *(rng.permuted(np.broadcast_to(template, (min(512, b - i), n + m)), axis=1)
+                                          for i in range(0, b, 512))]).T.astype(dtype)
+    r = k.sum(1, dtype=np.float64)
+    total = r.sum()
+    sxx = (e * (k @ e)).sum(0, dtype=np.float64)
+    er = r @ e
+    stat = sxx / (n * (n - 1)) + (total - 2 * er + sxx) / (m * (m - 1)) - 2 * (er - sxx) / (n * m)
+    obs, null = stat[0], stat[1:]
+    return float(obs), float((1 + np.count_nonzero(null >= obs - 1e-12 * max(1.0, abs(obs)))) / (1 + b))
+
+
+def case_mmd(p: dict[str, Any]) -> dict[str, Any]:
+    """One implementation of the unpaired permutation MMD test at one size."""
+    impl, n, d, b, seed, repeats = p["impl"], p["n"], p["d"], p["B"], p["seed"], p["repeats"]
+    x, y = data(n, d, seed)
+    xw, yw = data(min(n, 50), d, seed + 1)
+    s = bandwidth(x, y)
+    if impl.startswith("cflib"):
+        from cflib.stats.mmd import mmd_test
+
+        prec = "float64" if impl == "cflib-float64" else "mixed"
+
+        def run():
+            r = mmd_test(x, y, bandwidth=s, n_permutations=b, seed=seed, precision=prec)
+            return r.statistic, r.pvalue
+
+        mmd_test(xw, yw, bandwidth=s, n_permutations=10, seed=0, precision=prec)
+    elif impl.startswith("numpy"):
+        dt = np.float32 if impl == "numpy-float32" else np.float64
+
+        def run():
+            return numpy_kv(x, y, s, b, seed, dt)
+
+        numpy_kv(xw, yw, s, 10, 0, dt)
+    elif impl == "hyppo":
+        from hyppo.ksample import MMD
+
+        gamma = 1.0 / (2 * s * s)
+
+        def run():
+            stat, pv = MMD(compute_kernel="gaussian", bias=True, gamma=gamma).test(
+                x, y, reps=b, workers=1, auto=False, random_state=seed)
+            return float(stat), float(pv)
+
+        MMD(compute_kernel="gaussian", bias=True, gamma=gamma).test(xw, yw, reps=10, workers=1, auto=False, random_state=0)
+    elif impl == "alibi-detect":
+        import torch
+        from alibi_detect.cd import MMDDrift
+
+        def make(ref):
+            return MMDDrift(ref, backend="pytorch", n_permutations=b, sigma=np.array([s]),
+                            configure_kernel_from_x_ref=False, device="cpu")
+
+        def run():
+            torch.manual_seed(seed)
+            pv, dist, _ = make(x).score(y)
+            return float(dist), float(pv)
+
+        make(xw).score(yw)
+    else:
+        raise ValueError(f"unknown implementation {impl!r}")
+    (stat, pv), t = _timed(run, repeats)
+    out = {**t, "statistic": stat, "pvalue": pv, "bandwidth": s}
+    if impl == "hyppo":  # predicted from cflib's MMD^2_b (hyppo reports a rescaled distance correlation)
+        out["statistic_predicted_from_cflib"] = hyppo_statistic_from_cflib(x, y, s)
+    return out
+
+
+def hyppo_statistic_from_cflib(x: np.ndarray, y: np.ndarray, s: float) -> float:
+    """hyppo's MMD statistic for ``n = m``: ``sqrt(MMD^2_b / (4 ||H K H||_F / N)) / 8`` (see the README)."""
+    from cflib.stats.kernels import GaussianKernel
+    from cflib.stats.mmd import mmd2
+
+    kz = GaussianKernel(s).gram(np.vstack([x, y])).numpy()
+    hk = kz - kz.mean(0, keepdims=True) - kz.mean(1, keepdims=True) + kz.mean()
+    return float(np.sqrt(mmd2(x, y, bandwidth=s, estimator="biased") / (4 * np.linalg.norm(hk) / kz.shape[0])) / 8)
+
+
+def case_limit(p: dict[str, Any]) -> dict[str, Any]:
+    """cflib and the numpy ``K @ V`` limits in the same process, interleaved, at one size."""
+    from cflib.stats.mmd import mmd_test
+
+    n, d, b, seed, repeats = p["n"], p["d"], p["B"], p["seed"], p["repeats"]
+    x, y = data(n, d, seed)
+    s = bandwidth(x, y)
+    runs = {
+        "cflib": lambda: mmd_test(x, y, bandwidth=s, n_permutations=b, seed=seed).pvalue,
+        "numpy-float64": lambda: numpy_kv(x, y, s, b, seed, np.float64)[1],
+        "numpy-float32": lambda: numpy_kv(x, y, s, b, seed, np.float32)[1],
+    }
+    for f in runs.values():  # warm-up
+        f()
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    cpus: dict[str, list[float]] = {k: [] for k in runs}
+    pv = {}
+    for _ in range(repeats):
+        for k, f in runs.items():
+            w, c = time.perf_counter(), time.process_time()
+            pv[k] = f()
+            times[k].append(time.perf_counter() - w)
+            cpus[k].append(time.process_time() - c)
+    out: dict[str, Any] = {"repeats": repeats}
+    for k in runs:
+        out[f"{k}_wall_s"] = statistics.median(times[k])
+        out[f"{k}_cpu_s"] = statistics.median(cpus[k])
+        out[f"{k}_pvalue"] = pv[k]
+    for ref in ("numpy-float64", "numpy-float32"):
+        out[f"ratio_wall_vs_{ref}"] = out["cflib_wall_s"] / out[f"{ref}_wall_s"]
+        out[f"ratio_cpu_vs_{ref}"] = out["cflib_cpu_s"] / out[f"{ref}_cpu_s"]
+    return out
+
+
+def case_bootstrap(p: dict[str, Any]) -> dict[str, Any]:
+    """N-TE bootstrap of CF-CLOT: all draws through the engine vs a loop with the same weights and algebra."""
+    from cflib.stats.closeness import (
+        _pair_stats,
+        _resample_null,
+        cfclot_test,
+        gaussian_pair_sample,
+        nte,
+    )
+    from cflib.stats.kernels import GaussianKernel
+
+    m, draws, seed, repeats = p["m"], p["B"], p["seed"], p["repeats"]
+    y, y_cf = gaussian_pair_sample(m, 1.3, seed=seed)
+    k = GaussianKernel().fit(y, y_cf)
+    cfclot_test(y[:50], y_cf[:50], 0.1, kernel=k, method="bootstrap", n_boot=10, seed=seed)
+    res, t_test = _timed(lambda: cfclot_test(y, y_cf, 0.1, kernel=k, method="bootstrap", n_boot=draws, seed=seed), repeats)
+    ps = _pair_stats(y, y_cf, k, "cpu")
+    vec, t_vec = _timed(lambda: _resample_null(ps, res.statistic, 0.1, "bootstrap", draws, np.random.default_rng(seed)), repeats)
+    h, dd = ps.h.clone().numpy(), ps.d.clone().numpy()
+    np.fill_diagonal(h, 0.0)
+    np.fill_diagonal(dd, 0.0)
+
+    def loop():
+        rng = np.random.default_rng(seed)
+        w = np.concatenate([rng.multinomial(m, np.full(m, 1.0 / m), size=min(512, draws - i)) for i in range(0, draws, 512)])
+        return np.array([0.1 + (wi @ h @ wi) / (wi @ dd @ wi) - res.statistic for wi in w.astype(float)])
+
+    ref, t_loop = _timed(loop, 1)
+    n_rec = p["recompute_draws"]
+
+    def recompute():
+        rng = np.random.default_rng(seed)
+        for _ in range(n_rec):
+            idx = rng.integers(0, m, m)
+            nte(y[idx], y_cf[idx], kernel=k)
+
+    _, t_rec = _timed(recompute, 1)
+    per_draw = t_rec["wall_s"] / n_rec
+    return {
+        "m": m, "n_boot": draws, "seconds_full_test": t_test["wall_s"], "seconds_vectorised": t_vec["wall_s"],
+        "seconds_loop_same_algebra": t_loop["wall_s"], "speedup_vs_loop": t_loop["wall_s"] / t_vec["wall_s"],
+        "seconds_per_draw_loop_recompute_kernel": per_draw,
+        "speedup_vs_recompute_loop": per_draw * draws / t_test["wall_s"],
+        "max_abs_diff_vectorised_vs_loop": float(np.max(np.abs(vec - ref))),
+        "cpu_s_vectorised": t_vec["cpu_s"], "cpu_s_loop_same_algebra": t_loop["cpu_s"],
+    }
+
+
+CASES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "mmd": case_mmd, "limit": case_limit, "bootstrap": case_bootstrap,
+}
