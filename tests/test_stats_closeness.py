@@ -237,7 +237,7 @@ def test_simulate_cfclot_matches_single_tests():
 
 def test_tabular_tasks_have_binary_sensitive_attributes():
     from cflib.data import DatasetMissingError
-    from cflib.models.tabular import tabular_task
+    from cflib.data.tabular_tasks import tabular_task
 
     try:
         task = tabular_task("german")

@@ -1131,8 +1131,8 @@ def audit_tabular(task: Any, arch: str, *, n_train: int, n_test: int, epochs: in
 
     Parameters
     ----------
-    task : cflib.models.tabular.TabularTask
-        The data set (:func:`cflib.models.tabular.tabular_task`).
+    task : cflib.data.tabular_tasks.TabularTask
+        The data set (:func:`cflib.data.tabular_tasks.tabular_task`).
     arch : {"mlp", "cnn", "lstm", "transformer"}
         Model family (:func:`cflib.models.tabular.make_tabular_pipeline`).
     n_train, n_test : int
