@@ -564,6 +564,7 @@ def _kind(value: Any) -> str | None:
 
 
 _EXPECT = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "a string"}
+_PLURAL = {"bool": "booleans", "int": "integers", "float": "numbers", "str": "strings"}
 
 
 def _fits(kind: str, value: Any) -> bool:
@@ -627,7 +628,7 @@ def check_parameter(name: str, value: Any, default: Any, *, literal: bool = True
     if kind is not None:
         for v in items:
             if not _fits(kind, v):
-                what = f"a list of {_EXPECT[kind].replace('an ', '').replace('a ', '')}s" if isinstance(default, (list, tuple)) else _EXPECT[kind]
+                what = f"a list of {_PLURAL[kind]}" if isinstance(default, (list, tuple)) else _EXPECT[kind]
                 raise ValidationTypeError(f"{pre}{name} must be {what} like its default {describe(default)}, got {shown}")
             if kind in ("int", "float") and not math.isfinite(float(v)):
                 raise ValidationError(f"{pre}{name} must be a finite number, got {shown}")
