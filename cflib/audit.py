@@ -87,6 +87,9 @@ class AuditReport:
         Start time and wall time (the only entries that change between runs with the same seed).
     details : dict
         The underlying result objects (effect estimates, test results), for a closer look.
+    warnings : tuple of str
+        Why some answer may be unreliable (a :class:`cflib.CflibWarning` raised during the audit, e.g. too
+        few units in a group for the doubly robust effects).
     """
 
     rows: pd.DataFrame
@@ -94,6 +97,7 @@ class AuditReport:
     provenance: dict
     timing: dict
     details: dict = field(default_factory=dict, repr=False)
+    warnings: tuple[str, ...] = ()
 
     def summary(self) -> pd.DataFrame:
         """The checks, one row each: estimate, interval, p-value and verdict.
@@ -145,7 +149,7 @@ class AuditReport:
         for name, row in self.rows.iterrows():
             checks.append({"check": str(name), **{c: _plain(row[c]) for c in _COLUMNS}})
         return {"schema_version": SCHEMA_VERSION, "alpha": self.alpha, "checks": checks,
-                "provenance": self.provenance, "timing": self.timing}
+                "warnings": list(self.warnings), "provenance": self.provenance, "timing": self.timing}
 
     def to_json(self, path: str | os.PathLike) -> Path:
         """Write the report as JSON (atomically), sorted keys, the schema of :func:`load_schema`.
@@ -194,6 +198,7 @@ th{{background:#f4f4f4}}.flag{{color:#b00;font-weight:bold}}</style></head>
 the verdict, the method and the chapter of the book that explains it. Made by cflib {html.escape(self.provenance["cflib_version"])}
 (report schema {SCHEMA_VERSION}).</p>
 {table.to_html(classes="checks", escape=True, border=0)}
+{"".join(f'<p class="flag">Warning: {html.escape(w)}</p>' for w in self.warnings)}
 <img alt="Counterfactual effects with intervals" src="data:image/png;base64,{png}">
 <h2>Provenance</h2><table class="provenance">{prov}</table>
 </body></html>
@@ -420,6 +425,7 @@ def audit(
     eff = ctf_effects(frame, sfm, outcomes, learner=learner, n_boot=n_boot, level=level, seed=seed,
                       ci="percentile" if n_boot >= 2 else "normal")
     details["effects"] = eff
+    notes = tuple(dict.fromkeys(w for e in eff.values() for w in e.warnings))  # also raised as CflibWarning
     for out, suffix in (("_y_hat", ""), (sfm.y, " (y)")):
         if out not in eff:
             continue
@@ -508,7 +514,7 @@ def audit(
         "environment": _environment(),
     }
     timing = {"started_utc": started, "wall_seconds": round(time.perf_counter() - t0, 2)}
-    return AuditReport(table, alpha, provenance, timing, details)
+    return AuditReport(table, alpha, provenance, timing, details, notes)
 
 
 def _whitebox_de(f: Callable[[pd.DataFrame], np.ndarray], frame: pd.DataFrame, sfm: StandardFairnessModel,

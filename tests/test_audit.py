@@ -238,3 +238,18 @@ def test_chapter_claim_rule():
     claims.reset()
     assert claims_01({"northpointe": Fake(0.1700, 0.0864)}).verdict.tolist() == ["not reproduced"]
     claims.reset()
+
+
+def test_small_groups_are_warned_about_in_the_report(tmp_path):
+    """Legal but unreliable input (few units in a group) reaches the report, its JSON and its HTML."""
+    import warnings
+
+    from cflib import CflibWarning
+
+    d = linear_world(n=80, seed=2)  # about 37 units in the smaller group: estimable, but fewer than 50
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CflibWarning)
+        r = audit(lambda f: f.w.to_numpy(), d, sfm=SFM, n_boot=0, learner="linear", progress=False)
+    assert r.warnings and any("units" in w for w in r.warnings)
+    assert json.loads(r.to_json(tmp_path / "r.json").read_text())["warnings"] == list(r.warnings)
+    assert "Warning:" in r.to_html(tmp_path / "r.html").read_text()
