@@ -30,7 +30,7 @@ def test_scm_hue_distributions():
         assert abs(h[d == c].mean() - (c / 10 + 0.05)) < 0.005
         assert abs(h[d == c].std() - 0.05) < 0.005
     u = cd.sample_hue(d, "unconfounded", 0)
-    assert abs(np.corrcoef(d, u)[0, 1]) < 0.03 and 0 <= u.min() and u.max() < 1
+    assert abs(np.corrcoef(d, u)[0, 1]) < 0.03 and u.min() >= 0 and u.max() < 1
     f = cd.sample_hue(d, "confounded_full_support", 0, outlier_p=0.2)
     far = cd.hue_error(f, d / 10 + 0.05) > 0.25  # outliers land far from their band with prob. ~1/2
     assert 0.07 < far.mean() < 0.13
@@ -109,7 +109,7 @@ def test_shapes_scene():
     sizes = {"object_hue": 2, "floor_hue": 2, "wall_hue": 2, "orientation": 2, "scale": 2, "shape": 3}
     d = sh.shapes_scene(sizes, resolution=12)
     assert len(d) == 2 * 2 * 2 * 2 * 2 * 3 and d.x.shape[1:] == (3, 12, 12)
-    assert 0 <= d.x.min() and d.x.max() <= 1
+    assert d.x.min() >= 0 and d.x.max() <= 1
     # one distinct image per combination
     assert len(np.unique(d.x.reshape(len(d), -1).round(5), axis=0)) == len(d)
     tr, te = d.split(0.25, seed=0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -50,7 +51,7 @@ def test_type_checking_block_is_up_to_date(package):
     from cflib._lazy import type_checking_block
 
     mod = importlib.import_module(package)
-    text = open(mod.__file__).read()
+    text = Path(mod.__file__).read_text()
     assert type_checking_block(mod.__file__) in text, f"run `python -m cflib._lazy` to regenerate {mod.__file__}"
 
 

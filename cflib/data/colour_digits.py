@@ -462,12 +462,12 @@ def _binned(parents: Mapping[str, Any], bins: Mapping[str, Any] | int, discrete:
     n = len(arrays[0])
     if any(len(a) != n for a in arrays):
         raise ValueError("every parent array must have the same length")
-    discrete = set(discrete) if discrete is not None else {k for k, a in zip(names, arrays) if np.issubdtype(a.dtype, np.integer)}
+    discrete = set(discrete) if discrete is not None else {k for k, a in zip(names, arrays, strict=True) if np.issubdtype(a.dtype, np.integer)}
     unknown = discrete - set(names)
     if unknown:
         raise ValueError(f"discrete names unknown parent(s) {sorted(unknown)}; parents are {names}")
     codes, edges, sizes = [], [], []
-    for k, a in zip(names, arrays):
+    for k, a in zip(names, arrays, strict=True):
         if k in discrete:
             levels, code = np.unique(a, return_inverse=True)
             codes.append(code)

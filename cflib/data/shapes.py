@@ -240,7 +240,7 @@ def shapes_scene(sizes: Mapping[str, int] | None = None, resolution: int = 16) -
     """
     sizes = dict(DEFAULT_SIZES) if sizes is None else {**DEFAULT_SIZES, **_check_sizes(sizes)}
     grids = np.meshgrid(*[np.arange(sizes[k]) for k in FACTORS], indexing="ij")
-    parents = {k: g.reshape(-1) for k, g in zip(FACTORS, grids)}
+    parents = {k: g.reshape(-1) for k, g in zip(FACTORS, grids, strict=True)}
     return ShapesScene(render_shapes(parents, resolution, sizes), parents, sizes, int(resolution))
 
 
