@@ -39,7 +39,7 @@ def test_scm_hue_distributions():
 
 
 def test_full_support_by_scm():
-    kw = dict(replicas=4, resolution=8)
+    kw = {"replicas": 4, "resolution": 8}
     assert cd.has_full_support(cd.colour_digits("unconfounded", **kw).parents)
     assert not cd.has_full_support(cd.colour_digits("confounded", **kw).parents)
     rep = cd.support_report(cd.colour_digits("confounded_full_support", outlier_p=0.1, **kw).parents)
