@@ -703,9 +703,9 @@ def cit_lr_test(
     g_mode : {"joint", "separate"}, optional
         ``"joint"``: one learner on ``[z, onehot(a)]``; ``"separate"``: one learner per level of
         ``a`` fitted on that group's ``z`` (the authors' code). Default: ``"joint"`` with
-        ``h_mode="debiased"`` (both are calibrated there; the joint fit has the lower variance and so
-        more power against a shift, measured in the invariance chapter, notebook 07), ``"separate"``
-        with the paper's forms (as in the paper and the authors' code).
+        ``h_mode="debiased"`` (both are calibrated there; one fit on all units estimates an additive
+        shift with less variance than one fit per group), ``"separate"`` with the paper's forms (as
+        in the paper and the authors' code).
     h_mode : {"debiased", "marginalize", "regress"}
         ``"debiased"`` (default): the doubly robust form above, valid when ``z`` depends on ``a``.
         ``"marginalize"``: :math:`\\hat h(z) = \\sum_a P(a) \\hat g(a, z)` and
