@@ -10,8 +10,10 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 JOBS ?= 2
 SWEEP ?= notebooks/sweeps/foundations-abduction-error.yaml
 export HF_HUB_OFFLINE := 1
-# Notebooks run two at a time on two cores; one BLAS/torch thread each is fastest there (override if you like).
-export OMP_NUM_THREADS ?= 1
+# Notebooks run two at a time on two cores with one BLAS/torch thread each. The runner sets this count in
+# every kernel and keys its cache on it (a few sums depend on it), so a build never mixes results made
+# with different counts; `make book OMP_NUM_THREADS=4` changes it on purpose (and re-runs everything).
+export OMP_NUM_THREADS := 1
 
 .PHONY: setup data book notebooks test lab sweep lint clean browser-deps help
 

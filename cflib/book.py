@@ -77,7 +77,7 @@ def receipt_markdown(stamp: Mapping[str, Any], status: str) -> str:
     pkgs = ", ".join(f"{k} {v}" for k, v in sorted(r.get("packages", {}).items()))
     rows = [
         ("scale", r.get("scale", stamp.get("scale", "unknown"))),
-        ("device", r.get("device", "unknown")),
+        ("device", f"{r.get('device', 'unknown')}, {r.get('threads', '?')} BLAS thread(s)"),
         ("wall time", f"{r.get('seconds', stamp.get('seconds', 0.0)):.1f} s"),
         ("executed", when),
         ("cache", cache),

@@ -35,6 +35,7 @@ from .paths import build_dir, notebooks_dir, repo_root
 __all__ = [
     "SCALES",
     "RECEIPT_PACKAGES",
+    "kernel_threads",
     "NotebookError",
     "RunResult",
     "toc_notebooks",
@@ -317,7 +318,35 @@ def _cflib_files() -> dict[str, str]:
 
 
 # Bump when what the runner injects into a notebook changes, so that earlier results are re-run.
-_RUNNER_VERSION = 3
+_RUNNER_VERSION = 4
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+def kernel_threads() -> int:
+    """BLAS/OpenMP threads of every notebook kernel: ``CFLIB_THREADS``, else ``OMP_NUM_THREADS``, else 1.
+
+    The count is set in each kernel before anything imports numpy or torch and is part of the cache
+    key: a few results (float sums in a different order) depend on it, so a build must not reuse a
+    notebook executed with another count.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If the variable is not a whole number >= 1.
+    """
+    name = "CFLIB_THREADS" if os.environ.get("CFLIB_THREADS") else "OMP_NUM_THREADS"
+    raw = os.environ.get(name) or "1"
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"{name} must be a whole number >= 1 (threads per notebook kernel), got {raw!r}")
+    return n
 
 
 def cache_key(notebook: str, scale: str, parameters: Mapping[str, Any]) -> str:
@@ -336,12 +365,12 @@ def cache_key(notebook: str, scale: str, parameters: Mapping[str, Any]) -> str:
     -------
     str
         Hex digest over the source cells (outputs ignored), declared dependencies, parameters,
-        scale and the runner's injection version. The ``cflib`` modules a run imported are recorded in its stamp and checked separately
+        scale, the kernel's thread count (:func:`kernel_threads`) and the runner's injection version. The ``cflib`` modules a run imported are recorded in its stamp and checked separately
         (:func:`is_cached`), so editing one chapter's module does not re-run the other chapters.
     """
     return hashlib.sha256(
-        json.dumps({"notebook": _notebook_hash(notebook), "parameters": parameters, "scale": scale, "runner": _RUNNER_VERSION},
-                   sort_keys=True, default=str).encode()
+        json.dumps({"notebook": _notebook_hash(notebook), "parameters": parameters, "scale": scale, "runner": _RUNNER_VERSION,
+                    "threads": kernel_threads()}, sort_keys=True, default=str).encode()
     ).hexdigest()
 
 
@@ -421,8 +450,9 @@ def _outputs(output_dir: Path, rel: str) -> dict[str, Path]:
 def _injected_cell(rel: str, scale: str, claims: Path, env: Mapping[str, str] | None) -> nbformat.NotebookNode:
     # Inline figures even when the caller exported another backend (MPLBACKEND=Agg would drop every
     # figure from the executed notebook); the first cell runs before anything imports matplotlib.
+    threads = str(kernel_threads())
     env = {"CFLIB_SCALE": scale, "CFLIB_NOTEBOOK": rel, "CFLIB_CLAIMS_FILE": str(claims),
-           "MPLBACKEND": "module://matplotlib_inline.backend_inline", **(env or {})}
+           "MPLBACKEND": "module://matplotlib_inline.backend_inline", **dict.fromkeys(_THREAD_VARS, threads), **(env or {})}
     src = "# Injected by cflib.runner: tells cflib.claims where to write and which scale this is.\nimport os\n"
     src += "".join(f"os.environ[{k!r}] = {v!r}\n" for k, v in env.items())
     cell = nbformat.v4.new_code_cell(src)
@@ -595,6 +625,7 @@ def execute(
     receipt = {
         "scale": scale,
         "device": kernel.get("device", "unknown"),
+        "threads": kernel_threads(),
         "seconds": round(seconds, 1),
         "finished_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(finished)),
         "commit": _git_commit(repo_root()),

@@ -36,3 +36,20 @@ def test_two_clean_runs_record_the_same_values(notebook, tmp_path, monkeypatch):
         runs.append(_recorded(out, notebook))
     assert runs[0]["claims"], "the notebook records claims"
     assert runs[0] == runs[1]
+
+
+def test_thread_count_is_set_in_the_kernel_and_keys_the_cache(monkeypatch):
+    """A warm build must not reuse a notebook executed with another BLAS thread count (some float sums
+    depend on it), and every kernel gets the count explicitly."""
+    nb = NOTEBOOKS[0]
+    monkeypatch.delenv("CFLIB_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    one = runner.cache_key(nb, "smoke", {})
+    assert runner.kernel_threads() == 1 and "os.environ['OMP_NUM_THREADS'] = '1'" in runner._injected_cell(nb, "smoke", Path("c"), None).source
+    monkeypatch.setenv("CFLIB_THREADS", "3")  # wins over OMP_NUM_THREADS
+    assert runner.kernel_threads() == 3 and runner.cache_key(nb, "smoke", {}) != one
+    assert "os.environ['OPENBLAS_NUM_THREADS'] = '3'" in runner._injected_cell(nb, "smoke", Path("c"), None).source
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv("CFLIB_THREADS", bad)
+        with pytest.raises(ValueError, match="CFLIB_THREADS must be a whole number >= 1"):
+            runner.kernel_threads()
