@@ -445,8 +445,11 @@ def audit(
         details["predictive_parity"] = cpp
         rows["PP (Algorithm 1)"] = {
             "estimate": cpp.statistic, "ci_low": math.nan, "ci_high": math.nan, "pvalue": cpp.pvalue,
-            "verdict": f"{cpp.verdict}: " + ("causal predictive parity holds" if cpp.passed else "an effect outside business necessity reaches the prediction"),
-            "method": f"Algorithm 1, {cpp.test} test, business necessity {sorted(bn) or 'none'}",
+            # One level-alpha decision over the three assertions (Bonferroni); Algorithm 1 as printed checks each at
+            # alpha and says FAIL for a compliant predictor about 16% of the time (the calibration page).
+            "verdict": ("FAIL: an effect outside business necessity reaches the prediction" if cpp.pvalue <= alpha
+                        else "SUCCESS: no evidence that an effect outside business necessity reaches the prediction"),
+            "method": f"Algorithm 1, {cpp.test} test over DE, IE, SE (Bonferroni), business necessity {sorted(bn) or 'none'}",
             "reference": "parity-decomposition, Algorithm 1",
         }
     bar.update(1)
