@@ -23,7 +23,7 @@ def _sym(n: int, seed: int) -> torch.Tensor:
 def test_quadratic_forms_equal_dense_algebra_for_any_chunk(chunk):
     a = _sym(50, 0)
     v = torch.as_tensor(np.random.default_rng(1).normal(size=(50, 9)))
-    qf = quadratic_forms(lambda i0, i1: a[i0:i1].clone(), 50, v, exact=v[:, :2], precision="float64", chunk=chunk)
+    qf = quadratic_forms(lambda i0, i1, out: out.copy_(a[i0:i1]), 50, v, exact=v[:, :2], precision="float64", chunk=chunk)
     dense = (v * (a @ v)).sum(0).numpy()
     np.testing.assert_allclose(qf.q, dense, rtol=1e-12)
     np.testing.assert_allclose(qf.q_exact, dense[:2], rtol=1e-12)
@@ -35,7 +35,7 @@ def test_float32_error_within_rounding_bound():
     n = 400
     a = _sym(n, 2) - 1.0  # signed entries
     s = torch.as_tensor(np.random.default_rng(3).choice((-1.0, 1.0), size=(n, 300)))
-    rows = lambda i0, i1: a[i0:i1].clone()  # noqa: E731
+    rows = lambda i0, i1, out: out.copy_(a[i0:i1])  # noqa: E731
     q32 = quadratic_forms(rows, n, s, chunk=64)
     q64 = quadratic_forms(rows, n, s, precision="float64").q
     err = np.abs(q32.q - q64)

@@ -793,11 +793,15 @@ def _type_rows(a, inverse):
 
     inv = torch.as_tensor(inverse, device=a.device)
     ar = torch.arange(inv.numel(), device=a.device)
+    tmp: list[Any] = []
 
-    def rows(i0: int, i1: int):
-        blk = a[inv[i0:i1]][:, inv]
-        blk[ar[: i1 - i0], ar[i0:i1]] = 0.0
-        return blk
+    def rows(i0: int, i1: int, out):
+        if not tmp or tmp[0].shape[0] < i1 - i0:
+            tmp[:] = [a.new_empty((i1 - i0, a.shape[1]))]  # one scratch block, reused
+        t = torch.index_select(a, 0, inv[i0:i1], out=tmp[0][: i1 - i0])
+        torch.index_select(t, 1, inv, out=out)
+        out[ar[: i1 - i0], ar[i0:i1]] = 0.0
+        return out
 
     return rows
 
@@ -811,18 +815,19 @@ def _resample_null(ps: _PairStats, t: float, epsilon: float, method: str, n_boot
     den = _offdiag_sum(ps.d, ps.counts)
     h_rows = _type_rows(ps.h, ps.inverse)
     if method == "signflip":
-        return signflip_null(h_rows, n_boot, rng, batch=batch, n_rows=m)[1] / den
+        return signflip_null(h_rows, n_boot, rng, batch=batch, n_rows=m, device=ps.h.device)[1] / den
     w = np.concatenate([rng.multinomial(m, np.full(m, 1.0 / m), size=min(batch, n_boot - b0)) for b0 in range(0, n_boot, batch)])
-    w = torch.as_tensor(w.T, dtype=torch.float64, device=ps.h.device)
+    dev = ps.h.device
+    w = torch.as_tensor(w.T, dtype=torch.float64, device=dev)
     if method == "bootstrap" and epsilon == 0:
         v = w - 1.0  # centred multinomial weights: a degenerate-U-statistic bootstrap of the null
-        return quadratic_forms(h_rows, m, v, precision="float64").q / den
+        return quadratic_forms(h_rows, m, v, precision="float64", device=dev).q / den
     if method == "bootstrap-literal":
         v = w - 1.0 / m  # Eq. 11 as printed
-        return quadratic_forms(h_rows, m, v, precision="float64").q / den
+        return quadratic_forms(h_rows, m, v, precision="float64", device=dev).q / den
     # resample units; the shifted bootstrap ratio approximates the law of T at N-TE = eps
-    num = quadratic_forms(h_rows, m, w, precision="float64").q
-    dd = quadratic_forms(_type_rows(ps.d, ps.inverse), m, w, precision="float64").q
+    num = quadratic_forms(h_rows, m, w, precision="float64", device=dev).q
+    dd = quadratic_forms(_type_rows(ps.d, ps.inverse), m, w, precision="float64", device=dev).q
     return epsilon + (num / dd - t)
 
 

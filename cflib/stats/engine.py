@@ -65,7 +65,7 @@ class QuadraticForms:
     dtype: str
 
 
-def default_chunk(n_rows: int, budget_bytes: int = 64 * 2**20) -> int:
+def default_chunk(n_rows: int, budget_bytes: int = 16 * 2**20) -> int:
     """Rows per block so that one float64 block of ``n_rows`` columns takes about ``budget_bytes``.
 
     Parameters
@@ -78,7 +78,8 @@ def default_chunk(n_rows: int, budget_bytes: int = 64 * 2**20) -> int:
     Returns
     -------
     int
-        Between 16 and ``n_rows``.
+        Between 16 and ``n_rows``. Blocks stay below glibc's largest mmap threshold (32 MiB), so
+        every block reuses the same heap memory instead of a fresh, zero-filled mapping.
     """
     return int(max(16, min(n_rows, budget_bytes // (8 * max(n_rows, 1)))))
 
@@ -91,21 +92,24 @@ def check_precision(precision: Any) -> str:
 
 
 def quadratic_forms(
-    rows: Callable[[int, int], Any],
+    rows: Callable[[int, int, Any], Any],
     n_rows: int,
     v: Any | None,
     *,
     exact: Any | None = None,
     precision: str = "mixed",
     chunk: int | None = None,
+    device: Any = "cpu",
 ) -> QuadraticForms:
     """All quadratic forms ``v_j' A v_j`` of a symmetric matrix given by row blocks.
 
     Parameters
     ----------
     rows : callable
-        ``rows(i0, i1)`` returns rows ``i0:i1`` of ``A`` as a float64 torch tensor of shape
-        ``(i1 - i0, N)`` on the device of the computation (diagonal already set as the statistic needs).
+        ``rows(i0, i1, out)`` writes rows ``i0:i1`` of ``A`` (diagonal already set as the statistic
+        needs) into ``out``, a float64 tensor of shape ``(i1 - i0, N)`` on ``device``, and returns it.
+        One buffer serves every block: a fresh allocation per block fragments the heap (glibc's
+        adaptive mmap threshold), and memory would grow with ``N`` blocks.
     n_rows : int
         ``N``.
     v : torch.Tensor, shape (N, B), or None
@@ -117,6 +121,8 @@ def quadratic_forms(
     chunk : int, optional
         Rows per block; :func:`default_chunk` by default. Memory is about ``chunk * N`` float64
         numbers plus ``V`` itself.
+    device : str or torch.device
+        Where the blocks live.
 
     Returns
     -------
@@ -139,16 +145,18 @@ def quadratic_forms(
     abs_total = 0.0
     q_exact = torch.zeros(be, dtype=torch.float64)
     row_sums = []
+    rows_per = min(chunk, n_rows)
+    buf64 = torch.empty((rows_per, n_rows), dtype=torch.float64, device=device)
+    buf = None if vw is None or precision == "float64" else torch.empty((rows_per, n_rows), dtype=work, device=device)
     for i0 in range(0, n_rows, chunk):
         i1 = min(n_rows, i0 + chunk)
-        blk = rows(i0, i1)
+        blk = rows(i0, i1, buf64[: i1 - i0])
         row_sums.append(blk.sum(1).cpu())
         abs_total += float(torch.linalg.vector_norm(blk, ord=1))
         if ve is not None:
             q_exact += (ve[i0:i1] * (blk @ ve)).sum(0).cpu()
         if vw is not None:
-            bw = blk.to(work)
-            del blk
+            bw = blk if buf is None else buf[: i1 - i0].copy_(blk)  # one float32 buffer for every block
             q += (vw[i0:i1] * (bw @ vw)).to(torch.float64).sum(0).cpu()
     return QuadraticForms(
         q=q.numpy(), q_exact=q_exact.numpy(), abs_total=abs_total, row_sums=torch.cat(row_sums).numpy(),

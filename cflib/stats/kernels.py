@@ -78,15 +78,18 @@ def to_tensor(x: np.ndarray, device: Any = "cpu"):
     return torch.as_tensor(x, dtype=torch.float64, device=dev)
 
 
-def _pairwise(x, y, p: int):
+def _pairwise(x, y, p: int, out=None, y_sq=None):
     import torch
 
     if p == 2:
         # ||y||^2 - 2 x.y + ||x||^2: one matrix product and in-place updates (no N x N temporaries);
         # clamp the tiny negatives of cancellation
-        d2 = torch.addmm((y * y).sum(1)[None, :], x, y.T, alpha=-2.0)
+        kw = {} if out is None else {"out": out}
+        y_sq = (y * y).sum(1) if y_sq is None else y_sq
+        d2 = torch.addmm(y_sq[None, :], x, y.T, alpha=-2.0, **kw)
         return d2.add_((x * x).sum(1)[:, None]).clamp_min_(0.0)
-    return torch.cdist(x, y, p=1.0)
+    d1 = torch.cdist(x, y, p=1.0)
+    return d1 if out is None else out.copy_(d1)
 
 
 def median_bandwidth(*samples: Any, kernel: str = "gaussian", max_n: int = 1000, seed: int | np.random.Generator | None = 0) -> float:
@@ -195,7 +198,8 @@ class Kernel:
             return self
         return replace(self, bandwidth=median_bandwidth(*samples, kernel=self.name, seed=seed))
 
-    def gram(self, x: Any, y: Any | None = None, *, device: Any = "cpu", chunk_size: int = 4096):
+    def gram(self, x: Any, y: Any | None = None, *, device: Any = "cpu", chunk_size: int = 4096, out: Any = None,
+             y_sq: Any = None):
         """Kernel matrix ``k(x_i, y_j)`` as a float64 torch tensor.
 
         Parameters
@@ -207,6 +211,10 @@ class Kernel:
             Where to compute (``"auto"`` picks CUDA when available).
         chunk_size : int
             Rows of ``x`` processed at once; bounds the memory of the distance computation.
+        out : torch.Tensor, optional
+            A contiguous float64 ``(n, m)`` tensor to write into (no allocation of the result).
+        y_sq : torch.Tensor, optional
+            ``(y * y).sum(1)``, precomputed when many row blocks share the same ``y`` (Gaussian kernel).
 
         Returns
         -------
@@ -224,16 +232,16 @@ class Kernel:
         if xt.shape[1] != yt.shape[1]:
             raise ValueError(f"x and y must have the same number of columns, got {xt.shape[1]} and {yt.shape[1]}")
         s = float(self.bandwidth)
-        out = torch.empty((xt.shape[0], yt.shape[0]), dtype=torch.float64, device=xt.device)
         # -(d / c) computed as d / (-c): the same float64 result as exp(-d / c), without temporaries
         neg_c = -(2.0 * s * s) if self.name == "gaussian" else -s
         p = 2 if self.name == "gaussian" else 1
         if xt.shape[0] <= chunk_size:  # one block: no copy into a preallocated output
-            return _pairwise(xt, yt, p).div_(neg_c).exp_()
-        out = torch.empty((xt.shape[0], yt.shape[0]), dtype=torch.float64, device=xt.device)
+            return _pairwise(xt, yt, p, out, y_sq).div_(neg_c).exp_()
+        if out is None:
+            out = torch.empty((xt.shape[0], yt.shape[0]), dtype=torch.float64, device=xt.device)
         for start in range(0, xt.shape[0], int(chunk_size)):
             blk = xt[start : start + chunk_size]
-            out[start : start + blk.shape[0]] = _pairwise(blk, yt, p).div_(neg_c).exp_()
+            _pairwise(blk, yt, p, out[start : start + blk.shape[0]], y_sq).div_(neg_c).exp_()
         return out
 
     def __call__(self, x: Any, y: Any | None = None, **kwargs: Any):

@@ -217,9 +217,9 @@ def _check_count(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def _as_rows(a: Any) -> Callable[[int, int], Any]:
+def _as_rows(a: Any) -> Callable[[int, int, Any], Any]:
     """A row-block function from a full (torch) matrix, or the function itself."""
-    return a if callable(a) else (lambda i0, i1: a[i0:i1])
+    return a if callable(a) else (lambda i0, i1, out: out.copy_(a[i0:i1]))
 
 
 def _zero_block_diagonal(blk, i0: int):
@@ -231,7 +231,7 @@ def _zero_block_diagonal(blk, i0: int):
     return blk
 
 
-def kernel_rows(kernel: Kernel, z) -> Callable[[int, int], Any]:
+def kernel_rows(kernel: Kernel, z) -> Callable[[int, int, Any], Any]:
     """Row blocks of the Gram matrix of ``z`` with a zero diagonal, for :func:`quadratic_forms`.
 
     Parameters
@@ -243,12 +243,13 @@ def kernel_rows(kernel: Kernel, z) -> Callable[[int, int], Any]:
     Returns
     -------
     callable
-        ``rows(i0, i1)``: the float64 tensor ``k(z[i0:i1], z)`` with ``k(z_i, z_i)`` set to 0.
+        ``rows(i0, i1, out)``: writes ``k(z[i0:i1], z)`` with ``k(z_i, z_i)`` set to 0 into ``out``.
     """
-    return lambda i0, i1: _zero_block_diagonal(kernel.gram(z[i0:i1], z), i0)
+    z_sq = (z * z).sum(1)
+    return lambda i0, i1, out: _zero_block_diagonal(kernel.gram(z[i0:i1], z, out=out, y_sq=z_sq), i0)
 
 
-def paired_rows(kernel: Kernel, x, y) -> Callable[[int, int], Any]:
+def paired_rows(kernel: Kernel, x, y) -> Callable[[int, int, Any], Any]:
     """Row blocks of the paired matrix ``H`` (zero diagonal) without forming it.
 
     Parameters
@@ -261,13 +262,20 @@ def paired_rows(kernel: Kernel, x, y) -> Callable[[int, int], Any]:
     Returns
     -------
     callable
-        ``rows(i0, i1)``: rows ``i0:i1`` of ``H_ij = k(x_i,x_j) + k(y_i,y_j) - k(x_i,y_j) - k(y_i,x_j)``.
+        ``rows(i0, i1, out)``: writes rows ``i0:i1`` of
+        ``H_ij = k(x_i,x_j) + k(y_i,y_j) - k(x_i,y_j) - k(y_i,x_j)`` into ``out``.
     """
+    tmp: list[Any] = []
+    x_sq, y_sq = (x * x).sum(1), (y * y).sum(1)
 
-    def rows(i0: int, i1: int):
+    def rows(i0: int, i1: int, out):
+        if not tmp or tmp[0].shape[0] < out.shape[0]:
+            tmp[:] = [out.new_empty(out.shape)]  # one scratch block, reused
+        t = tmp[0][: out.shape[0]]
         xb, yb = x[i0:i1], y[i0:i1]
-        blk = kernel.gram(xb, x).add_(kernel.gram(yb, y)).sub_(kernel.gram(xb, y)).sub_(kernel.gram(yb, x))
-        return _zero_block_diagonal(blk, i0)
+        kernel.gram(xb, x, out=out, y_sq=x_sq).add_(kernel.gram(yb, y, out=t, y_sq=y_sq))
+        out.sub_(kernel.gram(xb, y, out=t, y_sq=y_sq)).sub_(kernel.gram(yb, x, out=t, y_sq=x_sq))
+        return _zero_block_diagonal(out, i0)
 
     return rows
 
@@ -281,6 +289,7 @@ def signflip_null(
     precision: str = "mixed",
     chunk: int | None = None,
     n_rows: int | None = None,
+    device: Any = "cpu",
 ) -> tuple[float, np.ndarray]:
     """The quadratic form ``1' H 1`` and its sign-flip replicates ``s' H s`` for Rademacher ``s``.
 
@@ -301,6 +310,8 @@ def signflip_null(
         Rows of ``H`` per block (memory ``chunk * m`` numbers); see :func:`quadratic_forms`.
     n_rows : int, optional
         ``m``; required when ``h`` is a callable.
+    device : str or torch.device
+        Device of the row blocks when ``h`` is a callable (a tensor's own device otherwise).
 
     Returns
     -------
@@ -311,15 +322,16 @@ def signflip_null(
 
     m = int(h.shape[0]) if n_rows is None else int(n_rows)
     rows = _as_rows(h)
-    dev = rows(0, 1).device
+    dev = torch.device(device) if callable(h) else h.device
     s = np.concatenate([rng.choice((-1.0, 1.0), size=(m, min(batch, n_draws - b0))) for b0 in range(0, n_draws, batch)], axis=1)
     st = torch.as_tensor(s, device=dev)
-    qf = quadratic_forms(rows, m, st, exact=torch.ones((m, 1), dtype=torch.float64, device=dev), precision=precision, chunk=chunk)
+    qf = quadratic_forms(rows, m, st, exact=torch.ones((m, 1), dtype=torch.float64, device=dev), precision=precision,
+                         chunk=chunk, device=dev)
     observed = float(qf.q_exact[0])
     bound = rounding_bound(np.full(n_draws, qf.abs_total), m, qf.dtype)
 
     def recompute(idx: np.ndarray) -> np.ndarray:
-        return quadratic_forms(rows, m, None, exact=st[:, torch.as_tensor(idx, device=dev)], chunk=chunk).q_exact
+        return quadratic_forms(rows, m, None, exact=st[:, torch.as_tensor(idx, device=dev)], chunk=chunk, device=dev).q_exact
 
     null, _ = settle_near_ties(qf.q, bound, observed - _tie_tol(observed), recompute)
     return observed, null
@@ -392,12 +404,12 @@ def permutation_null(
     a_bar = float(a.mean())
     base = kernel_rows(kernel, z)
 
-    def rows(i0: int, i1: int):
-        return base(i0, i1).sub_(a[i0:i1, None]).sub_(a[None, :]).add_(a_bar)
+    def rows(i0: int, i1: int, out):
+        return base(i0, i1, out).sub_(a[i0:i1, None]).sub_(a[None, :]).add_(a_bar)
 
     vt = torch.as_tensor(e.T - c, device=dev)
     v0 = torch.as_tensor(template[:, None] - c, device=dev)
-    qf = quadratic_forms(rows, big_n, vt, exact=v0, precision=precision, chunk=chunk)
+    qf = quadratic_forms(rows, big_n, vt, exact=v0, precision=precision, chunk=chunk, device=dev)
     r = qf.row_sums + big_n * a.cpu().numpy()  # row sums of K0 from those of Kc
     total = float(r.sum())
     k0 = kernel.value_at(0.0)  # k(z, z): the self-similarities the V-statistic puts back
@@ -422,7 +434,7 @@ def permutation_null(
     bound = c_q * rounding_bound(np.full(n_permutations, qf.abs_total * max(c, 1 - c) ** 2), big_n, qf.dtype)
 
     def recompute(idx: np.ndarray) -> np.ndarray:
-        q64 = quadratic_forms(rows, big_n, None, exact=vt[:, torch.as_tensor(idx, device=dev)], chunk=chunk).q_exact
+        q64 = quadratic_forms(rows, big_n, None, exact=vt[:, torch.as_tensor(idx, device=dev)], chunk=chunk, device=dev).q_exact
         return stat(q64, er[idx])
 
     null, _ = settle_near_ties(null, bound, observed - _tie_tol(observed), recompute)
@@ -517,7 +529,7 @@ def mmd_test(
             )
         scale = m * (m - 1)
         q_obs, q_null = signflip_null(paired_rows(k, to_tensor(x, dev), to_tensor(y, dev)), n_permutations, rng,
-                                      batch=batch, precision=precision, chunk=chunk, n_rows=m)
+                                      batch=batch, precision=precision, chunk=chunk, n_rows=m, device=dev)
         stat, null = q_obs / scale, q_null / scale
     else:
         stat, null = permutation_null(k, to_tensor(np.concatenate([x, y]), dev), n, n_permutations, rng,
