@@ -90,8 +90,9 @@ def measure(case: str, params: dict[str, Any], *, python: str = sys.executable, 
         print(f"  {case} {params}: FAILED {row['error']}", file=sys.stderr, flush=True)
         return row
     row.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+    secs = row.get("wall_s", row.get("cflib_wall_s", row.get("seconds_full_test", 0.0)))
     print(f"  {case} {params.get('impl', '')} n={params.get('n', params.get('m'))} threads={params['threads']}: "
-          f"{row.get('wall_s', row.get('seconds_full_test', 0)):.3g} s", flush=True)
+          f"{secs:.3g} s (process {row['process_wall_s']:.3g} s)", flush=True)
     return row
 
 
@@ -137,8 +138,9 @@ def run(quick: bool, python: str) -> dict[str, Any]:
             print(f"  {impl} not installed: skipped", flush=True)
             continue
         for n in ns:
-            for who in (impl, "cflib"):  # cflib at the same (smaller) B, for a like-for-like ratio
-                rows.append(measure("mmd", {"impl": who, "n": n, "B": plan["peer_B"], "threads": 1, **common}, python=python))
+            rows.append(measure("mmd", {"impl": impl, "n": n, "B": plan["peer_B"], "threads": 1, **common}, python=python))
+    for n in sorted({n for ns in plan["peer_n"].values() for n in ns}):  # cflib at the peers' B, like for like
+        rows.append(measure("mmd", {"impl": "cflib", "n": n, "B": plan["peer_B"], "threads": 1, **common}, python=python))
     print("the K @ V limit, same process:", flush=True)
     for threads in (1, 2):
         rows.append(measure("limit", {"n": plan["limit_n"], "B": b, "threads": threads, **common}, python=python))
