@@ -78,8 +78,7 @@ def default_chunk(n_rows: int, budget_bytes: int = 16 * 2**20) -> int:
     Returns
     -------
     int
-        Between 16 and ``n_rows``. Blocks stay below glibc's largest mmap threshold (32 MiB), so
-        every block reuses the same heap memory instead of a fresh, zero-filled mapping.
+        Between 16 and ``n_rows``.
     """
     return int(max(16, min(n_rows, budget_bytes // (8 * max(n_rows, 1)))))
 
@@ -108,8 +107,8 @@ def quadratic_forms(
     rows : callable
         ``rows(i0, i1, out)`` writes rows ``i0:i1`` of ``A`` (diagonal already set as the statistic
         needs) into ``out``, a float64 tensor of shape ``(i1 - i0, N)`` on ``device``, and returns it.
-        One buffer serves every block: a fresh allocation per block fragments the heap (glibc's
-        adaptive mmap threshold), and memory would grow with ``N`` blocks.
+        One buffer serves every block: allocating a fresh block per step made the process grow by
+        gigabytes over thousands of blocks (heap fragmentation).
     n_rows : int
         ``N``.
     v : torch.Tensor, shape (N, B), or None
@@ -169,9 +168,9 @@ def rounding_bound(abs_q: np.ndarray, n_rows: int, dtype: str) -> np.ndarray:
 
     One rounding of every entry of ``A`` and of ``V`` on the cast to float32 (``3 u`` relative for each
     term ``v_i A_ik v_k``), an inner product of length ``N`` per entry of ``A @ V`` (probabilistically
-    ``lambda sqrt(N) u`` relative to its absolute terms), the element-wise product with ``V`` (one rounding), and the float64 sum over rows (``N u_64``); the absolute terms
-    add up to ``abs_q``. A factor 2 covers the float32 rounding of ``abs_q`` itself when it is read
-    from float32 ``q``.
+    ``lambda sqrt(N) u`` relative to its absolute terms), the element-wise product with ``V`` (one
+    rounding), and the float64 sum over rows (``N u_64``); the absolute terms add up to ``abs_q``.
+    A factor 2 is kept as a safety margin.
 
     Parameters
     ----------
