@@ -5,9 +5,11 @@ squared MMD; Eq. 21, the M-TE, i.e. the unbiased paired MMD^2), which the paper'
 ("strong" sensitivity) case reduces to, following Gretton et al. (2012), *A kernel two-sample test*,
 Lemma 6 (unbiased and biased estimators) and Sec. 6 (linear-time estimator).
 
-The tests compute the kernel matrix **once** and evaluate every permutation at once as a matrix
-product over it: with ``E`` the ``(N, B)`` matrix of group indicators of ``B`` permutations,
-``K @ E`` gives all within-group sums in one call. The paired test flips the order inside each
+The tests evaluate every permutation at once as a matrix product over the kernel matrix: with ``E``
+the ``(N, B)`` matrix of group indicators of ``B`` permutations, ``K @ E`` gives all within-group sums.
+The product runs over row blocks of ``K`` computed on the fly (:mod:`cflib.stats.engine`), so memory is
+``O(N x chunk)`` and the full matrix never exists; products are float32, and every permutation that
+float32 rounding could put on the other side of the observed statistic is recomputed in float64. The paired test flips the order inside each
 (factual, counterfactual) pair with Rademacher signs ``s``; the statistic becomes ``s' H s``, again one
 matrix product for all draws, and the test is exact in finite samples because within-pair swaps are a
 group of transformations that leaves the joint law invariant under the null of exchangeable pairs.
