@@ -149,3 +149,11 @@ def test_no_module_calls_a_private_method_of_another_object():
                         and not base.startswith("super("):
                     found.append(f"{module_name(path)}:{node.lineno} {base}.{name}()")
     assert not found, "\n".join(found)
+
+
+def test_models_and_metrics_import_no_dataset_module():
+    """Models and metrics take arrays and the protocols; they know no data set (the protocol itself is allowed)."""
+    graph = import_graph()
+    bad = sorted(f"{m} imports {t}" for m, ts in graph.items() if m.startswith(("cflib.models", "cflib.metrics"))
+                 for t in ts if t.startswith("cflib.data") and t not in ("cflib.data", "cflib.data.protocol"))
+    assert not bad, "\n".join(bad)
