@@ -138,3 +138,32 @@ def test_every_page_renders_in_a_browser(html):
     finally:
         browser.quit()
     assert not problems, "\n".join(problems)
+
+
+def test_audit_report_html_opens_in_a_browser(tmp_path):
+    """The page `AuditReport.to_html` writes is self-contained: it opens offline, shows its table and its
+    figure loads, with no error (issue 13)."""
+    import numpy as np
+    import pandas as pd
+
+    from cflib.audit import audit
+    from cflib.fairness.sfm import StandardFairnessModel
+
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=600)
+    x = (rng.random(600) < 0.5).astype(int)
+    w = 0.5 * x + z + rng.normal(size=600)
+    d = pd.DataFrame({"x": x, "z": z, "w": w, "y": w + 0.3 * x + rng.normal(size=600)})
+    page = audit(lambda f: f.w.to_numpy() + 0.2 * f.x.to_numpy(), d, sfm=StandardFairnessModel("x", ["z"], ["w"], "y"),
+                 n_boot=0, learner="linear", progress=False).to_html(tmp_path / "report.html")
+    browser = _browser()
+    try:
+        browser.get(page.as_uri())
+        images = browser.execute_script("return Array.from(document.images).map(i => i.complete && i.naturalWidth > 0)")
+        text = browser.find_element("tag name", "body").text
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(SCREENSHOTS / "audit-report.png"))
+    finally:
+        browser.quit()
+    assert images == [True], "the report's figure did not load"
+    assert "Ctf-DE (white-box)" in text and "Provenance" in text and "Traceback" not in text
