@@ -210,7 +210,9 @@ bandwidth given to every implementation), the numpy limit (the kernel matrix and
 one `K @ V` product, in float64 and in float32, using cflib's permutations so its p-value must be
 identical), hyppo's `MMD().test` and alibi-detect's `MMDDrift` (PyTorch backend). hyppo and alibi-detect
 recompute the statistic permutation by permutation, so they are timed at small sizes and fewer
-permutations only; the figure shows time per permutation so that all fit on one scale.
+permutations only; the figure shows time per permutation so that all fit on one scale (at the large-n
+points, run with few permutations, that time also carries the kernel matrix's cost, paid once per test).
+Peak memory includes the Python process itself (about 0.3 GB with torch loaded).
 
 ```{{image}} _static/performance_scaling.png
 :alt: CPU time per permutation and peak memory against n, log-log, every implementation
