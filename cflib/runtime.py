@@ -310,7 +310,10 @@ def _module_index(module: str, mtime: float) -> tuple[dict[str, list[str]], dict
 def _index(module: str) -> tuple[dict[str, list[str]], dict[str, list[set[str]]], dict[str, tuple[str, str | None]], str]:
     if module not in sys.modules:
         importlib.import_module(module)
-    path = inspect.getsourcefile(sys.modules[module])
+    try:
+        path = inspect.getsourcefile(sys.modules[module])
+    except TypeError as exc:  # a built-in module such as an interactive __main__
+        raise TypeError(f"code_fingerprint cannot read the source of module {module!r}; define the training code in a .py module") from exc
     return _module_index(module, os.path.getmtime(path) if path else 0.0)
 
 
