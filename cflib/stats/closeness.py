@@ -811,13 +811,12 @@ def _resample_null(ps: _PairStats, t: float, epsilon: float, method: str, n_boot
     """Resampling replicates on the N-TE scale: all draws as quadratic forms of ``H`` (and ``D``) by row blocks."""
     import torch
 
-    m = ps.m
+    m, dev = ps.m, ps.h.device
     den = _offdiag_sum(ps.d, ps.counts)
     h_rows = _type_rows(ps.h, ps.inverse)
     if method == "signflip":
-        return signflip_null(h_rows, n_boot, rng, batch=batch, n_rows=m, device=ps.h.device)[1] / den
+        return signflip_null(h_rows, n_boot, rng, batch=batch, n_rows=m, device=dev)[1] / den
     w = np.concatenate([rng.multinomial(m, np.full(m, 1.0 / m), size=min(batch, n_boot - b0)) for b0 in range(0, n_boot, batch)])
-    dev = ps.h.device
     w = torch.as_tensor(w.T, dtype=torch.float64, device=dev)
     if method == "bootstrap" and epsilon == 0:
         v = w - 1.0  # centred multinomial weights: a degenerate-U-statistic bootstrap of the null
