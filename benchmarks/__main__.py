@@ -1,4 +1,4 @@
-"""Benchmark harness: ``python -m benchmarks run [--quick]``, ``python -m benchmarks page``.
+"""Benchmark harness: ``python -m benchmarks run [--quick]``, ``python -m benchmarks page``, ``python -m benchmarks audit``.
 
 ``run`` measures every comparison in a fresh subprocess pinned to a number of threads
 (``OMP/MKL/OPENBLAS/NUMEXPR_NUM_THREADS`` and ``torch.set_num_threads``): a warm-up call, then the
@@ -165,6 +165,8 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--python", default=sys.executable, help="interpreter of the benchmark environment")
     r.add_argument("--out", default=None, help="results folder (default benchmarks/results; a temporary one with --quick)")
     sub.add_parser("page", help="re-render book/performance.md and the plot from benchmarks/results")
+    a = sub.add_parser("audit", help="time the one-call audit on COMPAS (n_boot=200, two threads) -> results/audit_compas.json")
+    a.add_argument("--python", default=sys.executable, help="interpreter of the benchmark environment")
     w = sub.add_parser("_worker")
     w.add_argument("case")
     w.add_argument("params")
@@ -174,6 +176,13 @@ def main(argv: list[str] | None = None) -> None:
         return
     from benchmarks import report
 
+    if args.cmd == "audit":
+        row = measure("audit", {"n_boot": 200, "seed": 0, "threads": 2, "repeats": 3}, python=args.python)
+        doc = {"machine": machine(), "row": row}
+        (RESULTS / "audit_compas.json").write_text(json.dumps(doc, indent=1) + "\n")
+        print(f"audit of COMPAS, n_boot = 200, 2 threads: {row.get('audit_wall_s', float('nan')):.1f} s "
+              f"(checks called one by one: {row.get('by_hand_wall_s', float('nan')):.1f} s) -> {RESULTS / 'audit_compas.json'}")
+        return
     if args.cmd == "run":
         doc = run(args.quick, args.python)
         out = Path(args.out) if args.out else (Path(tempfile.mkdtemp(prefix="bench-quick-")) if args.quick else RESULTS)

@@ -24,7 +24,7 @@ import pandas as pd
 from .. import claims
 from ..fairness.sfm import StandardFairnessModel
 
-__all__ = ["ADULT_SFM", "prepare_adult", "compas_model", "adult_model", "report_frame", "claims_01"]
+__all__ = ["ADULT_SFM", "prepare_adult", "compas_model", "adult_model", "report_frame", "audit_benchmark", "claims_01"]
 
 #: Roles of the Adult columns (after :func:`prepare_adult`), with ``x0`` = male and ``x1`` = female.
 ADULT_SFM = StandardFairnessModel(
@@ -138,6 +138,28 @@ def report_frame(page: str, height: int = 900) -> str:
     return (f'<div class="cflib-audit-report"><iframe title="cflib audit report" '
             f'style="width:100%;height:{int(height)}px;border:1px solid #ccc" '
             f'srcdoc="{html.escape(page, quote=True)}"></iframe></div>')
+
+
+def audit_benchmark() -> pd.Series | None:
+    """The timing of the COMPAS audit written by ``python -m benchmarks audit`` (``None`` if not run yet).
+
+    Returns
+    -------
+    pandas.Series or None
+        Wall and CPU seconds of the one-call audit and of the same checks called one by one
+        (``n_boot = 200``, two threads, medians of three runs in a fresh process), and the machine.
+    """
+    import json
+
+    from ..paths import repo_root
+
+    path = repo_root() / "benchmarks" / "results" / "audit_compas.json"
+    if not path.exists():
+        return None
+    doc = json.loads(path.read_text())
+    row, m = doc["row"], doc["machine"]
+    keys = ["rows", "n_boot", "threads", "audit_wall_s", "audit_cpu_s", "by_hand_wall_s", "by_hand_cpu_s", "overhead_ratio_wall"]
+    return pd.Series({**{k: row[k] for k in keys}, "machine": f"{m.get('cpu_model')}, {m.get('cpus')} CPUs"}, name="COMPAS audit")
 
 
 def claims_01(r: Mapping[str, Any]) -> pd.DataFrame:
