@@ -268,7 +268,8 @@ def check_links(html_dir: str | os.PathLike) -> LinkReport:
         If ``html_dir`` holds no HTML page.
     """
     root = Path(html_dir).resolve()
-    pages = sorted(root.rglob("*.html"))
+    # _static holds the theme's assets, among them Jinja templates named *.html that are not pages
+    pages = sorted(p for p in root.rglob("*.html") if "_static" not in p.relative_to(root).parts)
     if not pages:
         raise FileNotFoundError(f"no HTML page under {root}: build the book first")
     parsed: dict[Path, _Links] = {}

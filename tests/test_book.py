@@ -64,6 +64,8 @@ def test_link_checker_finds_a_missing_page_and_anchor(tmp_path):
     (tmp_path / "a.html").write_text('<a href="b.html#there">x</a><a href="c.html">y</a><a href="#here">z</a>'
                                      '<a href="https://example.org/">e</a><p id="here"></p>')
     (tmp_path / "b.html").write_text('<p id="elsewhere"></p>')
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "macros.html").write_text("<script src=\"{{ pathto('x.js', 1) }}\"></script>")  # a template
     report = check_links(tmp_path)
     assert report.broken == ["a.html -> b.html#there (no anchor #there)", "a.html -> c.html (no such file)"]
     assert report.external == ["https://example.org/"]
