@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "check_grey_images",
     "CflibWarning",
     "ValidationError",
     "ValidationTypeError",
@@ -638,3 +639,49 @@ def check_parameter(name: str, value: Any, default: Any, *, literal: bool = True
             if _is_real(v) and float(v) not in rng:
                 raise ValidationError(f"{pre}{name} must be {rng}, got {shown}")
     return value
+
+
+def check_grey_images(x: Any, size: int | None = None, name: str = "images") -> np.ndarray:
+    """Validate a batch of square grey images in [0, 1] and return it as float32 ``(n, H, W)``.
+
+    The input check of the single-channel models (:class:`cflib.models.cnn_zoo.SmallCNN`,
+    :class:`cflib.models.diffusion.LatentDiffusion`) and of the toy chest X-ray data set. Values within 1e-3 outside [0, 1] (rounding of a
+    renderer) are clipped; anything further out is an error.
+
+    Parameters
+    ----------
+    x : array-like
+        Images of shape ``(n, H, W)`` or ``(n, 1, H, W)``.
+    size : int, optional
+        Required side length ``H = W``.
+    name : str
+        Argument name used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``float32`` array of shape ``(n, H, W)``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not numeric.
+    ValueError
+        If the shape, the side length or the value range is wrong, or values are not finite.
+    """
+    try:
+        arr = np.asarray(x, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric array of shape (n, H, W), got {type(x).__name__}") from exc
+    if arr.ndim == 4 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 3 or arr.shape[1] != arr.shape[2] or arr.shape[0] == 0:
+        raise ValueError(f"{name} must have shape (n, H, W) or (n, 1, H, W) with H == W and n >= 1, got {np.shape(x)}")
+    if size is not None and arr.shape[1] != size:
+        raise ValueError(f"{name} must be {size}x{size} images (the size the model was built for), got {arr.shape[1]}x{arr.shape[2]}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    lo, hi = float(arr.min()), float(arr.max())
+    if lo < -1e-3 or hi > 1 + 1e-3:
+        raise ValueError(f"{name} must have values in [0, 1], got [{lo:.3g}, {hi:.3g}]; rescale with (x + 1) / 2 if they are in [-1, 1]")
+    return np.clip(arr, 0.0, 1.0)

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..runtime import as_generator
+from ..validation import check_grey_images
 from .protocol import check_do
 
 __all__ = ["DISEASES", "GROUPS", "ToyCXR", "toy_cxr", "shortcut_training_set", "check_images", "prevalence_table", "plot_prevalence"]
@@ -55,6 +56,8 @@ _TRACE = np.array([0.0, 0.12, -0.12])
 def check_images(x: np.ndarray, size: int | None = None, name: str = "images") -> np.ndarray:
     """Validate a batch of grey images in [0, 1] and return it as float32 ``(n, H, W)``.
 
+    The same check as every single-channel model's (:func:`cflib.validation.check_grey_images`).
+
     Parameters
     ----------
     x : array-like
@@ -68,33 +71,8 @@ def check_images(x: np.ndarray, size: int | None = None, name: str = "images") -
     -------
     numpy.ndarray
         ``float32`` array of shape ``(n, H, W)``.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` is not numeric.
-    ValueError
-        If the shape, the side length or the value range is wrong, or values are not finite.
     """
-    try:
-        arr = np.asarray(x, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric array of shape (n, H, W), got {type(x).__name__}") from exc
-    if arr.ndim == 4 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 3 or arr.shape[1] != arr.shape[2] or arr.shape[0] == 0:
-        raise ValueError(f"{name} must have shape (n, H, W) or (n, 1, H, W) with H == W and n >= 1, got {np.shape(x)}")
-    if size is not None and arr.shape[1] != size:
-        raise ValueError(f"{name} must be {size}x{size} images (the size the model was built for), got {arr.shape[1]}x{arr.shape[2]}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    lo, hi = float(arr.min()), float(arr.max())
-    if lo < -1e-3 or hi > 1 + 1e-3:
-        raise ValueError(
-            f"{name} must have values in [0, 1] (toy_cxr's range), got [{lo:.3g}, {hi:.3g}]; "
-            "rescale with (x + 1) / 2 if they are in [-1, 1]"
-        )
-    return np.clip(arr, 0.0, 1.0)
+    return check_grey_images(x, size, name=name)
 
 
 def _check_groups(a: np.ndarray, n_groups: int, name: str = "A") -> np.ndarray:
