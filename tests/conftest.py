@@ -81,3 +81,19 @@ def smoke_runs():
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(pool.map(one, names)), out
+
+
+@pytest.fixture
+def fresh_claims(monkeypatch):
+    """An empty claims record that writes no file, before and after the test (the chapters' claims tests)."""
+    from cflib import claims
+
+    monkeypatch.delenv("CFLIB_CLAIMS_FILE", raising=False)
+    claims.reset()
+    yield
+    claims.reset()
+
+
+def verdicts(table) -> dict[str, str]:
+    """``{key: verdict}`` of a claims table."""
+    return dict(zip(table["key"], table["verdict"], strict=True))

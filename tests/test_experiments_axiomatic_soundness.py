@@ -12,19 +12,11 @@ from cflib.experiments import axiomatic_soundness as exp
 from cflib.metrics import axioms as ax
 from cflib.models.baselines import MODEL_LABELS, GroundTruth, Identity
 
+from .conftest import verdicts
+
+pytestmark = pytest.mark.usefixtures("fresh_claims")
+
 VAE = MODEL_LABELS["bernoulli_b1"]
-
-
-@pytest.fixture(autouse=True)
-def _fresh_claims(monkeypatch):
-    monkeypatch.delenv("CFLIB_CLAIMS_FILE", raising=False)
-    claims.reset()
-    yield
-    claims.reset()
-
-
-def verdicts(table: pd.DataFrame) -> dict[str, str]:
-    return dict(zip(table.key, table.verdict, strict=True))
 
 
 def row(metric, intervened="null", measured="image", step=1, mean=0.0, oracles="none", **labels):

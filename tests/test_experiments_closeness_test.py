@@ -6,21 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cflib import claims
 from cflib.experiments import closeness_test as exp
 from cflib.stats.closeness import gap_for_target_nte, nte, nte_bernoulli, nte_gaussian
 
+from .conftest import verdicts
 
-@pytest.fixture(autouse=True)
-def fresh_claims(monkeypatch):
-    monkeypatch.delenv("CFLIB_CLAIMS_FILE", raising=False)
-    claims.reset()
-    yield
-    claims.reset()
-
-
-def verdicts(table: pd.DataFrame) -> dict[str, str]:
-    return dict(zip(table["key"], table["verdict"], strict=True))
+pytestmark = pytest.mark.usefixtures("fresh_claims")
 
 
 # ---------------------------------------------------------------- interventions (claims C8, C12)

@@ -11,21 +11,13 @@ from cflib.data.morphosynth import make_morphosynth
 from cflib.experiments import counterfactual_benchmark as exp
 from cflib.metrics.minimality import identity_cld
 
+from .conftest import verdicts
+
+pytestmark = pytest.mark.usefixtures("fresh_claims")
+
 L = exp.MODEL_LABELS
 MORPHO = ("vae_fixed", "vae_learned", "hvae", "gan", "gan_ft")
 FACES = ("vae_fixed", "vae_learned", "hvae", "hvae_cf", "gan", "gan_ft")
-
-
-@pytest.fixture(autouse=True)
-def _fresh(monkeypatch):
-    monkeypatch.delenv("CFLIB_CLAIMS_FILE", raising=False)
-    claims.reset()
-    yield
-    claims.reset()
-
-
-def verdicts(table: pd.DataFrame) -> dict[str, str]:
-    return dict(zip(table["key"], table["verdict"], strict=True))
 
 
 def cld(p1: float, p2: float) -> float:

@@ -22,17 +22,9 @@ from cflib.experiments.invariance_test import (
 )
 from cflib.stats.invariance import rejection_summary
 
+from .conftest import verdicts
 
-@pytest.fixture(autouse=True)
-def fresh_claims(monkeypatch):
-    monkeypatch.delenv("CFLIB_CLAIMS_FILE", raising=False)
-    claims.reset()
-    yield
-    claims.reset()
-
-
-def verdicts(table: pd.DataFrame) -> dict[str, str]:
-    return dict(zip(table["key"], table["verdict"], strict=True))
+pytestmark = pytest.mark.usefixtures("fresh_claims")
 
 
 R, NR, INC = "reproduced", "not reproduced", "inconclusive at this scale"

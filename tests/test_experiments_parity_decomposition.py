@@ -6,23 +6,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cflib import claims
 from cflib.data.fairness_sim import A2_ATE, LinearSFMParams, compas_like_sfm, linear_sfm_truth
 from cflib.experiments import parity_decomposition as exp
 from cflib.fairness.decomposition import linear_pp_terms
 from cflib.fairness.sfm import StandardFairnessModel
 
+from .conftest import verdicts
 
-@pytest.fixture(autouse=True)
-def fresh_claims(monkeypatch):
-    monkeypatch.delenv("CFLIB_CLAIMS_FILE", raising=False)
-    claims.reset()
-    yield
-    claims.reset()
-
-
-def verdicts(table: pd.DataFrame) -> dict[str, str]:
-    return dict(zip(table["key"], table["verdict"], strict=True))
+pytestmark = pytest.mark.usefixtures("fresh_claims")
 
 
 # ---------------------------------------------------------------- studies
