@@ -713,9 +713,8 @@ class EffectivenessResult:
     Attributes
     ----------
     statistic : float
-        Mean over the diagonal cells (reader of the intervened attribute), for ranking only.
-    pvalue : float
-        Not a test: ``nan``.
+        Mean over the diagonal cells (reader of the intervened attribute), for ranking only (a summary,
+        not a test: there is no p-value).
     table : pandas.DataFrame
         Rows: intervention; columns: read attribute; values: mean score (MAE / accuracy / F1 for
         predictors, the mean oracle score for oracles).
@@ -728,7 +727,6 @@ class EffectivenessResult:
     """
 
     statistic: float
-    pvalue: float
     table: pd.DataFrame
     per_image: dict[tuple[str, str], np.ndarray] = field(repr=False)
     counterfactuals: dict[str, dict[str, np.ndarray]] = field(repr=False)
@@ -821,7 +819,7 @@ def measure_effectiveness(
             if a == k:
                 diag.append(s)
         table[f"do({k})"] = row
-    return EffectivenessResult(statistic=float(np.nanmean(diag)) if diag else float("nan"), pvalue=float("nan"),
+    return EffectivenessResult(statistic=float(np.nanmean(diag)) if diag else float("nan"),
                                table=pd.DataFrame(table).T, per_image=per_image, counterfactuals=cfs, targets=targets)
 
 

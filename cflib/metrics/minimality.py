@@ -143,9 +143,7 @@ class CLDResult:
     Attributes
     ----------
     statistic : float
-        Mean CLD over units (the paper's number).
-    pvalue : float
-        Not a test: ``nan`` (kept for the common result interface).
+        Mean CLD over units (the paper's number); an estimate, not a test, so there is no p-value.
     cld : numpy.ndarray
         Per-unit CLD.
     p1, p2 : numpy.ndarray
@@ -161,7 +159,6 @@ class CLDResult:
     """
 
     statistic: float
-    pvalue: float
     cld: np.ndarray = field(repr=False)
     p1: np.ndarray = field(repr=False)
     p2: np.ndarray = field(repr=False)
@@ -290,5 +287,5 @@ def counterfactual_latent_divergence(
     if np.isnan(p1).any() or np.isnan(p2).any():
         raise ValueError("some units have no reference image in their factual or counterfactual group; use coarser bins or a larger reference set")
     cld = np.log(w1 * np.exp(p1) + w2 * np.exp(p2))
-    return CLDResult(statistic=float(cld.mean()), pvalue=float("nan"), cld=cld, p1=p1, p2=p2, div=div,
+    return CLDResult(statistic=float(cld.mean()), cld=cld, p1=p1, p2=p2, div=div,
                      weights=(float(w1), float(w2)), identity=identity_cld(weights), official=bool(official))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..results import ConfidenceInterval
 from ..runtime import as_generator
 
 __all__ = ["frechet_distance", "FrechetResult", "frechet_feature_distance"]
@@ -73,10 +74,8 @@ class FrechetResult:
     Attributes
     ----------
     statistic : float
-        The Fréchet distance.
-    pvalue : float
-        Not a test: ``nan``.
-    ci : (float, float)
+        The Fréchet distance (an estimate, not a test: there is no p-value).
+    ci : cflib.results.ConfidenceInterval
         Percentile bootstrap interval (resampling generated images).
     boot : numpy.ndarray
         Bootstrap replicates.
@@ -85,8 +84,7 @@ class FrechetResult:
     """
 
     statistic: float
-    pvalue: float
-    ci: tuple[float, float]
+    ci: ConfidenceInterval
     boot: np.ndarray = field(repr=False)
     feature: str = "in-domain"
 
@@ -147,4 +145,4 @@ def frechet_feature_distance(
         idx = rng.integers(0, len(fb), (int(n_boot), len(fb)))
         boot = np.array([_frechet_from_moments(mu_a, s_a, fb[i].mean(0), np.atleast_2d(np.cov(fb[i], rowvar=False))) for i in idx])
         lo, hi = np.quantile(boot, [(1 - ci) / 2, (1 + ci) / 2])
-    return FrechetResult(statistic=stat, pvalue=float("nan"), ci=(float(lo), float(hi)), boot=boot, feature=feature_name)
+    return FrechetResult(statistic=stat, ci=ConfidenceInterval(float(lo), float(hi)), boot=boot, feature=feature_name)
