@@ -36,6 +36,7 @@ __all__ = [
     "check_same_length",
     "check_count",
     "check_real",
+    "check_positive",
     "check_probability",
     "check_attribute",
     "check_columns",
@@ -685,3 +686,28 @@ def check_grey_images(x: Any, size: int | None = None, name: str = "images") -> 
     if lo < -1e-3 or hi > 1 + 1e-3:
         raise ValueError(f"{name} must have values in [0, 1], got [{lo:.3g}, {hi:.3g}]; rescale with (x + 1) / 2 if they are in [-1, 1]")
     return np.clip(arr, 0.0, 1.0)
+
+
+def check_positive(value: Any, name: str) -> float:
+    """A finite real number ``> 0`` (``bool`` refused): a bandwidth, a scale, a standard deviation.
+
+    Parameters
+    ----------
+    value : float
+    name : str
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValidationTypeError
+        Not a real number.
+    ValidationError
+        NaN, inf, zero or negative.
+    """
+    v = check_real(value, name)
+    if v <= 0:
+        raise ValidationError(f"{name} must be a positive number, got {value!r}")
+    return v
