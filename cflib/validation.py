@@ -46,6 +46,7 @@ __all__ = [
     "parse_range",
     "implicit_range",
     "check_parameter",
+    "check_names",
 ]
 
 
@@ -711,3 +712,43 @@ def check_positive(value: Any, name: str) -> float:
     if v <= 0:
         raise ValidationError(f"{name} must be a positive number, got {value!r}")
     return v
+
+
+def check_names(value: Any, name: str, known: Sequence[str] | None = None, *, what: str = "variable") -> list[str]:
+    """One name or a sequence of names (a bare ``str`` is one name), each one of ``known``.
+
+    Parameters
+    ----------
+    value : str or iterable of str
+    name : str
+        The argument's name, for the message.
+    known : sequence of str, optional
+        The allowed names (``None``: any string).
+    what : str
+        What the names denote, for the message (``"variable"``, ``"node"``, ``"parent"``).
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValidationTypeError
+        Not a string or an iterable of strings.
+    ValidationError
+        A name that is not in ``known`` (the known ones are listed).
+    """
+    if isinstance(value, str):
+        names = [value]
+    elif value is None or isinstance(value, (bytes, Mapping)) or not hasattr(value, "__iter__"):
+        raise ValidationTypeError(f"{name} must be a {what} name or a list of them, got {describe(value)} ({type(value).__name__})")
+    else:
+        names = list(value)
+    bad = [v for v in names if not isinstance(v, str)]
+    if bad:
+        raise ValidationTypeError(f"{name} must hold {what} names (str), got {describe(bad[0])} ({type(bad[0]).__name__})")
+    if known is not None:
+        unknown = [v for v in names if v not in known]
+        if unknown:
+            raise ValidationError(f"{name} names unknown {what}(s) {unknown}; the {what}s are {list(known)}")
+    return names
