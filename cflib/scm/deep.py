@@ -28,8 +28,17 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ..runtime import as_generator
+from ..validation import (
+    ValidationError,
+    ValidationTypeError,
+    check_count,
+    check_finite,
+    check_positive,
+    describe,
+)
 from .graph import CausalGraph
 from .scm import Mechanism as ClosedFormMechanism
+from .scm import _mapping
 
 __all__ = [
     "DeepMechanism",
@@ -61,6 +70,21 @@ class DeepMechanism(Protocol):
         """``n`` draws from the noise prior."""
 
 
+def _root_values(values: Any) -> np.ndarray:
+    if values is None or isinstance(values, (str, bytes, Mapping)) or np.ndim(values) == 0:
+        raise ValidationTypeError(f"values must be an array with one row per unit, got {describe(values)}")
+    arr = np.asarray(values).copy()
+    if len(arr) == 0:
+        raise ValidationError("values must not be empty: give at least one observed unit")
+    return check_finite(arr, "values")
+
+
+def _finite_units(arr: np.ndarray, what: str) -> None:
+    """Refuse NaN and inf in a float array of any shape (one pass, no copy)."""
+    if arr.dtype.kind in "fc":
+        check_finite(arr, what)
+
+
 class RootMechanism:
     """A root whose noise is its value (the paper's choice for CelebA and for the digit).
 
@@ -72,13 +96,11 @@ class RootMechanism:
     """
 
     def __init__(self, values: np.ndarray | None = None) -> None:
-        self.values_ = None if values is None else np.asarray(values).copy()
+        self.values_ = None if values is None else _root_values(values)
 
     def fit(self, values: np.ndarray) -> RootMechanism:
-        """Store the empirical distribution of ``values``; returns self."""
-        self.values_ = np.asarray(values).copy()
-        if len(self.values_) == 0:
-            raise ValueError("values must not be empty")
+        """Store the empirical distribution of ``values`` (at least one unit, no NaN or inf); returns self."""
+        self.values_ = _root_values(values)
         return self
 
     def abduct(self, value: np.ndarray, pa: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -91,8 +113,9 @@ class RootMechanism:
 
     def sample_noise(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """Resample the stored values."""
+        n = check_count(n, "n")
         if self.values_ is None:
-            raise ValueError("RootMechanism has no values to sample from: call fit(values) first")
+            raise ValidationError("RootMechanism has no values to sample from: call fit(values) first")
         return self.values_[rng.integers(0, len(self.values_), n)]
 
 
@@ -107,13 +130,13 @@ class ClosedForm:
 
     def __init__(self, mechanism: ClosedFormMechanism) -> None:
         if not isinstance(mechanism, ClosedFormMechanism):
-            raise TypeError(f"mechanism must be a cflib.scm.Mechanism, got {type(mechanism).__name__}")
+            raise ValidationTypeError(f"mechanism must be a cflib.scm.Mechanism, got {type(mechanism).__name__}")
         self.mechanism = mechanism
 
     def abduct(self, value: np.ndarray, pa: Mapping[str, np.ndarray]) -> np.ndarray:
         """``inverse(pa, value)``."""
         if self.mechanism.inverse is None:
-            raise ValueError("this closed-form mechanism has no inverse: its noise cannot be abducted")
+            raise ValidationError("this closed-form mechanism has no inverse: its noise cannot be abducted")
         return np.asarray(self.mechanism.inverse({k: np.asarray(v, float) for k, v in pa.items()}, np.asarray(value, float)))
 
     def predict(self, noise: np.ndarray, pa: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -122,7 +145,7 @@ class ClosedForm:
 
     def sample_noise(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``noise(rng, n)``."""
-        return np.asarray(self.mechanism.noise(rng, n))
+        return np.asarray(self.mechanism.noise(rng, check_count(n, "n")))
 
 
 class IdentityImage:
@@ -142,7 +165,7 @@ class IdentityImage:
 
     def sample_noise(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """The identity map has no generative model."""
-        raise ValueError("IdentityImage cannot sample new images: it only returns the image it was given")
+        raise ValidationError("IdentityImage cannot sample new images: it only returns the image it was given")
 
 
 class OracleImage:
@@ -166,9 +189,8 @@ class OracleImage:
     def __init__(self, dataset: Any, scale: float = 1.0) -> None:
         for attr in ("x", "subset", "render"):
             if not hasattr(dataset, attr):
-                raise TypeError(f"dataset must provide {attr!r} (a MorphoSynth or SmileyFaces), got {type(dataset).__name__}")
-        if not scale > 0:
-            raise ValueError(f"scale must be positive, got {scale!r}")
+                raise ValidationTypeError(f"dataset must provide {attr!r} (a MorphoSynth or SmileyFaces), got {type(dataset).__name__}")
+        scale = check_positive(scale, "scale")
         self.dataset = dataset
         self.scale = np.float32(scale)
         self._table: dict[bytes, int] = {}
@@ -191,7 +213,7 @@ class OracleImage:
         """The index of the unit that rendered each image (its exogenous style)."""
         units = [self._table.get(k, -1) for k in self._keys(value)]
         if min(units, default=0) < 0:
-            raise ValueError("OracleImage can only abduct images rendered by its data set (true mechanism); got an unknown image")
+            raise ValidationError("OracleImage can only abduct images rendered by its data set (true mechanism); got an unknown image")
         return np.asarray(units)
 
     def predict(self, noise: np.ndarray, pa: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -203,7 +225,7 @@ class OracleImage:
 
     def sample_noise(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """Units of the data set drawn at random (their styles are the empirical noise prior)."""
-        return rng.integers(0, len(self.dataset.x), n)
+        return rng.integers(0, len(self.dataset.x), check_count(n, "n"))
 
 
 class DeepSCM:
@@ -238,62 +260,62 @@ class DeepSCM:
     def __init__(self, graph: CausalGraph | Mapping[str, Any], mechanisms: Mapping[str, Any]) -> None:
         if not isinstance(graph, CausalGraph):
             if not isinstance(graph, Mapping):
-                raise TypeError(f"graph must be a CausalGraph or a mapping {{node: parents}}, got {type(graph).__name__}")
+                raise ValidationTypeError(f"graph must be a CausalGraph or a mapping {{node: parents}}, got {type(graph).__name__}")
             graph = CausalGraph(graph)
         if not isinstance(mechanisms, Mapping):
-            raise TypeError(f"mechanisms must be a mapping {{node: mechanism}}, got {type(mechanisms).__name__}")
+            raise ValidationTypeError(f"mechanisms must be a mapping {{node: mechanism}}, got {type(mechanisms).__name__}")
         missing = [n for n in graph.nodes if n not in mechanisms]
         extra = [n for n in mechanisms if n not in graph.nodes]
         if missing:
-            raise ValueError(f"no mechanism for node(s) {', '.join(missing)}; give one mechanism per node of the graph")
+            raise ValidationError(f"no mechanism for node(s) {', '.join(missing)}; give one mechanism per node of the graph")
         if extra:
-            raise ValueError(f"mechanism(s) given for {', '.join(extra)}, which are not nodes of the graph ({', '.join(graph.nodes)})")
+            raise ValidationError(f"mechanism(s) given for {', '.join(extra)}, which are not nodes of the graph ({', '.join(graph.nodes)})")
         for n, m in mechanisms.items():
             if not all(callable(getattr(m, a, None)) for a in ("abduct", "predict", "sample_noise")):
-                raise TypeError(f"mechanism for {n!r} must have abduct, predict and sample_noise methods, got {type(m).__name__}")
+                raise ValidationTypeError(f"mechanism for {n!r} must have abduct, predict and sample_noise methods, got {type(m).__name__}")
         self.graph = graph
         self.mechanisms = dict(mechanisms)
         self.order = graph.topological_order()
 
     # -- checks ---------------------------------------------------------------------------------
     def _check_obs(self, obs: Mapping[str, Any], what: str = "obs") -> tuple[Values, int]:
-        if not isinstance(obs, Mapping):
-            raise TypeError(f"{what} must be a mapping {{node: array}}, got {type(obs).__name__}")
+        _mapping(obs, what)
         missing = [n for n in self.graph.nodes if n not in obs]
         if missing:
-            raise ValueError(f"{what} lacks node(s) {', '.join(missing)}; give every node of the graph")
+            raise ValidationError(f"{what} lacks node(s) {', '.join(missing)}; give every node of the graph")
         unknown = [k for k in obs if k not in self.graph.nodes]
         if unknown:
-            raise ValueError(f"{what} has key(s) {', '.join(map(str, unknown))} that are not nodes of the graph")
+            raise ValidationError(f"{what} has key(s) {', '.join(map(str, unknown))} that are not nodes of the graph")
         arrays = {n: np.asarray(obs[n]) for n in self.graph.nodes}
         sizes = {n: (a.shape[0] if a.ndim else None) for n, a in arrays.items()}
         if None in sizes.values():
-            raise ValueError(f"{what} values must be arrays with one row per unit, got a scalar for {[n for n, s in sizes.items() if s is None]}")
+            raise ValidationError(f"{what} values must be arrays with one row per unit, got a scalar for {[n for n, s in sizes.items() if s is None]}")
         if len(set(sizes.values())) != 1:
-            raise ValueError(f"{what} arrays must all have the same number of units, got {sizes}")
+            raise ValidationError(f"{what} arrays must all have the same number of units, got {sizes}")
+        if next(iter(sizes.values())) == 0:
+            raise ValidationError(f"{what} holds no units (arrays of length 0): give at least one")
         for n, a in arrays.items():
-            if a.dtype.kind == "f" and np.isnan(a).any():
-                raise ValueError(f"{what}[{n!r}] contains NaN")
+            _finite_units(a, f"{what}[{n!r}]")
         return arrays, next(iter(sizes.values()))
 
     def _check_do(self, do: Mapping[str, Any] | None, n: int, shapes: Mapping[str, tuple[int, ...]] | None = None) -> Values:
         if do is None:
             return {}
-        if not isinstance(do, Mapping):
-            raise TypeError(f"do must be a mapping {{node: value}}, got {type(do).__name__}")
+        _mapping(do, "do")
         out: Values = {}
         for k, v in do.items():
             if k not in self.graph.nodes:
-                raise ValueError(f"cannot intervene on {k!r}: not a node of the graph (nodes: {', '.join(self.graph.nodes)})")
+                raise ValidationError(f"cannot intervene on {k!r}: not a node of the graph (nodes: {', '.join(self.graph.nodes)})")
             arr = np.asarray(v)
             unit_shape = tuple(shapes[k]) if shapes is not None and k in shapes else ()
             if arr.shape == unit_shape:
                 arr = np.broadcast_to(arr, (n, *unit_shape))
             elif arr.shape != (n, *unit_shape):
-                raise ValueError(
+                raise ValidationError(
                     f"do[{k!r}] must be one value of shape {unit_shape} or {n} values of shape {(n, *unit_shape)}, got shape {arr.shape}"
                 )
             out[k] = np.array(arr)
+            _finite_units(out[k], f"do[{k!r}]")
         return out
 
     # -- the three steps ------------------------------------------------------------------------
@@ -330,6 +352,9 @@ class DeepSCM:
         dict
             Node -> array of values.
         """
+        _mapping(noise, "noise")
+        _mapping({} if do is None else do, "do")
+        n = check_count(n, "n", allow_none=True)
         do = dict(do or {})
         if n is None:
             first = next((noise[k] for k in self.order if k in noise and k not in do), None)
@@ -344,7 +369,7 @@ class DeepSCM:
                 values[v] = do[v]  # action: the mechanism is replaced by the constant (graph mutilation)
                 continue
             if v not in noise:
-                raise ValueError(f"noise for node {v!r} is missing and {v!r} is not intervened on")
+                raise ValidationError(f"noise for node {v!r} is missing and {v!r} is not intervened on")
             values[v] = np.asarray(self.mechanisms[v].predict(noise[v], {p: values[p] for p in self.graph.parents(v)}))
         return values
 
@@ -387,11 +412,10 @@ class DeepSCM:
         list of dict
             ``[obs, f(obs), f(f(obs)), ...]``, ``m + 1`` entries.
         """
-        if not isinstance(m, (int, np.integer)) or isinstance(m, bool) or m < 1:
-            raise ValueError(f"m must be a positive integer number of cycles, got {m!r}")
+        m = check_count(m, "m")
         values, n = self._check_obs(obs)
         out = [values]
-        for _ in range(int(m)):
+        for _ in range(m):
             out.append(self.predict(self.abduct(out[-1]), n=n))
         return out
 
@@ -412,8 +436,8 @@ class DeepSCM:
         dict
             Node -> array.
         """
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}")
+        n = check_count(n, "n")
+        _mapping({} if do is None else do, "do")
         rng = as_generator(seed)
         do = do or {}
         noise = {v: self.mechanisms[v].sample_noise(int(n), rng) for v in self.order if v not in do}

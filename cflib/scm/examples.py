@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, logit
 
+from ..validation import ValidationError, check_array, check_positive, check_real, check_same_length
 from .graph import CausalGraph
 from .scm import SCM, Mechanism
 
@@ -32,8 +33,8 @@ def intensity_mechanism(slope: float = 2.0, center: float = 2.5, noise_scale: fl
     Mechanism
         With an exact inverse ``eps = (logit((i - 64)/191) - slope (t - center)) / noise_scale``.
     """
-    if noise_scale <= 0:
-        raise ValueError(f"noise_scale must be positive, got {noise_scale}")
+    slope, center = check_real(slope, "slope"), check_real(center, "center")
+    noise_scale = check_positive(noise_scale, "noise_scale")
 
     def forward(pa, u):
         return I_LOW + I_RANGE * expit(slope * (pa["t"] - center) + noise_scale * u)
@@ -41,7 +42,7 @@ def intensity_mechanism(slope: float = 2.0, center: float = 2.5, noise_scale: fl
     def inverse(pa, i):
         frac = (np.asarray(i) - I_LOW) / I_RANGE
         if np.any((frac <= 0) | (frac >= 1)):
-            raise ValueError("intensity must lie strictly between 64 and 255 to be abducted")
+            raise ValidationError("intensity must lie strictly between 64 and 255 to be abducted")
         return (logit(frac) - slope * (pa["t"] - center)) / noise_scale
 
     return Mechanism(forward=forward, noise=lambda rng, n: rng.standard_normal(n), inverse=inverse)
@@ -74,19 +75,29 @@ def fit_intensity_mechanism(t: np.ndarray, i: np.ndarray) -> tuple[Mechanism, di
     Parameters
     ----------
     t, i : numpy.ndarray
-        Observed thickness and intensity (same length, at least 3 units).
+        Observed thickness and intensity (same length, at least 3 units, ``t`` not constant, ``i``
+        strictly between 64 and 255).
 
     Returns
     -------
     (Mechanism, dict)
         The fitted mechanism and its parameters ``{"slope", "center", "noise_scale"}``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Arrays that are not 1-D, of different lengths, shorter than 3, non-finite, a constant ``t``, or an
+        intensity outside (64, 255) (its logit is infinite).
     """
-    t = np.asarray(t, dtype=float)
-    i = np.asarray(i, dtype=float)
-    if t.shape != i.shape or t.ndim != 1:
-        raise ValueError(f"t and i must be 1-D arrays of the same length, got {t.shape} and {i.shape}")
+    t = np.asarray(check_array(t, "t"), dtype=float)
+    i = np.asarray(check_array(i, "i"), dtype=float)
+    check_same_length(t=t, i=i)
     if t.size < 3:
-        raise ValueError(f"need at least 3 units to fit the mechanism, got {t.size}")
+        raise ValidationError(f"need at least 3 units to fit the mechanism, got {t.size}")
+    if np.ptp(t) == 0:
+        raise ValidationError(f"t must vary to fit a slope, got the constant {t[0]!r}")
+    if i.min() <= I_LOW or i.max() >= I_LOW + I_RANGE:
+        raise ValidationError(f"i must lie strictly between {I_LOW:g} and {I_LOW + I_RANGE:g} (its logit is fitted), got [{i.min():.4g}, {i.max():.4g}]")
     y = logit((i - I_LOW) / I_RANGE)
     slope, intercept = np.polyfit(t, y, 1)
     resid = y - (slope * t + intercept)

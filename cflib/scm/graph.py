@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from ..validation import ValidationError, ValidationTypeError, check_names, describe
+
 __all__ = ["CausalGraph"]
 
 
@@ -21,8 +23,10 @@ class CausalGraph:
 
     Raises
     ------
+    TypeError
+        ``parents`` is not a mapping, a node name is not a string, or a node's parents are not a list of names.
     ValueError
-        A parent that is not a node, a self-loop, or a cycle (the message names the cycle).
+        No nodes, a parent that is not a node, a self-loop, or a cycle (the message names the cycle).
 
     Examples
     --------
@@ -34,20 +38,28 @@ class CausalGraph:
     """
 
     def __init__(self, parents: Mapping[str, Iterable[str]]) -> None:
-        if not isinstance(parents, Mapping) or not parents:
-            raise ValueError("parents must be a non-empty mapping {node: [parents]}")
+        if not isinstance(parents, Mapping):
+            raise ValidationTypeError(f"parents must be a mapping {{node: [parents]}}, got {describe(parents)} ({type(parents).__name__})")
+        if not parents:
+            raise ValidationError("parents must name at least one node, got an empty mapping; roots map to []")
         self._parents: dict[str, tuple[str, ...]] = {}
         for node, pa in parents.items():
-            if not isinstance(node, str) or not node:
-                raise ValueError(f"node names must be non-empty strings, got {node!r}")
+            if not isinstance(node, str):
+                raise ValidationTypeError(f"node names must be strings, got {describe(node)} ({type(node).__name__})")
+            if not node:
+                raise ValidationError("node names must be non-empty strings, got ''")
             if isinstance(pa, str):
-                raise ValueError(f"parents of {node!r} must be a list of names, got the string {pa!r}")
+                raise ValidationTypeError(f"parents of {node!r} must be a list of names, got the string {pa!r}")
+            if pa is None or isinstance(pa, Mapping) or not hasattr(pa, "__iter__"):
+                raise ValidationTypeError(f"parents of {node!r} must be a list of names ([] for a root), got {describe(pa)}")
             pa = tuple(pa)
             for p in pa:
+                if not isinstance(p, str):
+                    raise ValidationTypeError(f"parents of {node!r} must be node names (str), got {describe(p)} ({type(p).__name__})")
                 if p not in parents:
-                    raise ValueError(f"parent {p!r} of {node!r} is not a node of the graph; add it with no parents")
+                    raise ValidationError(f"parent {p!r} of {node!r} is not a node of the graph; add it with no parents")
                 if p == node:
-                    raise ValueError(f"node {node!r} lists itself as a parent (self-loop)")
+                    raise ValidationError(f"node {node!r} lists itself as a parent (self-loop)")
             self._parents[node] = pa
         self._order = self._toposort()
 
@@ -60,7 +72,7 @@ class CausalGraph:
                 return
             if state.get(n) == 1:
                 cycle = stack[stack.index(n):] + [n]
-                raise ValueError(f"the graph has a cycle: {' -> '.join(reversed(cycle))}")
+                raise ValidationError(f"the graph has a cycle: {' -> '.join(reversed(cycle))}")
             state[n] = 1
             for p in self._parents[n]:
                 visit(p, [*stack, n])
@@ -77,8 +89,10 @@ class CausalGraph:
         return tuple(self._parents)
 
     def _check(self, node: str) -> None:
+        if not isinstance(node, str):
+            raise ValidationTypeError(f"node must be a node name (str), got {describe(node)} ({type(node).__name__})")
         if node not in self._parents:
-            raise ValueError(f"{node!r} is not a node of the graph (nodes: {', '.join(self._parents)})")
+            raise ValidationError(f"{node!r} is not a node of the graph (nodes: {', '.join(self._parents)})")
 
     def parents(self, node: str) -> tuple[str, ...]:
         """Parents of ``node``."""
@@ -123,16 +137,14 @@ class CausalGraph:
 
         Parameters
         ----------
-        targets : iterable of str
-            Intervened nodes.
+        targets : str or iterable of str
+            Intervened nodes (the keys of a mapping such as a ``do`` dict).
 
         Returns
         -------
         CausalGraph
         """
-        targets = set(targets)
-        for t in targets:
-            self._check(t)
+        targets = set(check_names(list(targets) if isinstance(targets, Mapping) else targets, "targets", self.nodes, what="node"))
         return CausalGraph({n: (() if n in targets else pa) for n, pa in self._parents.items()})
 
     def edges(self) -> list[tuple[str, str]]:
@@ -165,8 +177,10 @@ class CausalGraph:
         """
         import matplotlib.pyplot as plt
 
+        intervened = set(check_names(intervened, "intervened", self.nodes, what="node"))
+        if labels is not None and not isinstance(labels, Mapping):
+            raise ValidationTypeError(f"labels must be a mapping {{node: display name}}, got {describe(labels)}")
         ax = plt.gca() if ax is None else ax
-        intervened = set(intervened)
         depth: dict[str, int] = {}
         for n in self._order:
             depth[n] = 1 + max((depth[p] for p in self._parents[n]), default=-1)
