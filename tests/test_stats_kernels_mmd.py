@@ -40,9 +40,10 @@ def test_median_bandwidth_is_median_of_distinct_pair_distances():
     assert median_bandwidth(np.r_[np.zeros(50), np.ones(3)]) > 0
 
 
-@pytest.mark.parametrize("bw", [0, -1.0, np.nan, "mean", True])
-def test_bad_bandwidth_raises(bw):
-    with pytest.raises(ValueError, match="bandwidth"):
+@pytest.mark.parametrize("bw, error", [(0, ValueError), (-1.0, ValueError), (np.nan, ValueError), ("mean", ValueError),
+                                       (True, TypeError)])
+def test_bad_bandwidth_raises(bw, error):
+    with pytest.raises(error, match="bandwidth"):
         Kernel("gaussian", bw)
 
 

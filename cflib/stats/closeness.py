@@ -23,6 +23,7 @@ for checking the estimator and for reading ``eps`` as a gap between rates.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,10 +31,23 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from ..results import check_alpha
 from ..runtime import as_generator, get_device
+from ..validation import (
+    ValidationError,
+    ValidationTypeError,
+    check_choice,
+    check_count,
+    check_finite,
+    check_positive,
+    check_probability,
+    check_real,
+    describe,
+    warn,
+)
 from .engine import quadratic_forms
 from .kernels import Kernel, as_2d, make_kernel, to_tensor
-from .mmd import _check_alpha, _check_count, signflip_null
+from .mmd import _check_same_dim, _check_same_rows, _resampling_warnings, signflip_null
 
 __all__ = [
     "CFCLOTResult",
@@ -54,29 +68,26 @@ __all__ = [
 
 _METHODS = ("auto", "normal", "bootstrap", "signflip", "bootstrap-literal")
 _VARIANCES = ("delta", "paper")
+#: Fewest pairs for the normal threshold of Eq. 13 (a z-score of a ratio of U-statistics).
+MIN_NORMAL_PAIRS = 30
 
 
 # --------------------------------------------------------------------------------------------------
 # validation
 # --------------------------------------------------------------------------------------------------
-def _check_epsilon(epsilon: Any) -> float:
-    if not isinstance(epsilon, (int, float, np.floating, np.integer)) or isinstance(epsilon, bool) or not np.isfinite(epsilon):
-        raise ValueError(f"epsilon must be a number in [0, 1), got {epsilon!r}")
-    if not (0 <= epsilon < 1):
-        raise ValueError(f"epsilon must lie in [0, 1) because N-TE is normalised to [0, 1], got {epsilon!r}")
+def _check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    if not isinstance(epsilon, (int, float, np.floating, np.integer)) or isinstance(epsilon, (bool, np.bool_)):
+        raise ValidationTypeError(f"{name} must be a number in [0, 1), got {describe(epsilon)} ({type(epsilon).__name__})")
+    if not np.isfinite(epsilon) or not (0 <= epsilon < 1):
+        raise ValidationError(f"{name} must lie in [0, 1) because N-TE is normalised to [0, 1], got {epsilon!r}")
     return float(epsilon)
 
 
 def _check_pairs(y: Any, y_cf: Any) -> tuple[np.ndarray, np.ndarray]:
     y = as_2d(y, "y")
     y_cf = as_2d(y_cf, "y_cf")
-    if y.shape[0] != y_cf.shape[0]:
-        raise ValueError(
-            f"y and y_cf must have the same number of rows (row i holds the factual and counterfactual "
-            f"output of unit i), got {y.shape[0]} and {y_cf.shape[0]}"
-        )
-    if y.shape[1] != y_cf.shape[1]:
-        raise ValueError(f"y and y_cf must have the same number of columns, got {y.shape[1]} and {y_cf.shape[1]}")
+    _check_same_rows(y, y_cf, ("y", "y_cf"), "row i holds the factual and counterfactual output of unit i")
+    _check_same_dim(y, y_cf, ("y", "y_cf"))
     return y, y_cf
 
 
@@ -254,21 +265,16 @@ def cfclot_statistics_batch(
     import torch
 
     epsilon = _check_epsilon(epsilon)
-    chunk = _check_count(chunk, "chunk")
+    chunk = check_count(chunk, "chunk")
     k = make_kernel(kernel, bandwidth)
     if not k.is_fitted:
-        raise ValueError("cfclot_statistics_batch needs a numeric bandwidth (the simulated truth depends on it)")
-    yy = np.asarray(y, dtype=np.float64)
-    yc = np.asarray(y_cf, dtype=np.float64)
-    if yy.ndim == 2:
-        yy, yc = yy[..., None], yc[..., None]
-    if yy.ndim != 3 or yy.shape != yc.shape:
-        raise ValueError(f"y and y_cf must both have shape (R, m) or (R, m, d), got {np.shape(y)} and {np.shape(y_cf)}")
-    if not (np.all(np.isfinite(yy)) and np.all(np.isfinite(yc))):
-        raise ValueError("y and y_cf contain NaN or infinite values")
+        raise ValidationError("cfclot_statistics_batch needs a numeric bandwidth (the simulated truth depends on it)")
+    yy, yc = _replications(y, "y"), _replications(y_cf, "y_cf")
+    if yy.shape != yc.shape:
+        raise ValidationError(f"y and y_cf must have the same shape (R, m) or (R, m, d), got {np.shape(y)} and {np.shape(y_cf)}")
     n_rep, m, _ = yy.shape
-    if m < 2:
-        raise ValueError(f"each replication needs at least 2 pairs, got m={m}")
+    if n_rep < 1:
+        raise ValidationError(f"y and y_cf must hold at least one replication, got shape {np.shape(y)}")
     dev = get_device(device)
     s = float(k.bandwidth)
     K = k.upper_bound
@@ -281,7 +287,7 @@ def cfclot_statistics_batch(
         return torch.exp(-torch.cdist(a, b, p=1.0) / s)
 
     if m < 4:
-        raise ValueError(f"cfclot_statistics_batch needs m >= 4 pairs per replication, got {m}")
+        raise ValidationError(f"cfclot_statistics_batch needs m >= 4 pairs per replication, got {m}")
 
     def sigma(tot, row, sq, mean_d):
         z1, z2 = _zetas(tot, row, sq, m)
@@ -322,6 +328,21 @@ def cfclot_statistics_batch(
             ).cpu().numpy()
         )
     return pd.DataFrame(np.concatenate(rows), columns=["statistic", "mte", "mean_d", "sigma_delta", "sigma_paper"])
+
+
+def _replications(y: Any, name: str) -> np.ndarray:
+    """Replications of paired outputs as a finite float64 ``(R, m, d)`` array."""
+    if y is None or isinstance(y, (str, bytes)):
+        raise ValidationTypeError(f"{name} must be a numeric array of shape (R, m) or (R, m, d), got {describe(y)}")
+    arr = np.asarray(y)
+    if arr.dtype.kind not in "biuf":
+        raise ValidationTypeError(f"{name} must be numeric, got dtype {arr.dtype}")
+    arr = np.asarray(arr, dtype=np.float64)
+    if arr.ndim == 2:
+        arr = arr[..., None]
+    if arr.ndim != 3:
+        raise ValidationError(f"{name} must have shape (R, m) or (R, m, d), got {np.shape(y)}")
+    return check_finite(arr, name)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -409,12 +430,10 @@ def nte_gaussian(
     -------
     float or numpy.ndarray
     """
-    for name, v in (("tau1", tau1), ("tau2", tau2), ("bandwidth", bandwidth)):
-        if not np.isfinite(v) or v <= 0:
-            raise ValueError(f"{name} must be a positive number, got {v!r}")
-    d = _check_count(d, "d")
+    tau1, tau2, bandwidth = (check_positive(v, nm) for nm, v in (("tau1", tau1), ("tau2", tau2), ("bandwidth", bandwidth)))
+    d = check_count(d, "d")
     s2 = float(bandwidth) ** 2
-    delta = np.asarray(delta, dtype=float)
+    delta = _real_array(delta, "delta")
     a = (s2 / (s2 + 2 * tau1**2)) ** (d / 2)
     b = (s2 / (s2 + 2 * tau2**2)) ** (d / 2)
     v = s2 + tau1**2 + tau2**2
@@ -424,7 +443,22 @@ def nte_gaussian(
 
 
 def nte_sup_gaussian(*, tau: float = 1.0, d: int = 1, bandwidth: float = 1.0) -> float:
-    """Supremum over location shifts of :func:`nte_gaussian` with ``tau1 = tau2 = tau`` (0.4058 for 1-D, s = tau = 1)."""
+    """Supremum over location shifts of :func:`nte_gaussian` with ``tau1 = tau2 = tau`` (0.4058 for 1-D, s = tau = 1).
+
+    Parameters
+    ----------
+    tau : float
+        Standard deviation of both laws (``> 0``).
+    d : int
+        Dimension.
+    bandwidth : float
+        Kernel bandwidth ``s > 0``.
+
+    Returns
+    -------
+    float
+    """
+    tau, bandwidth, d = check_positive(tau, "tau"), check_positive(bandwidth, "bandwidth"), check_count(d, "d")
     a = (bandwidth**2 / (bandwidth**2 + 2 * tau**2)) ** (d / 2)
     return float(2 * a / (4 - 2 * a))
 
@@ -450,6 +484,7 @@ def shift_for_target_nte(epsilon: float, *, tau: float = 1.0, d: int = 1, bandwi
         If ``epsilon`` is not reachable by any shift with this kernel and scale.
     """
     epsilon = _check_epsilon(epsilon)
+    tau, bandwidth, d = check_positive(tau, "tau"), check_positive(bandwidth, "bandwidth"), check_count(d, "d")
     sup = nte_sup_gaussian(tau=tau, d=d, bandwidth=bandwidth)
     if epsilon >= sup:
         raise ValueError(
@@ -487,12 +522,11 @@ def nte_bernoulli(p1: Any, p2: Any, *, r: float = 0.0) -> np.ndarray | float:
     -------
     float or numpy.ndarray
     """
-    p1 = np.asarray(p1, dtype=float)
-    p2 = np.asarray(p2, dtype=float)
-    if np.any((p1 < 0) | (p1 > 1)) or np.any((p2 < 0) | (p2 > 1)):
-        raise ValueError("p1 and p2 must be probabilities in [0, 1]")
-    if not (0 <= r < 1):
-        raise ValueError(f"r = k(0, 1) must lie in [0, 1), got {r!r}")
+    p1, p2 = _real_array(p1, "p1"), _real_array(p2, "p2")
+    for name, p in (("p1", p1), ("p2", p2)):
+        if np.any((p < 0) | (p > 1)):
+            raise ValidationError(f"{name} must hold probabilities in [0, 1], got values in [{p.min():g}, {p.max():g}]")
+    r = check_real(r, "r", low=0.0, high=1.0, high_open=True)
     a = 1 - 2 * p1 * (1 - p1) * (1 - r)
     b = 1 - 2 * p2 * (1 - p2) * (1 - r)
     out = 2 * (1 - r) * (p1 - p2) ** 2 / (4 - a - b)
@@ -522,8 +556,8 @@ def gap_for_target_nte(epsilon: float, *, r: float = 0.0, center: float = 0.5) -
         If no gap around ``center`` reaches ``epsilon``.
     """
     epsilon = _check_epsilon(epsilon)
-    if not (0 < center < 1):
-        raise ValueError(f"center must lie in (0, 1), got {center!r}")
+    r = check_real(r, "r", low=0.0, high=1.0, high_open=True)
+    center = check_probability(center, "center")
     gmax = 2 * min(center, 1 - center)
 
     def f(g: float) -> float:
@@ -534,6 +568,18 @@ def gap_for_target_nte(epsilon: float, *, r: float = 0.0, center: float = 0.5) -
     if epsilon == 0:
         return 0.0
     return float(optimize.brentq(f, 0.0, gmax, xtol=1e-12))
+
+
+def _real_array(value: Any, name: str) -> np.ndarray:
+    """A finite float array (or scalar) of real numbers."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise ValidationTypeError(f"{name} must be a real number or an array of them, got {describe(value)}")
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise ValidationTypeError(f"{name} must be a real number or an array of them, got dtype {arr.dtype}")
+    if arr.size == 0:
+        raise ValidationError(f"{name} must not be empty")
+    return check_finite(np.asarray(arr, dtype=float), name)
 
 
 def hoeffding_bound(t: Any, m: int, *, width: float) -> np.ndarray | float:
@@ -556,7 +602,9 @@ def hoeffding_bound(t: Any, m: int, *, width: float) -> np.ndarray | float:
     float or numpy.ndarray
         The bound, capped at 1.
     """
-    t = np.asarray(t, dtype=float)
+    t = _real_array(t, "t")
+    m = check_count(m, "m")
+    width = check_positive(width, "width")
     out = np.minimum(1.0, 2 * np.exp(-2 * (m // 2) * t**2 / width**2))
     return float(out) if out.ndim == 0 else out
 
@@ -594,9 +642,12 @@ def gaussian_pair_sample(
     (y, y_cf) : tuple of numpy.ndarray
         Shape ``(m, d)``, or ``(n_reps, m, d)``.
     """
+    m = check_count(m, "m", minimum=2)
+    d = check_count(d, "d")
+    delta = check_real(delta, "delta")
+    tau1, tau2 = check_positive(tau1, "tau1"), check_positive(tau2, "tau2")
+    shape = (m, d) if n_reps is None else (check_count(n_reps, "n_reps"), m, d)
     rng = as_generator(seed)
-    m = _check_count(m, "m", 2)
-    shape = (m, d) if n_reps is None else (_check_count(n_reps, "n_reps"), m, d)
     y = rng.normal(0.0, tau1, size=shape)
     y_cf = rng.normal(0.0, tau2, size=shape)
     y_cf[..., 0] += delta
@@ -634,6 +685,14 @@ class CFCLOTResult:
         Numerator of the statistic (the paired MMD_u^2, M-TE).
     null_distribution : numpy.ndarray or None
         Resampling replicates on the N-TE scale.
+    warnings : tuple of str
+        Why the decision may be unreliable (too few pairs for the normal threshold, too few draws or
+        units for a resampling null); empty when it is not.
+
+    Notes
+    -----
+    ``reject`` is the decision at the ``alpha`` given to :func:`cfclot_test` (checked there), not a
+    method: the normal threshold depends on ``alpha``.
     """
 
     statistic: float
@@ -649,10 +708,11 @@ class CFCLOTResult:
     kernel: Kernel
     mte: float
     null_distribution: np.ndarray | None = field(default=None, repr=False)
+    warnings: tuple[str, ...] = ()
 
     def summary(self) -> pd.DataFrame:
-        """One-row table with the statistic, threshold, p-value, decision and settings."""
-        return pd.DataFrame(
+        """One-row table with the statistic, threshold, p-value, decision and settings (and the warnings, if any)."""
+        df = pd.DataFrame(
             [
                 {
                     "N-TE": self.statistic,
@@ -669,6 +729,9 @@ class CFCLOTResult:
                 }
             ]
         )
+        if self.warnings:
+            df["warning"] = "; ".join(self.warnings)
+        return df
 
     def plot(self, ax=None):
         """The null distribution used (normal density or resampling histogram) with the statistic.
@@ -748,19 +811,34 @@ def cfclot_test(
     ValueError
         On samples of different lengths, NaN, fewer than 2 pairs, ``epsilon`` outside ``[0, 1)``,
         ``alpha`` outside ``(0, 1)``, an unknown method/variance, or a method that needs ``epsilon = 0``.
+
+    Warns
+    -----
+    cflib.CflibWarning
+        The normal threshold with fewer than :data:`MIN_NORMAL_PAIRS` pairs; a resampling null whose
+        p-value cannot go below ``alpha`` (too few draws ``n_boot`` or too few pairs). Recorded in
+        :attr:`CFCLOTResult.warnings`.
     """
     y, y_cf = _check_pairs(y, y_cf)
     epsilon = _check_epsilon(epsilon)
-    _check_alpha(alpha)
-    if variance not in _VARIANCES:
-        raise ValueError(f"variance must be one of {_VARIANCES}, got {variance!r}")
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+    alpha = check_alpha(alpha)
+    check_choice(variance, "variance", _VARIANCES)
+    check_choice(method, "method", _METHODS)
     if method == "auto":
         method = "normal" if epsilon > 0 else "signflip"
     if method in ("signflip", "bootstrap-literal") and epsilon != 0:
-        raise ValueError(f"method={method!r} simulates the null N-TE = 0 and needs epsilon=0, got {epsilon}")
-    n_boot = _check_count(n_boot, "n_boot")
+        raise ValidationError(f"method={method!r} simulates the null N-TE = 0 and needs epsilon=0, got {epsilon}")
+    n_boot = check_count(n_boot, "n_boot")
+    max_dense = check_count(max_dense, "max_dense", minimum=2)
+    m = y.shape[0]
+    if method == "normal":
+        notes = () if m >= MIN_NORMAL_PAIRS else (warn(
+            f"cfclot_test: the normal threshold (Eq. 13) is unreliable below {MIN_NORMAL_PAIRS} pairs, got m={m}; "
+            "use more pairs" + (", or method='signflip' (exact)" if epsilon == 0 else "")),)
+    else:
+        # signflip: s and -s give one value; bootstrap: multisets of m units out of m
+        distinct = 2.0 ** (min(m, 64) - 1) if method == "signflip" else (math.comb(2 * m - 1, m) if m <= 20 else math.inf)
+        notes = _resampling_warnings(n_boot, distinct, alpha, draws="n_boot", units=f"m={m} pairs")
     rng = as_generator(seed)
     k = make_kernel(kernel, bandwidth).fit(y, y_cf, seed=rng)
     ps = _pair_stats(y, y_cf, k, device)
@@ -775,16 +853,16 @@ def cfclot_test(
         else:  # no spread at all (e.g. identical outputs): the decision is deterministic
             pvalue = 0.0 if t > epsilon else 1.0
         return CFCLOTResult(t, pvalue, bool(t > threshold), float(threshold), sigma, epsilon, float(alpha), m,
-                            "normal", variance, k, st["mte"])
+                            "normal", variance, k, st["mte"], warnings=notes)
     if m > max_dense:
-        raise ValueError(f"method={method!r} needs m x m matrices and m={m} exceeds max_dense={max_dense}; "
+        raise ValidationError(f"method={method!r} needs m x m matrices and m={m} exceeds max_dense={max_dense}; "
                          "subsample the pairs or raise max_dense")
     null = _resample_null(ps, t, epsilon, method, n_boot, rng)
     tol = 1e-12 * max(1.0, abs(t))
     pvalue = float((1 + np.count_nonzero(null >= t - tol)) / (1 + n_boot))
     threshold = float(np.quantile(null, 1 - alpha))
     return CFCLOTResult(t, pvalue, bool(pvalue <= alpha), threshold, None, epsilon, float(alpha), m,
-                        method, None, k, st["mte"], null)
+                        method, None, k, st["mte"], null, notes)
 
 
 def _type_rows(a, inverse):
@@ -871,7 +949,13 @@ def simulate_cfclot(
         One row per replication: ``statistic, sigma_delta, sigma_paper, z_delta, z_paper, reject_delta,
         reject_paper`` (``z = sqrt(m) (statistic - epsilon) / sigma``; reject when ``z > z_{1-alpha}``).
     """
-    _check_alpha(alpha)
+    m = check_count(m, "m", minimum=4)
+    true_nte = _check_epsilon(true_nte, "true_nte")
+    epsilon = _check_epsilon(epsilon)
+    n_reps = check_count(n_reps, "n_reps")
+    alpha = check_alpha(alpha)
+    d = check_count(d, "d")
+    bandwidth = check_positive(bandwidth, "bandwidth")
     delta = shift_for_target_nte(true_nte, d=d, bandwidth=bandwidth)
     y, y_cf = gaussian_pair_sample(m, delta, d=d, n_reps=n_reps, seed=seed)
     df = cfclot_statistics_batch(y, y_cf, epsilon, bandwidth=bandwidth)

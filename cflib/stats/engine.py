@@ -28,6 +28,17 @@ from typing import Any
 
 import numpy as np
 
+from ..validation import (
+    ValidationError,
+    ValidationTypeError,
+    check_callable,
+    check_choice,
+    check_count,
+    check_finite,
+    check_real,
+    describe,
+)
+
 __all__ = ["QuadraticForms", "quadratic_forms", "rounding_bound", "default_chunk", "settle_near_ties",
            "check_precision"]
 
@@ -80,14 +91,42 @@ def default_chunk(n_rows: int, budget_bytes: int = 16 * 2**20) -> int:
     int
         Between 16 and ``n_rows``.
     """
+    n_rows = check_count(n_rows, "n_rows")
+    budget_bytes = check_count(budget_bytes, "budget_bytes")
     return int(max(16, min(n_rows, budget_bytes // (8 * max(n_rows, 1)))))
 
 
 def check_precision(precision: Any) -> str:
-    """Validate a ``precision`` argument (``"mixed"`` or ``"float64"``) and return it."""
-    if precision not in _PRECISIONS:
-        raise ValueError(f"precision must be one of {_PRECISIONS}, got {precision!r}")
-    return precision
+    """Validate a ``precision`` argument (``"mixed"`` or ``"float64"``) and return it.
+
+    Parameters
+    ----------
+    precision : {"mixed", "float64"}
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        Any other value.
+    """
+    return check_choice(precision, "precision", _PRECISIONS)
+
+
+def _check_vectors(v: Any, name: str, n_rows: int):
+    """``None`` or a real 2-d torch tensor with ``n_rows`` rows (one column per resampling vector)."""
+    import torch
+
+    if v is None:
+        return None
+    if not isinstance(v, torch.Tensor) or v.is_complex():
+        raise ValidationTypeError(f"{name} must be a real torch.Tensor of shape ({n_rows}, B) or None, got {describe(v)}")
+    if v.ndim != 2 or v.shape[0] != n_rows:
+        hint = f": transpose it ({name}.T)" if v.ndim == 2 and v.shape[1] == n_rows else ""
+        raise ValidationError(f"{name} must have shape ({n_rows}, B), one row per row of the matrix, got {tuple(v.shape)}{hint}")
+    return v
 
 
 def quadratic_forms(
@@ -129,12 +168,12 @@ def quadratic_forms(
     """
     import torch
 
+    check_callable(rows, "rows")
     precision = check_precision(precision)
-    if not isinstance(n_rows, (int, np.integer)) or n_rows < 1:
-        raise ValueError(f"n_rows must be a positive integer, got {n_rows!r}")
-    chunk = default_chunk(n_rows) if chunk is None else int(chunk)
-    if chunk < 1:
-        raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
+    n_rows = check_count(n_rows, "n_rows")
+    _check_vectors(v, "v", n_rows)
+    _check_vectors(exact, "exact", n_rows)
+    chunk = default_chunk(n_rows) if chunk is None else check_count(chunk, "chunk")
     work = torch.float32 if precision == "mixed" else torch.float64
     vw = None if v is None else v.to(work)
     ve = None if exact is None else exact.to(torch.float64)
@@ -186,6 +225,13 @@ def rounding_bound(abs_q: np.ndarray, n_rows: int, dtype: str) -> np.ndarray:
     numpy.ndarray
         The bound per column (zeros for float64, where the callers' tie tolerance already applies).
     """
+    check_choice(dtype, "dtype", ("float32", "float64"))
+    n_rows = check_count(n_rows, "n_rows")
+    abs_q = np.asarray(abs_q)
+    if abs_q.dtype.kind not in "iuf":
+        raise ValidationTypeError(f"abs_q must be a numeric array, got dtype {abs_q.dtype}")
+    if not np.all(abs_q >= 0) or not np.isfinite(abs_q).all():
+        raise ValidationError("abs_q must hold finite sums of absolute values (>= 0), got negative, NaN or infinite entries")
     if dtype == "float64":
         return np.zeros_like(abs_q)
     rel = _U32 * (4.0 + _LAMBDA * np.sqrt(n_rows)) + n_rows * _U64
@@ -218,6 +264,15 @@ def settle_near_ties(
         The values with the ambiguous draws replaced by float64 ones, and how many were recomputed.
         ``count(values >= threshold)`` then equals the float64 count.
     """
+    values, bound = np.asarray(values), np.asarray(bound)
+    for name, a in (("values", values), ("bound", bound)):
+        if a.ndim != 1 or a.dtype.kind not in "iuf":
+            raise ValidationError(f"{name} must be a 1-d numeric array, got {describe(a)}")
+        check_finite(a, name)
+    if values.shape != bound.shape:
+        raise ValidationError(f"values and bound must have the same length, got {values.size} and {bound.size}")
+    threshold = check_real(threshold, "threshold")
+    check_callable(recompute, "recompute")
     amb = np.flatnonzero(np.abs(values - threshold) <= bound)
     if amb.size == 0:
         return values, 0

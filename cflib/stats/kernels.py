@@ -13,12 +13,22 @@ for large samples; the Gram matrix itself is what every quadratic-time test need
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ..runtime import as_generator, get_device
+from ..validation import (
+    ValidationError,
+    ValidationTypeError,
+    check_choice,
+    check_count,
+    check_finite,
+    check_real,
+    describe,
+)
 
 __all__ = ["Kernel", "GaussianKernel", "LaplaceKernel", "make_kernel", "median_bandwidth", "as_2d", "to_tensor"]
 
@@ -49,29 +59,57 @@ def as_2d(x: Any, name: str = "x", *, min_rows: int = 2) -> np.ndarray:
     ValueError
         If ``x`` has more than two dimensions, fewer than ``min_rows`` rows, or contains NaN/inf.
     """
+    if hasattr(x, "detach"):  # a torch tensor, possibly on a GPU
+        x = x.detach().cpu().numpy()
+    if x is None or isinstance(x, (str, bytes, Mapping)) or callable(x):
+        raise ValidationTypeError(f"{name} must be a numeric array-like of shape (n,) or (n, d), got {describe(x)}")
     try:
-        if hasattr(x, "detach"):  # a torch tensor, possibly on a GPU
-            x = x.detach().cpu().numpy()
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric array-like, got {type(x).__name__}") from exc
+        arr = np.asarray(x)
+        if arr.dtype == object:
+            arr = arr.astype(np.float64)
+    except (TypeError, ValueError):  # ragged nested lists, or objects that are not numbers
+        raise ValidationTypeError(f"{name} must be a rectangular numeric array-like, got {describe(x)}") from None
+    if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating) or arr.dtype == bool):
+        raise ValidationTypeError(f"{name} must be numeric (real numbers), got dtype {arr.dtype}")
+    arr = np.asarray(arr, dtype=np.float64)
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:
-        raise ValueError(f"{name} must have shape (n,) or (n, d), got shape {arr.shape}")
+        raise ValidationError(f"{name} must have shape (n,) or (n, d), got shape {arr.shape}")
     if arr.shape[0] < min_rows:
-        raise ValueError(f"{name} needs at least {min_rows} samples (rows), got {arr.shape[0]}")
+        raise ValidationError(f"{name} needs at least {min_rows} samples (rows), got {arr.shape[0]}")
     if arr.shape[1] < 1:
-        raise ValueError(f"{name} must have at least one feature column, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values; drop or impute them first")
+        raise ValidationError(f"{name} must have at least one feature column, got shape {arr.shape}")
+    check_finite(arr, name)
     return arr
 
 
 def to_tensor(x: np.ndarray, device: Any = "cpu"):
-    """Return ``x`` as a float64 torch tensor on ``device`` (a string or a ``torch.device``)."""
+    """Return ``x`` as a float64 torch tensor on ``device`` (a string or a ``torch.device``).
+
+    Parameters
+    ----------
+    x : numpy.ndarray or torch.Tensor
+        A numeric array (validate samples with :func:`as_2d` first).
+    device : str or torch.device
+
+    Returns
+    -------
+    torch.Tensor
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not a numeric array.
+    """
     import torch
 
+    if isinstance(x, torch.Tensor):
+        numeric = not x.is_complex()
+    else:
+        numeric = isinstance(x, np.ndarray) and (x.dtype == bool or x.dtype.kind in "iuf")
+    if not numeric:
+        raise ValidationTypeError(f"x must be a numeric numpy array or torch tensor (see cflib.stats.as_2d), got {describe(x)}")
     dev = device if isinstance(device, torch.device) else get_device(device)
     if isinstance(x, np.ndarray) and not x.flags.writeable:
         x = np.array(x)  # torch warns on read-only arrays (e.g. broadcast views); copy once instead
@@ -114,12 +152,12 @@ def median_bandwidth(*samples: Any, kernel: str = "gaussian", max_n: int = 1000,
         so the kernel never degenerates to an indicator of equality by accident.
     """
     if not samples:
-        raise ValueError("median_bandwidth needs at least one sample")
-    if kernel not in _KERNELS:
-        raise ValueError(f"kernel must be one of {_KERNELS}, got {kernel!r}")
+        raise ValidationError("median_bandwidth needs at least one sample (pass the arrays to pool)")
+    check_choice(kernel, "kernel", _KERNELS)
+    max_n = check_count(max_n, "max_n", minimum=2)
     arrs = [as_2d(s, f"samples[{i}]", min_rows=1) for i, s in enumerate(samples)]
     if len({a.shape[1] for a in arrs}) != 1:
-        raise ValueError(f"all samples must have the same number of columns, got {[a.shape[1] for a in arrs]}")
+        raise ValidationError(f"all samples must have the same number of columns (features), got {[a.shape[1] for a in arrs]}")
     z = np.concatenate(arrs, axis=0)
     if z.shape[0] > max_n:
         z = z[as_generator(seed).choice(z.shape[0], size=max_n, replace=False)]
@@ -160,14 +198,17 @@ class Kernel:
     bandwidth: float | str = "median"
 
     def __post_init__(self) -> None:
-        if self.name not in _KERNELS:
-            raise ValueError(f"kernel must be one of {_KERNELS}, got {self.name!r}")
+        if not isinstance(self.name, str):
+            raise ValidationTypeError(f"kernel must be one of {_KERNELS}, got {describe(self.name)} ({type(self.name).__name__})")
+        check_choice(self.name, "kernel", _KERNELS)
         bw = self.bandwidth
         if isinstance(bw, str):
             if bw != "median":
-                raise ValueError(f"bandwidth must be a positive number or 'median', got {bw!r}")
-        elif not isinstance(bw, (int, float, np.floating, np.integer)) or isinstance(bw, bool) or not np.isfinite(bw) or bw <= 0:
-            raise ValueError(f"bandwidth must be a positive finite number or 'median', got {bw!r}")
+                raise ValidationError(f"bandwidth must be a positive number or 'median', got {bw!r}")
+        elif not isinstance(bw, (int, float, np.floating, np.integer)) or isinstance(bw, (bool, np.bool_)):
+            raise ValidationTypeError(f"bandwidth must be a positive number or 'median', got {describe(bw)} ({type(bw).__name__})")
+        elif not np.isfinite(bw) or bw <= 0:
+            raise ValidationError(f"bandwidth must be a positive finite number or 'median', got {bw!r}")
 
     @property
     def upper_bound(self) -> float:
@@ -224,13 +265,12 @@ class Kernel:
         import torch
 
         if not self.is_fitted:
-            raise ValueError("the bandwidth is still 'median': call kernel.fit(samples) first (or pass a number)")
-        if not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
-            raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+            raise ValidationError("the bandwidth is still 'median': call kernel.fit(samples) first (or pass a number)")
+        chunk_size = check_count(chunk_size, "chunk_size")
         xt = x if isinstance(x, torch.Tensor) else to_tensor(as_2d(x, "x", min_rows=1), device)
         yt = xt if y is None else (y if isinstance(y, torch.Tensor) else to_tensor(as_2d(y, "y", min_rows=1), xt.device))
-        if xt.shape[1] != yt.shape[1]:
-            raise ValueError(f"x and y must have the same number of columns, got {xt.shape[1]} and {yt.shape[1]}")
+        if xt.ndim != 2 or yt.ndim != 2 or xt.shape[1] != yt.shape[1]:
+            raise ValidationError(f"x and y must have shapes (n, d) and (m, d) with the same d, got {tuple(xt.shape)} and {tuple(yt.shape)}")
         s = float(self.bandwidth)
         # -(d / c) computed as d / (-c): the same float64 result as exp(-d / c), without temporaries
         neg_c = -(2.0 * s * s) if self.name == "gaussian" else -s
@@ -252,9 +292,19 @@ class Kernel:
         """Kernel value at a given distance (Euclidean for Gaussian, L1 for Laplace).
 
         Useful for closed forms: for outputs in ``{0, 1}``, ``r = k(0, 1) = value_at(1)``.
+
+        Parameters
+        ----------
+        distance : float
+            A distance ``>= 0``.
+
+        Returns
+        -------
+        float
         """
         if not self.is_fitted:
-            raise ValueError("the bandwidth is still 'median': fit the kernel first")
+            raise ValidationError("the bandwidth is still 'median': fit the kernel first")
+        distance = check_real(distance, "distance", low=0.0)
         s = float(self.bandwidth)
         return float(np.exp(-(distance**2) / (2 * s * s)) if self.name == "gaussian" else np.exp(-abs(distance) / s))
 
@@ -285,5 +335,5 @@ def make_kernel(kernel: str | Kernel = "gaussian", bandwidth: float | str = "med
     if isinstance(kernel, Kernel):
         return kernel
     if not isinstance(kernel, str):
-        raise TypeError(f"kernel must be 'gaussian', 'laplace' or a cflib.stats.kernels.Kernel, got {type(kernel).__name__}")
+        raise ValidationTypeError(f"kernel must be 'gaussian', 'laplace' or a cflib.stats.kernels.Kernel, got {type(kernel).__name__}")
     return Kernel(kernel, bandwidth)

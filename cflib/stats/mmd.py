@@ -17,6 +17,7 @@ group of transformations that leaves the joint law invariant under the null of e
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..results import check_alpha
 from ..runtime import as_generator, get_device
+from ..validation import (
+    ValidationError,
+    ValidationTypeError,
+    check_choice,
+    check_count,
+    describe,
+    warn,
+)
 from .engine import check_precision, quadratic_forms, rounding_bound, settle_near_ties
 from .kernels import Kernel, as_2d, make_kernel, to_tensor
 
@@ -40,9 +50,94 @@ def _fitted_kernel(kernel: str | Kernel, bandwidth: float | str, *samples: np.nd
     return make_kernel(kernel, bandwidth).fit(*samples, seed=seed)
 
 
+#: Fewest distinct values a resampling null must take for its p-value to reach below 0.05.
+_MIN_DISTINCT = 20
+
+
+def _transpose_hint(a: np.ndarray, b: np.ndarray, names: tuple[str, str]) -> str:
+    """``": transpose y (y.T)"`` where one (d, n) array would fit the other's (n, d) shape, else ``""``."""
+    if b.shape[0] == a.shape[1] and b.shape[1] != a.shape[1]:
+        return f": transpose {names[1]} ({names[1]}.T) if its rows are features"
+    if a.shape[0] == b.shape[1] and a.shape[1] != b.shape[1]:
+        return f": transpose {names[0]} ({names[0]}.T) if its rows are features"
+    return ""
+
+
 def _check_same_dim(x: np.ndarray, y: np.ndarray, names: tuple[str, str] = ("x", "y")) -> None:
     if x.shape[1] != y.shape[1]:
-        raise ValueError(f"{names[0]} and {names[1]} must have the same number of columns, got {x.shape[1]} and {y.shape[1]}")
+        raise ValidationError(f"{names[0]} and {names[1]} must have the same number of columns (features), got shapes "
+                              f"{x.shape} and {y.shape}{_transpose_hint(x, y, names)}")
+
+
+def _check_same_rows(x: np.ndarray, y: np.ndarray, names: tuple[str, str], what: str) -> None:
+    """Paired samples: one row per unit in each (``what`` says why, for the message)."""
+    if x.shape[0] != y.shape[0]:
+        hint = ""
+        if y.shape[1] == x.shape[0]:
+            hint = f": transpose {names[1]} ({names[1]}.T)"
+        elif x.shape[1] == y.shape[0]:
+            hint = f": transpose {names[0]} ({names[0]}.T)"
+        raise ValidationError(f"{names[0]} and {names[1]} must have the same number of rows ({what}), got shapes "
+                              f"{x.shape} and {y.shape}{hint}")
+
+
+def _check_kernel(kernel: Any, name: str = "kernel") -> Kernel:
+    """A fitted :class:`Kernel` (numeric bandwidth)."""
+    if not isinstance(kernel, Kernel):
+        raise ValidationTypeError(f"{name} must be a cflib.stats.Kernel (make_kernel(...).fit(x, y)), got {describe(kernel)}")
+    if not kernel.is_fitted:
+        raise ValidationError(f"{name} must be fitted (a numeric bandwidth): call {name}.fit(x, y) first")
+    return kernel
+
+
+def _check_rng(rng: Any) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValidationTypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {describe(rng)}")
+    return rng
+
+
+def _check_tensor(t: Any, name: str, shape: tuple[int | None, ...]):
+    """A real torch tensor of the given shape (``None``: any size on that axis)."""
+    import torch
+
+    if not isinstance(t, torch.Tensor) or t.is_complex():
+        raise ValidationTypeError(f"{name} must be a real torch.Tensor, got {describe(t)}")
+    if t.ndim != len(shape) or any(s is not None and s != n for s, n in zip(shape, t.shape, strict=True)):
+        want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+        raise ValidationError(f"{name} must have shape {want}, got {tuple(t.shape)}")
+    return t
+
+
+def _resampling_warnings(n_draws: int, n_distinct: float, alpha: float, *, draws: str, units: str) -> tuple[str, ...]:
+    """The :class:`cflib.CflibWarning` messages of a resampling p-value ``(1 + k) / (1 + B)``.
+
+    Parameters
+    ----------
+    n_draws : int
+        ``B``.
+    n_distinct : float
+        How many distinct values the null statistic can take with these units (``inf``: plenty).
+    alpha : float
+        The level the p-value is meant for.
+    draws : str
+        The argument that sets ``B`` (``"n_permutations"``, ``"n_boot"``).
+    units : str
+        The units and their count, for the message (``"m=4 pairs"``).
+
+    Returns
+    -------
+    tuple of str
+        Empty when the p-value can go below ``alpha``; the warnings are also emitted.
+    """
+    out = []
+    if 1.0 / (1 + n_draws) > alpha:
+        out.append(warn(f"with {draws}={n_draws} the p-value cannot go below 1/({draws} + 1) = {1 / (1 + n_draws):.3g} "
+                        f"> alpha={alpha:g}, so the test can never reject; use {draws} >= {math.ceil(1 / alpha) - 1}",
+                        stacklevel=4))
+    if n_distinct < max(_MIN_DISTINCT, 1 / alpha):
+        out.append(warn(f"with {units} the resampling null takes at most {int(n_distinct)} distinct values, so its "
+                        f"p-value is too coarse for a test at alpha={alpha:g}; use more units", stacklevel=4))
+    return tuple(out)
 
 
 def paired_h_matrix(x: Any, y: Any, kernel: Kernel, *, device: Any = "cpu"):
@@ -63,8 +158,12 @@ def paired_h_matrix(x: Any, y: Any, kernel: Kernel, *, device: Any = "cpu"):
         paper), and the within-sample Gram matrices (diagonals zeroed as well), from which the
         N-TE denominator ``D_ij = 4K - Kxx_ij - Kyy_ij`` is built.
     """
-    xt = x if hasattr(x, "device") else to_tensor(x, device)
-    yt = y if hasattr(y, "device") else to_tensor(y, xt.device)
+    _check_kernel(kernel)
+    xt = x if hasattr(x, "device") else to_tensor(as_2d(x, "x"), device)
+    yt = y if hasattr(y, "device") else to_tensor(as_2d(y, "y"), xt.device)
+    if tuple(xt.shape) != tuple(yt.shape):
+        raise ValidationError(f"x and y must have the same shape (row i of each is pair-unit i), got {tuple(xt.shape)} "
+                              f"and {tuple(yt.shape)}")
     kxx = kernel.gram(xt)
     kyy = kernel.gram(yt)
     kxy = kernel.gram(xt, yt)
@@ -107,8 +206,7 @@ def mmd2(
     float
         The estimate. The unbiased, paired and linear estimators can be slightly negative.
     """
-    if estimator not in _ESTIMATORS:
-        raise ValueError(f"estimator must be one of {_ESTIMATORS}, got {estimator!r}")
+    check_choice(estimator, "estimator", _ESTIMATORS)
     x = as_2d(x, "x")
     y = as_2d(y, "y")
     _check_same_dim(x, y)
@@ -122,8 +220,7 @@ def mmd2(
         h = _rowwise(k, xa, xb) + _rowwise(k, ya, yb) - _rowwise(k, xa, yb) - _rowwise(k, xb, ya)
         return float(h.mean())
     if estimator == "paired":
-        if n != m:
-            raise ValueError(f"estimator='paired' needs samples of equal size (pairs), got {n} and {m}")
+        _check_same_rows(x, y, ("x", "y"), "estimator='paired' needs samples of equal size: row i of each is pair-unit i")
         h, _, _ = paired_h_matrix(x, y, k, device=dev)
         return float(h.sum() / (m * (m - 1)))
     xt, yt = to_tensor(x, dev), to_tensor(y, dev)
@@ -162,6 +259,8 @@ class MMDTestResult:
         The kernel with the bandwidth actually used.
     n, m : int
         Sample sizes.
+    warnings : tuple of str
+        Why the p-value may be unreliable (too few draws or units); empty when it is not.
     """
 
     statistic: float
@@ -172,15 +271,26 @@ class MMDTestResult:
     kernel: Kernel
     n: int
     m: int
+    warnings: tuple[str, ...] = ()
 
     def reject(self, alpha: float = 0.05) -> bool:
-        """Whether the test rejects equality of distributions at level ``alpha``."""
-        _check_alpha(alpha)
+        """Whether the test rejects equality of distributions at level ``alpha``.
+
+        Parameters
+        ----------
+        alpha : float
+            Level in ``(0, 1)``.
+
+        Returns
+        -------
+        bool
+        """
+        alpha = check_alpha(alpha)
         return bool(self.pvalue <= alpha)
 
     def summary(self) -> pd.DataFrame:
-        """One-row table: statistic, p-value, scheme, sizes, kernel and bandwidth."""
-        return pd.DataFrame(
+        """One-row table: statistic, p-value, scheme, sizes, kernel and bandwidth (and the warnings, if any)."""
+        df = pd.DataFrame(
             [
                 {
                     "statistic (MMD^2_u)": self.statistic,
@@ -194,6 +304,9 @@ class MMDTestResult:
                 }
             ]
         )
+        if self.warnings:
+            df["warning"] = "; ".join(self.warnings)
+        return df
 
     def plot(self, ax=None):
         """Histogram of the permutation null with the observed statistic marked; returns the axes."""
@@ -206,17 +319,6 @@ class MMDTestResult:
         ax.set_ylabel("count")
         ax.legend()
         return ax
-
-
-def _check_alpha(alpha: float) -> None:
-    if not isinstance(alpha, (int, float, np.floating)) or isinstance(alpha, bool) or not (0 < alpha < 1):
-        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
-
-
-def _check_count(value: Any, name: str, minimum: int = 1) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def _as_rows(a: Any) -> Callable[[int, int, Any], Any]:
@@ -247,6 +349,8 @@ def kernel_rows(kernel: Kernel, z) -> Callable[[int, int, Any], Any]:
     callable
         ``rows(i0, i1, out)``: writes ``k(z[i0:i1], z)`` with ``k(z_i, z_i)`` set to 0 into ``out``.
     """
+    _check_kernel(kernel)
+    _check_tensor(z, "z", (None, None))
     z_sq = (z * z).sum(1)
     return lambda i0, i1, out: _zero_block_diagonal(kernel.gram(z[i0:i1], z, out=out, y_sq=z_sq), i0)
 
@@ -267,6 +371,9 @@ def paired_rows(kernel: Kernel, x, y) -> Callable[[int, int, Any], Any]:
         ``rows(i0, i1, out)``: writes rows ``i0:i1`` of
         ``H_ij = k(x_i,x_j) + k(y_i,y_j) - k(x_i,y_j) - k(y_i,x_j)`` into ``out``.
     """
+    _check_kernel(kernel)
+    _check_tensor(x, "x", (None, None))
+    _check_tensor(y, "y", tuple(x.shape))
     tmp: list[Any] = []
     x_sq, y_sq = (x * x).sum(1), (y * y).sum(1)
 
@@ -322,7 +429,20 @@ def signflip_null(
     """
     import torch
 
-    m = int(h.shape[0]) if n_rows is None else int(n_rows)
+    if callable(h):
+        if n_rows is None:
+            raise ValidationError("n_rows is required when h is a callable of row blocks (pass m, the number of pairs)")
+        m = check_count(n_rows, "n_rows", minimum=2)
+    else:
+        m = int(_check_tensor(h, "h", (None, None)).shape[0])
+        _check_tensor(h, "h", (m, m))
+        if n_rows is not None and check_count(n_rows, "n_rows", minimum=2) != m:
+            raise ValidationError(f"n_rows must equal the size of h, got n_rows={n_rows} and h of shape {tuple(h.shape)}")
+    n_draws = check_count(n_draws, "n_draws")
+    _check_rng(rng)
+    batch = check_count(batch, "batch")
+    precision = check_precision(precision)
+    chunk = check_count(chunk, "chunk", allow_none=True)
     rows = _as_rows(h)
     dev = torch.device(device) if callable(h) else h.device
     s = np.concatenate([rng.choice((-1.0, 1.0), size=(m, min(batch, n_draws - b0))) for b0 in range(0, n_draws, batch)], axis=1)
@@ -389,7 +509,18 @@ def permutation_null(
     """
     import torch
 
-    big_n = z.shape[0]
+    _check_kernel(kernel)
+    big_n = _check_tensor(z, "z", (None, None)).shape[0]
+    check_choice(estimator, "estimator", ("unbiased", "biased"))
+    least = 2 if estimator == "unbiased" else 1  # the unbiased statistic needs two units per sample
+    n = check_count(n, "n", minimum=least)
+    if big_n - n < least:
+        raise ValidationError(f"n must leave at least {least} row(s) of z for the second sample, got n={n} of {big_n} rows")
+    n_permutations = check_count(n_permutations, "n_permutations")
+    _check_rng(rng)
+    batch = check_count(batch, "batch")
+    precision = check_precision(precision)
+    chunk = check_count(chunk, "chunk", allow_none=True)
     m = big_n - n
     template = np.r_[np.ones(n), np.zeros(m)]
     # shuffling each row of the 0/1 template gives independent uniform group assignments
@@ -509,26 +640,29 @@ def mmd_test(
     """
     x = as_2d(x, "x")
     y = as_2d(y, "y")
-    _check_same_dim(x, y)
-    n_permutations = _check_count(n_permutations, "n_permutations")
-    batch = _check_count(batch, "batch")
-    precision = check_precision(precision)
-    if chunk is not None:
-        chunk = _check_count(chunk, "chunk")
-    if estimator not in ("unbiased", "biased"):
-        raise ValueError(f"estimator must be 'unbiased' or 'biased' for mmd_test, got {estimator!r}")
     if not isinstance(paired, (bool, np.bool_)):
-        raise TypeError(f"paired must be True or False, got {paired!r}")
+        raise ValidationTypeError(f"paired must be True or False, got {describe(paired)}")
+    if paired:
+        _check_same_rows(x, y, ("x", "y"), "paired=True needs the same length: row i of each is one unit; "
+                                           "use paired=False for independent samples")
+    _check_same_dim(x, y)
+    n_permutations = check_count(n_permutations, "n_permutations")
+    batch = check_count(batch, "batch")
+    precision = check_precision(precision)
+    chunk = check_count(chunk, "chunk", allow_none=True)
+    if estimator not in ("unbiased", "biased"):
+        raise ValidationError(f"estimator must be 'unbiased' or 'biased' for mmd_test, got {describe(estimator)}")
     rng = as_generator(seed)
+    n, m = x.shape[0], y.shape[0]
+    if paired:  # s and -s give the same statistic
+        distinct = 2.0 ** (min(m, 64) - 1)
+        notes = _resampling_warnings(n_permutations, distinct, 0.05, draws="n_permutations", units=f"m={m} pairs")
+    else:  # swapping the two labels of equal-size samples gives the same statistic
+        distinct = math.comb(n + m, n) / (2 if n == m else 1) if n + m <= 40 else math.inf
+        notes = _resampling_warnings(n_permutations, distinct, 0.05, draws="n_permutations", units=f"n={n} and m={m} units")
     k = _fitted_kernel(kernel, bandwidth, x, y)
     dev = get_device(device)
-    n, m = x.shape[0], y.shape[0]
     if paired:
-        if n != m:
-            raise ValueError(
-                f"paired=True needs x and y of the same length (row i of each is one unit), got {n} and {m}; "
-                "use paired=False for independent samples"
-            )
         scale = m * (m - 1)
         q_obs, q_null = signflip_null(paired_rows(k, to_tensor(x, dev), to_tensor(y, dev)), n_permutations, rng,
                                       batch=batch, precision=precision, chunk=chunk, n_rows=m, device=dev)
@@ -546,4 +680,5 @@ def mmd_test(
         kernel=k,
         n=n,
         m=m,
+        warnings=notes,
     )

@@ -20,6 +20,7 @@ chapter (notebook 05), from :func:`linear_power_study`.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -28,9 +29,19 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..results import check_alpha
 from ..runtime import as_generator
+from ..validation import (
+    ValidationError,
+    ValidationTypeError,
+    check_columns,
+    check_count,
+    check_positive,
+    check_real,
+    describe,
+)
 from .kernels import Kernel, as_2d, make_kernel
-from .mmd import _check_count, _check_same_dim, _pvalue, mmd_test
+from .mmd import _check_same_dim, _pvalue, _resampling_warnings, mmd_test
 
 __all__ = ["LinearMMDResult", "linear_mmd_test", "block_mmd_test", "rff_mmd_test", "rff_features",
            "linear_power_study", "plot_linear_power"]
@@ -53,6 +64,8 @@ class LinearMMDResult:
         Sample sizes.
     kernel : Kernel
         With the bandwidth used.
+    warnings : tuple of str
+        Why the p-value may be unreliable (too few permutations or units); empty when it is not.
     """
 
     statistic: float
@@ -62,11 +75,21 @@ class LinearMMDResult:
     n: int
     m: int
     kernel: Kernel
+    warnings: tuple[str, ...] = ()
 
     def reject(self, alpha: float = 0.05) -> bool:
-        """Whether the test rejects ``P_x = P_y`` at level ``alpha``."""
-        if not (0 < alpha < 1):
-            raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
+        """Whether the test rejects ``P_x = P_y`` at level ``alpha``.
+
+        Parameters
+        ----------
+        alpha : float
+            Level in ``(0, 1)``.
+
+        Returns
+        -------
+        bool
+        """
+        alpha = check_alpha(alpha)
         return bool(self.pvalue <= alpha)
 
 
@@ -156,7 +179,7 @@ def block_mmd_test(
     LinearMMDResult
         ``statistic`` is the mean of the per-block ``mmd2(..., estimator="unbiased")``.
     """
-    block_size = _check_count(block_size, "block_size", 2)
+    block_size = check_count(block_size, "block_size", minimum=2)
     x, y, k = _prepare(x, y, kernel, bandwidth, seed)
     nb = min(x.shape[0], y.shape[0]) // block_size
     if nb < 2:
@@ -195,9 +218,8 @@ def rff_features(x: np.ndarray, bandwidth: float, n_features: int, seed: int | n
         ``sqrt(2 / D) cos(x W + b)``.
     """
     x = as_2d(x, "x", min_rows=1)
-    n_features = _check_count(n_features, "n_features")
-    if not (np.isfinite(bandwidth) and bandwidth > 0):
-        raise ValueError(f"bandwidth must be a positive number, got {bandwidth!r}")
+    n_features = check_count(n_features, "n_features")
+    bandwidth = check_positive(bandwidth, "bandwidth")
     rng = as_generator(seed)
     w = rng.normal(0.0, 1.0 / bandwidth, size=(x.shape[1], n_features))
     b = rng.uniform(0.0, 2 * np.pi, size=n_features)
@@ -236,11 +258,14 @@ def rff_mmd_test(
     LinearMMDResult
         ``statistic`` is ``||mean phi(x) - mean phi(y)||^2``.
     """
-    n_permutations = _check_count(n_permutations, "n_permutations")
-    batch = _check_count(batch, "batch")
+    n_permutations = check_count(n_permutations, "n_permutations")
+    batch = check_count(batch, "batch")
+    n_features = check_count(n_features, "n_features")
     rng = as_generator(seed)
     x, y, k = _prepare(x, y, "gaussian", bandwidth, rng)
     n, m = x.shape[0], y.shape[0]
+    distinct = math.comb(n + m, n) / (2 if n == m else 1) if n + m <= 40 else math.inf
+    notes = _resampling_warnings(n_permutations, distinct, 0.05, draws="n_permutations", units=f"n={n} and m={m} units")
     phi = rff_features(np.concatenate([x, y]), float(k.bandwidth), n_features, rng)
     total = phi.sum(0)
 
@@ -254,7 +279,7 @@ def rff_mmd_test(
         b = min(batch, n_permutations - b0)
         e = rng.permuted(np.broadcast_to(template, (b, n + m)), axis=1)
         null[b0 : b0 + b] = stat(e @ phi)
-    return LinearMMDResult(observed, _pvalue(null, observed), "rff", None, n, m, k)
+    return LinearMMDResult(observed, _pvalue(null, observed), "rff", None, n, m, k, notes)
 
 
 def linear_power_study(
@@ -297,7 +322,22 @@ def linear_power_study(
     pandas.DataFrame
         One row per (``n``, test): ``n, test, rejection_rate, se, seconds_per_test, n_reps, shift``.
     """
-    n_reps = _check_count(n_reps, "n_reps")
+    if isinstance(n_grid, (str, bytes)) or not hasattr(n_grid, "__iter__"):
+        raise ValidationTypeError(f"n_grid must be a sequence of sample sizes, got {describe(n_grid)}")
+    n_grid = tuple(check_count(n, "n_grid entry", minimum=4) for n in n_grid)
+    if not n_grid:
+        raise ValidationError("n_grid must hold at least one sample size, got an empty sequence")
+    shift = check_real(shift, "shift")
+    d = check_count(d, "d")
+    n_reps = check_count(n_reps, "n_reps")
+    alpha = check_alpha(alpha)
+    n_permutations = check_count(n_permutations, "n_permutations")
+    block_size = check_count(block_size, "block_size", minimum=2)
+    n_features = check_count(n_features, "n_features")
+    seed = check_count(seed, "seed", minimum=0)
+    if min(n_grid) < 2 * block_size:
+        raise ValidationError(f"the B-test needs two blocks of block_size={block_size} rows: every n_grid entry must be "
+                              f">= {2 * block_size}, got {min(n_grid)}; lower block_size")
     tests = {
         "full (permutation)": lambda x, y, s, r: mmd_test(x, y, bandwidth=s, n_permutations=n_permutations, seed=r).pvalue,
         f"B-test (block {block_size})": lambda x, y, s, r: block_mmd_test(x, y, block_size=block_size, bandwidth=s).pvalue,
@@ -343,6 +383,7 @@ def plot_linear_power(power: pd.DataFrame, axes: Any = None) -> Any:
     """
     from ..plotting import line_with_band, subplots
 
+    check_columns(power, ["n", "test", "rejection_rate", "se", "seconds_per_test", "shift"], "power")
     if axes is None:
         _, axes = subplots(1, 2, width=4.6)
     for t, g in power.groupby("test", sort=False):
