@@ -25,11 +25,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from .claims import gather, report_markdown
+import pandas as pd
+
+from .claims import changes_markdown, gather, report_markdown
 from .paths import build_dir, repo_root
 from .runner import run, toc_notebooks
 
 __all__ = ["stage", "build", "receipt_markdown", "check_links", "LinkReport"]
+
+#: The earlier report the changes page compares with: notebook, key, statement, verdict and evidence of
+#: every claim in the clean book-scale build of commit 27e2182, the last report before the verdicts
+#: were decided on intervals (issue 20).
+BEFORE_REPORT = "reproduction-before.csv"
 
 #: CSS class of the receipt's box (the browser test looks for it).
 RECEIPT_CLASS = "cflib-receipt"
@@ -136,9 +143,12 @@ def stage(executed_dir: Path, site: Path | None = None, statuses: Mapping[str, s
         stamp = src.with_suffix(".run.json")
         _write_text(site / "notebooks" / nb, _with_receipt(src, stamp, (statuses or {}).get(nb, "cached")))
         wanted.add(site / "notebooks" / nb)
+    claims = gather(executed_dir, notebooks)
     report = site / "book" / "reproduction-report.md"
-    _write_text(report, report_markdown(gather(executed_dir, notebooks)))
-    wanted.add(report)
+    _write_text(report, report_markdown(claims))
+    changes = site / "book" / "reproduction-changes.md"
+    _write_text(changes, changes_markdown(claims, pd.read_csv(root / "book" / BEFORE_REPORT)))
+    wanted.update((report, changes))
     for f in list(site.rglob("*")):
         if f.is_file() and f not in wanted and "_build" not in f.relative_to(site).parts:
             f.unlink()  # a page removed from the sources must not linger in the book

@@ -32,7 +32,7 @@ PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F
 verdict_colors = {
     "reproduced": "#009E73",
     "not reproduced": "#D55E00",
-    "inconclusive at this scale": "#E69F00",
+    "undecided at this scale": "#E69F00",
 }
 
 

@@ -46,11 +46,13 @@ def _pages(html: Path) -> list[Path]:
 
 def test_book_has_every_page(html):
     pages = {p.relative_to(html).with_suffix("").as_posix() for p in _pages(html)}
-    expected = {"book/index", "book/references", "book/reproduction-report"}
+    expected = {"book/index", "book/references", "book/reproduction-report", "book/reproduction-changes"}
     expected |= {"notebooks/" + n.removesuffix(".ipynb") for n in runner.toc_notebooks()}
     assert expected <= pages
     report = (html / "book" / "reproduction-report.html").read_text()
     assert "reproduced" in report and "Pearl" in report
+    changes = (html / "book" / "reproduction-changes.html").read_text()
+    assert "Changes to the reproduction report" in changes and "claims changed" in changes
     assert not list(html.rglob("*cdn.jsdelivr*")) and "cdn.jsdelivr" not in (html / "book" / "index.html").read_text()
 
 

@@ -27,7 +27,7 @@ def test_record_and_claim_write_json(tmp_path):
     claims.claim("C3", "third", paper=1, ours=None, holds=None, evidence="too few replications")
     data = json.loads((tmp_path / "ch" / "01-x.claims.json").read_text())
     assert data["values"] == {"n": 5}
-    assert [c["verdict"] for c in data["claims"]] == list(claims.VERDICTS)
+    assert [c["verdict"] for c in data["claims"]] == list(claims.VERDICTS[:3])
     assert data["scale"] == "smoke" and data["notebook"] == "closeness-test/01-x.ipynb"
     assert list(claims.claims_table()["key"]) == ["C1", "C2", "C3"]
 
@@ -36,7 +36,15 @@ def test_claim_requires_evidence_and_a_valid_verdict():
     with pytest.raises(ValueError, match="evidence"):
         claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence=" ")
     with pytest.raises(ValueError, match="verdict must be one of"):
-        claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence="e", verdict="mostly")
+        claims.claim("C1", "s", paper=1, ours=1, evidence="e", verdict="mostly")
+    with pytest.raises(ValueError, match="exactly one of holds, verdict or decision"):
+        claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence="e", verdict="reproduced")
+    with pytest.raises(ValueError, match="exactly one of holds, verdict or decision"):
+        claims.claim("C1", "s", paper=1, ours=1, evidence="e")
+    with pytest.raises(ValueError, match="needs a note"):
+        claims.claim("C1", "s", paper=1, ours=1, evidence="e", verdict="not checkable here")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence="e", kind="sanity")
     with pytest.raises(TypeError, match="holds must be"):
         claims.claim("C1", "s", paper=1, ours=1, holds="yes", evidence="e")
     with pytest.raises(ValueError, match="key"):
@@ -49,7 +57,8 @@ def test_gather_and_report(tmp_path):
     df = claims.gather(tmp_path)
     assert list(df["key"]) == ["C1", "C2"] and set(df["chapter"]) == {"closeness-test"}
     text = claims.report_markdown(df)
-    assert "| reproduced | 1 |" in text and "| not reproduced | 1 |" in text
+    assert "| reproduced | 1 | 0 |" in text and "| not reproduced | 1 | 0 |" in text
+    assert "lacking the paper's words: 2" in text and "## Not reproduced, with the evidence" in text
     assert "pipes \\| are escaped" in text and "0.05123" in text
     assert claims.PAPERS["closeness-test"] in text
     assert "No notebook" in claims.report_markdown(claims.gather(tmp_path / "empty"))
@@ -70,3 +79,46 @@ def test_cli_data_unknown_name_is_one_line(capsys):
     assert main(["data", "fetch", "mnist"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown data set 'mnist'" in err[0]
+
+
+def test_decided_claims_carry_words_interval_and_rule(tmp_path):
+    from cflib import verdicts
+
+    d = verdicts.decide_above(verdicts.binomial_interval(45, 50, unit="images"), 0.6, quantity="digit accuracy")
+    c = claims.claim("C1", "accuracy above 0.6", paper=0.6, ours=0.9, evidence="50 images", decision=d,
+                     quote="the counterfactuals change the digit", source="Sec. 5")
+    assert c.verdict == "reproduced" and c.rule == d.rule and c.interval["low"] == d.interval.low
+    claims.claim("C2", "holds by construction", paper="-", ours=0, holds=True, evidence="e", kind="sanity check")
+    claims.claim("C3", "not on this data", paper="-", ours="-", evidence="e", verdict="not checkable here",
+                 note="its analogue is closeness-test/02 C4")
+    data = json.loads((tmp_path / "ch" / "01-x.claims.json").read_text())
+    assert data["claims"][0]["quote"] == "the counterfactuals change the digit"
+    df = claims.gather(tmp_path)
+    text = claims.report_markdown(df)
+    assert "| reproduced | 1 | 1 |" in text and "| not checkable here | 1 | 0 |" in text and "| **total** | 2 | 1 |" in text
+    assert "\u201cthe counterfactuals change the digit\u201d (Sec. 5)" in text and "Clopper-Pearson" in text
+    assert "closeness-test/02 C4" in text
+
+
+def test_changes_page_lists_changed_criteria_and_verdicts(tmp_path):
+    import pandas as pd
+
+    from cflib import verdicts
+
+    nb = "closeness-test/01-x.ipynb"
+    claims.claim("C1", "a", paper=0, ours=0, evidence="e", decision=verdicts.decide_above(verdicts.mean_interval([1.0, 1.1, 1.2]), 0))
+    claims.claim("C2", "b", paper=0, ours=0, holds=True, evidence="same rule")
+    claims.claim("C3", "c", paper=0, ours=0, holds=None, evidence="same rule", change="the paper says 1-10, not 0.05-4")
+    claims.claim("C4", "d", paper=0, ours=0, holds=True, evidence="e")
+    before = pd.DataFrame({"notebook": [nb] * 4, "key": ["C1", "C2", "C3", "C9"], "statement": ["a", "b", "c", "z"],
+                           "verdict": ["not reproduced", "reproduced", "inconclusive at this scale", "reproduced"],
+                           "evidence": ["old rule 1", "same rule", "old rule 3", "gone"]})
+    text = claims.changes_markdown(claims.gather(tmp_path), before)
+    assert "2 claims changed, 1 are new, 1 are gone." in text
+    assert "## closeness-test/01-x C1" in text and "not reproduced \u2192 **reproduced**" in text and "old rule 1" in text
+    assert "## closeness-test/01-x C3" in text and "the paper says 1-10" in text
+    assert "undecided at this scale \u2192 **undecided at this scale**" in text  # the old name is read as the new one
+    assert "## closeness-test/01-x C2" not in text  # same rule, same verdict: not listed
+    assert "closeness-test/01-x C4" in text and "closeness-test/01-x C9" in text
+    with pytest.raises(ValueError, match="before lacks"):
+        claims.changes_markdown(claims.gather(tmp_path), before.drop(columns="evidence"))

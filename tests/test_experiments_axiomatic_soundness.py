@@ -98,7 +98,7 @@ def test_claims_02_verdicts(scms):
     v = verdicts(exp.claims_02({**base, "oracle_quality": quality([99, 90, 96, 98], [1, 6, 4, 1])}))
     assert v == {"C11": "reproduced", "C13": "reproduced"}
     claims.reset()  # SI not in between: inconclusive; confounded not worst: not reproduced
-    assert verdicts(exp.claims_02({**base, "oracle_quality": quality([99, 90, 89, 98], [1, 6, 4, 1])}))["C13"] == "inconclusive at this scale"
+    assert verdicts(exp.claims_02({**base, "oracle_quality": quality([99, 90, 89, 98], [1, 6, 4, 1])}))["C13"] == "undecided at this scale"
     assert verdicts(exp.claims_02({**base, "oracle_quality": quality([90, 99, 96, 98], [1, 6, 4, 1])}))["C13"] == "not reproduced"
     # no resampling at all: the dependence stays, so C11 fails
     none = {k: np.arange(len(d)) for k, d in scms.items()}
@@ -197,7 +197,7 @@ def test_claims_04_failing_and_inconclusive_cases():
     v = verdicts(exp.claims_04(r))
     assert v == {"C15": "not reproduced", "C16": "not reproduced", "C17": "reproduced", "C17-nll": "not reproduced", "C18": "not reproduced"}
     claims.reset()
-    assert verdicts(exp.claims_04(results_04(cf_drop=3.0, back_drop=4.0)))["C18"] == "inconclusive at this scale"
+    assert verdicts(exp.claims_04(results_04(cf_drop=3.0, back_drop=4.0)))["C18"] == "undecided at this scale"
 
 
 # ----------------------------------------------------------------------------------------------------

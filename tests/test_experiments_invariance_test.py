@@ -27,7 +27,7 @@ from .conftest import verdicts
 pytestmark = pytest.mark.usefixtures("fresh_claims")
 
 
-R, NR, INC = "reproduced", "not reproduced", "inconclusive at this scale"
+R, NR, INC = "reproduced", "not reproduced", "undecided at this scale"
 
 
 # ---------------------------------------------------------------- the Table 1 zoo and the simulations

@@ -943,7 +943,7 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
                  paper="qualitative ordering (Z contributes little)", ours=f.round(4).to_dict(),
                  holds=(bool(order_spm and order_ippm and between) if reps >= 5 else None),
                  evidence=f"{reps} adaptations per BN set, SPM at the {results['quantile']:.0%} quantile, iPPM over {results['bins']} bins; 'between' with 0.02 slack"
-                          + ("" if reps >= 5 else "; fewer than 5 repetitions: inconclusive at this scale"))
+                          + ("" if reps >= 5 else "; fewer than 5 repetitions: undecided at this scale"))
     se_removed = bool(not kept.loc["∅", "_sig"]["SE"] and not kept.loc["W", "_sig"]["SE"])
     ie_removed = bool(not kept.loc["∅", "_sig"]["IE"] and not kept.loc["Z", "_sig"]["IE"])
     claims.claim("C16b", "The transport removes the targeted effects: no significant Ctf-SE when Z is not in BN, no significant Ctf-IE when W is not in BN.",

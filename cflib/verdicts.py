@@ -1,0 +1,432 @@
+"""Decision rules for the papers' claims: an estimate, its interval, a rule written down first, a verdict.
+
+Every claim the book checks is decided the same way. The quantity the paper's words are about is
+estimated with an interval (binomial over units, a t interval over seeds or units, a bootstrap, or
+a normal interval from a standard error), and a rule fixed *before* running says on which side of a
+threshold (or inside which band) the paper's claim lies:
+
+- **reproduced**: the whole interval lies on the paper's side;
+- **not reproduced**: the whole interval lies on the other side;
+- **undecided at this scale**: the interval straddles the boundary (the :class:`Decision` says so,
+  and the claim should say what size would decide it).
+
+Two more verdicts are given by hand, never by a rule: **not checkable here** (the quantity cannot
+be computed on this book's data, and the claim says where its checkable analogue lives) and
+**differs with the substitute data** (the claim is about data this book replaces, and the claim
+says why the substitute changes the answer). :func:`combine` joins the verdicts of a claim made of
+several parts.
+
+Degenerate cases have a defined answer, never an infinite statistic: a zero-width interval (no
+variance, e.g. every per-unit difference is 0) is compared as a point; an undefined interval (no
+units, one unit for a t interval, a NaN estimate) gives "undecided at this scale".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .validation import ValidationError, ValidationTypeError, check_count, check_probability
+
+__all__ = [
+    "REPRODUCED",
+    "NOT_REPRODUCED",
+    "UNDECIDED",
+    "NOT_CHECKABLE",
+    "SUBSTITUTE",
+    "VERDICTS",
+    "Decision",
+    "Interval",
+    "exact",
+    "binomial_interval",
+    "mean_interval",
+    "normal_interval",
+    "bootstrap_interval",
+    "decide_above",
+    "decide_below",
+    "decide_within",
+    "combine",
+]
+
+REPRODUCED = "reproduced"
+NOT_REPRODUCED = "not reproduced"
+UNDECIDED = "undecided at this scale"
+NOT_CHECKABLE = "not checkable here"
+SUBSTITUTE = "differs with the substitute data"
+
+#: The fixed vocabulary of verdicts, in the report's order.
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, UNDECIDED, NOT_CHECKABLE, SUBSTITUTE)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with its interval and how the interval was made.
+
+    Attributes
+    ----------
+    estimate : float
+        The point estimate (NaN when undefined).
+    low, high : float
+        The interval's bounds (NaN when undefined; ``low == high`` for a zero-variance estimate).
+    method : str
+        How the interval was made, e.g. ``"95% Clopper-Pearson, 200 images"``.
+    """
+
+    estimate: float
+    low: float
+    high: float
+    method: str
+
+    @property
+    def defined(self) -> bool:
+        """Whether the estimate and both bounds are finite numbers."""
+        return all(math.isfinite(v) for v in (self.estimate, self.low, self.high))
+
+    def __str__(self) -> str:
+        if not self.defined:
+            return f"{self.estimate:.4g} (interval undefined: {self.method})"
+        return f"{self.estimate:.4g} [{self.low:.4g}, {self.high:.4g}] ({self.method})"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A verdict together with the interval and the rule it came from.
+
+    Attributes
+    ----------
+    verdict : str
+        One of :data:`VERDICTS`.
+    interval : Interval or None
+        The estimate and interval the rule read (``None`` for a combined decision).
+    rule : str
+        The decision rule in words.
+    """
+
+    verdict: str
+    interval: Interval | None
+    rule: str
+
+
+def _level_text(level: float) -> str:
+    return f"{100 * level:g}%"
+
+
+def exact(value: Any, *, method: str = "exact computation, no sampling error") -> Interval:
+    """A zero-width interval for a quantity computed without sampling error (an identity's residual).
+
+    Parameters
+    ----------
+    value : float
+        The computed quantity.
+    method : str
+        Why it has no sampling error.
+
+    Returns
+    -------
+    Interval
+    """
+    v = float(_finite_1d([value], "value")[0])
+    return Interval(v, v, v, method)
+
+
+def binomial_interval(k: Any, n: Any, *, level: float = 0.95, unit: str = "units") -> Interval:
+    """Clopper-Pearson (exact) interval for a proportion ``k / n``.
+
+    Parameters
+    ----------
+    k : int
+        Successes, ``0 <= k <= n``.
+    n : int
+        Trials (0 allowed: the interval is then undefined).
+    level : float
+        Confidence level in (0, 1).
+    unit : str
+        What was counted, for the method text.
+
+    Returns
+    -------
+    Interval
+        Exact at ``k = 0`` and ``k = n``; undefined (NaN) when ``n = 0``.
+    """
+    from scipy.stats import beta
+
+    n = check_count(n, "n", minimum=0)
+    k = check_count(k, "k", minimum=0)
+    if k > n:
+        raise ValidationError(f"k must be at most n = {n}, got {k}")
+    level = check_probability(level, "level")
+    method = f"{_level_text(level)} Clopper-Pearson, {n} {unit}"
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, method + " (no units)")
+    a = 1 - level
+    low = 0.0 if k == 0 else float(beta.ppf(a / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(1 - a / 2, k + 1, n - k))
+    return Interval(k / n, low, high, method)
+
+
+def _finite_1d(values: Any, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(values, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ValidationTypeError(f"{name} must be numbers, got {type(values).__name__}") from None
+    if not np.isfinite(arr).all():
+        raise ValidationError(f"{name} must be finite, got {int((~np.isfinite(arr)).sum())} NaN or inf of {arr.size}")
+    return arr
+
+
+def mean_interval(values: Any, *, level: float = 0.95, unit: str = "units") -> Interval:
+    """Student-t interval for the mean of ``values`` (units, seeds or replications).
+
+    Parameters
+    ----------
+    values : array-like of float
+        Independent observations of the quantity.
+    level : float
+        Confidence level in (0, 1).
+    unit : str
+        What one value is, for the method text.
+
+    Returns
+    -------
+    Interval
+        Zero width when every value is equal (no variance: the claim is decided on the point);
+        undefined with fewer than two values.
+    """
+    from scipy.stats import t
+
+    arr = _finite_1d(values, "values")
+    level = check_probability(level, "level")
+    n = arr.size
+    method = f"{_level_text(level)} t interval, {n} {unit}"
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, method + " (no units)")
+    mean = float(arr.mean())
+    if n == 1:
+        return Interval(mean, math.nan, math.nan, method + " (one value: no spread)")
+    se = float(arr.std(ddof=1) / math.sqrt(n))
+    half = float(t.ppf(0.5 + level / 2, n - 1)) * se
+    return Interval(mean, mean - half, mean + half, method + (" (no variance)" if se == 0 else ""))
+
+
+def normal_interval(estimate: Any, se: Any, *, level: float = 0.95, method: str = "standard error") -> Interval:
+    """Normal interval ``estimate ± z · se`` from an estimator's standard error.
+
+    Parameters
+    ----------
+    estimate : float
+        The point estimate.
+    se : float
+        Its standard error, ``>= 0`` (0 gives a zero-width interval).
+    level : float
+        Confidence level in (0, 1).
+    method : str
+        Where the standard error comes from (influence function, bootstrap, ...).
+
+    Returns
+    -------
+    Interval
+    """
+    from scipy.stats import norm
+
+    est = float(_finite_1d([estimate], "estimate")[0])
+    s = float(_finite_1d([se], "se")[0])
+    if s < 0:
+        raise ValidationError(f"se must be >= 0, got {s}")
+    level = check_probability(level, "level")
+    half = float(norm.ppf(0.5 + level / 2)) * s
+    return Interval(est, est - half, est + half, f"{_level_text(level)} normal interval, {method}")
+
+
+def bootstrap_interval(
+    values: Any,
+    statistic: Callable[[np.ndarray], float] = np.mean,
+    *,
+    level: float = 0.95,
+    n_boot: int = 2000,
+    seed: int = 0,
+    unit: str = "units",
+) -> Interval:
+    """Percentile bootstrap interval of ``statistic`` over the rows of ``values``.
+
+    Parameters
+    ----------
+    values : array-like
+        One row per unit (1-d, or 2-d with units on the first axis).
+    statistic : callable
+        Maps an array of resampled rows to a float.
+    level : float
+        Confidence level in (0, 1).
+    n_boot : int
+        Bootstrap draws.
+    seed : int
+        Seed of the resampling.
+    unit : str
+        What one row is, for the method text.
+
+    Returns
+    -------
+    Interval
+        Undefined with fewer than two rows.
+    """
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValidationTypeError(f"values must be numbers, got {type(values).__name__}") from None
+    if not np.isfinite(arr).all():
+        raise ValidationError("values must be finite (NaN or inf found)")
+    if not callable(statistic):
+        raise ValidationTypeError(f"statistic must be callable, got {type(statistic).__name__}")
+    n_boot = check_count(n_boot, "n_boot")
+    level = check_probability(level, "level")
+    n = arr.shape[0] if arr.ndim else 0
+    method = f"{_level_text(level)} percentile bootstrap, {n} {unit}, {n_boot} draws"
+    if n < 2:
+        est = float(statistic(arr)) if n == 1 else math.nan
+        return Interval(est, math.nan, math.nan, method + " (fewer than two units)")
+    rng = np.random.default_rng(seed)
+    draws = np.array([statistic(arr[rng.integers(0, n, n)]) for _ in range(n_boot)], dtype=float)
+    low, high = np.quantile(draws, [0.5 - level / 2, 0.5 + level / 2])
+    return Interval(float(statistic(arr)), float(low), float(high), method)
+
+
+def _check_interval(interval: Any) -> Interval:
+    if not isinstance(interval, Interval):
+        raise ValidationTypeError(
+            f"interval must be a cflib.verdicts.Interval (from binomial_interval, mean_interval, normal_interval "
+            f"or bootstrap_interval), got {type(interval).__name__}"
+        )
+    return interval
+
+
+def _bound(value: Any, name: str) -> float:
+    v = float(_finite_1d([value], name)[0])
+    return v
+
+
+def decide_above(interval: Interval, threshold: float, *, inclusive: bool = False, quantity: str = "the estimate") -> Decision:
+    """The paper claims the quantity lies above ``threshold``.
+
+    Parameters
+    ----------
+    interval : Interval
+        The quantity's estimate and interval.
+    threshold : float
+        The boundary the paper's words give (or imply: 0 for "positive", chance for "above chance").
+    inclusive : bool
+        The claim is ``>= threshold`` rather than ``> threshold``.
+    quantity : str
+        What is estimated, for the rule text.
+
+    Returns
+    -------
+    Decision
+        reproduced if ``low > threshold`` (``>=`` when inclusive), not reproduced if ``high < threshold``
+        (``<=`` when not inclusive), otherwise undecided; undecided when the interval is undefined.
+    """
+    iv, t = _check_interval(interval), _bound(threshold, "threshold")
+    op = ">=" if inclusive else ">"
+    rule = f"{quantity} {op} {t:g}: reproduced if its interval lies {'at or ' if inclusive else ''}above {t:g}, not reproduced if it lies below, undecided if it contains {t:g}"
+    if not iv.defined:
+        return Decision(UNDECIDED, iv, rule)
+    if (iv.low >= t) if inclusive else (iv.low > t):
+        return Decision(REPRODUCED, iv, rule)
+    if (iv.high < t) if inclusive else (iv.high <= t):
+        return Decision(NOT_REPRODUCED, iv, rule)
+    return Decision(UNDECIDED, iv, rule)
+
+
+def decide_below(interval: Interval, threshold: float, *, inclusive: bool = False, quantity: str = "the estimate") -> Decision:
+    """The paper claims the quantity lies below ``threshold`` (the mirror of :func:`decide_above`).
+
+    Parameters
+    ----------
+    interval : Interval
+        The quantity's estimate and interval.
+    threshold : float
+        The boundary.
+    inclusive : bool
+        The claim is ``<= threshold`` rather than ``< threshold``.
+    quantity : str
+        What is estimated, for the rule text.
+
+    Returns
+    -------
+    Decision
+    """
+    iv, t = _check_interval(interval), _bound(threshold, "threshold")
+    op = "<=" if inclusive else "<"
+    rule = f"{quantity} {op} {t:g}: reproduced if its interval lies {'at or ' if inclusive else ''}below {t:g}, not reproduced if it lies above, undecided if it contains {t:g}"
+    if not iv.defined:
+        return Decision(UNDECIDED, iv, rule)
+    if (iv.high <= t) if inclusive else (iv.high < t):
+        return Decision(REPRODUCED, iv, rule)
+    if (iv.low > t) if inclusive else (iv.low >= t):
+        return Decision(NOT_REPRODUCED, iv, rule)
+    return Decision(UNDECIDED, iv, rule)
+
+
+def decide_within(interval: Interval, low: float, high: float, *, quantity: str = "the estimate") -> Decision:
+    """The paper claims the quantity lies in ``[low, high]`` (an identity up to a tolerance, a value).
+
+    Parameters
+    ----------
+    interval : Interval
+        The quantity's estimate and interval.
+    low, high : float
+        The band the paper's words allow (``low <= high``).
+    quantity : str
+        What is estimated, for the rule text.
+
+    Returns
+    -------
+    Decision
+        reproduced if the interval lies inside the band, not reproduced if it lies wholly outside,
+        otherwise undecided.
+    """
+    iv, lo, hi = _check_interval(interval), _bound(low, "low"), _bound(high, "high")
+    if lo > hi:
+        raise ValidationError(f"low must be <= high, got low={lo:g}, high={hi:g}")
+    rule = f"{quantity} in [{lo:g}, {hi:g}]: reproduced if its interval lies inside, not reproduced if it lies outside, undecided if it overlaps an edge"
+    if not iv.defined:
+        return Decision(UNDECIDED, iv, rule)
+    if lo <= iv.low and iv.high <= hi:
+        return Decision(REPRODUCED, iv, rule)
+    if iv.high < lo or iv.low > hi:
+        return Decision(NOT_REPRODUCED, iv, rule)
+    return Decision(UNDECIDED, iv, rule)
+
+
+def combine(decisions: Iterable[Decision | str], *, rule: str = "every part") -> Decision:
+    """Join the parts of a claim that needs all of them ("for every model", "A and B").
+
+    Parameters
+    ----------
+    decisions : iterable of Decision or str
+        The parts' decisions (or bare verdicts).
+    rule : str
+        What the parts are, for the rule text.
+
+    Returns
+    -------
+    Decision
+        not reproduced if any part is not reproduced; reproduced if every part is; otherwise
+        undecided at this scale. A claim with no parts is undecided.
+    """
+    verdicts = []
+    for d in decisions:
+        v = d.verdict if isinstance(d, Decision) else d
+        if v not in (REPRODUCED, NOT_REPRODUCED, UNDECIDED):
+            raise ValidationError(f"decisions must be reproduced, not reproduced or undecided at this scale, got {v!r}")
+        verdicts.append(v)
+    text = f"{rule}: reproduced if every part is, not reproduced if any part is not, otherwise undecided"
+    if not verdicts:
+        return Decision(UNDECIDED, None, text + " (no parts)")
+    if NOT_REPRODUCED in verdicts:
+        return Decision(NOT_REPRODUCED, None, text)
+    if all(v == REPRODUCED for v in verdicts):
+        return Decision(REPRODUCED, None, text)
+    return Decision(UNDECIDED, None, text)

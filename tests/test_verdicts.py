@@ -1,0 +1,124 @@
+"""The decision rules of the reproduction report: intervals, verdicts and their degenerate cases."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from cflib import verdicts as v
+from cflib.verdicts import NOT_REPRODUCED, REPRODUCED, UNDECIDED
+
+
+def test_binomial_interval_is_clopper_pearson_and_exact_at_the_edges():
+    iv = v.binomial_interval(7, 20, level=0.9)
+    ref = stats.binomtest(7, 20).proportion_ci(confidence_level=0.9, method="exact")
+    assert iv.estimate == 7 / 20
+    assert iv.low == pytest.approx(ref.low, abs=1e-12) and iv.high == pytest.approx(ref.high, abs=1e-12)
+    zero, full = v.binomial_interval(0, 10), v.binomial_interval(10, 10)
+    assert zero.low == 0.0 and zero.high == pytest.approx(1 - 0.025 ** (1 / 10))
+    assert full.high == 1.0 and full.low == pytest.approx(0.025 ** (1 / 10))
+
+
+def test_binomial_interval_covers_at_its_level():
+    rng = np.random.default_rng(0)
+    p, n, reps = 0.3, 40, 2000
+    ks = rng.binomial(n, p, size=reps)
+    covered = sum(v.binomial_interval(int(k), n).low <= p <= v.binomial_interval(int(k), n).high for k in ks)
+    lo = stats.binom.ppf(0.005, reps, 0.95) / reps  # Clopper-Pearson is conservative: at least 95%
+    assert covered / reps >= lo
+
+
+def test_mean_interval_matches_the_t_interval():
+    x = np.array([1.0, 2.0, 4.0, 7.0])
+    iv = v.mean_interval(x, level=0.95)
+    lo, hi = stats.t.interval(0.95, 3, loc=x.mean(), scale=stats.sem(x))
+    assert (iv.low, iv.high) == pytest.approx((lo, hi))
+
+
+def test_zero_variance_is_decided_on_the_point_not_an_infinite_statistic():
+    # invariance-test/01 C2's degenerate row: every per-unit difference is 0
+    iv = v.mean_interval(np.zeros(2000))
+    assert iv.low == iv.high == 0.0 and iv.defined
+    assert v.decide_within(iv, -0.01, 0.01).verdict == REPRODUCED
+    assert v.decide_above(iv, 0.0).verdict == NOT_REPRODUCED  # 0 is not > 0
+    assert v.decide_above(iv, 0.0, inclusive=True).verdict == REPRODUCED
+
+
+@pytest.mark.parametrize("iv", [v.mean_interval([]), v.mean_interval([3.0]), v.binomial_interval(0, 0),
+                                v.bootstrap_interval([1.0])])
+def test_undefined_intervals_are_undecided(iv):
+    assert not iv.defined
+    for d in (v.decide_above(iv, 0.5), v.decide_below(iv, 0.5), v.decide_within(iv, 0, 1)):
+        assert d.verdict == UNDECIDED
+
+
+@pytest.mark.parametrize(("low", "high", "above", "below"), [
+    (0.61, 0.7, REPRODUCED, NOT_REPRODUCED),
+    (0.5, 0.59, NOT_REPRODUCED, REPRODUCED),
+    (0.55, 0.65, UNDECIDED, UNDECIDED),
+    (0.6, 0.7, UNDECIDED, NOT_REPRODUCED),  # touching the boundary: not strictly above
+])
+def test_threshold_rules(low, high, above, below):
+    iv = v.Interval((low + high) / 2, low, high, "test")
+    assert v.decide_above(iv, 0.6).verdict == above
+    assert v.decide_below(iv, 0.6).verdict == below
+
+
+def test_inclusive_threshold_counts_the_boundary_for_the_paper():
+    iv = v.Interval(0.65, 0.6, 0.7, "test")
+    assert v.decide_above(iv, 0.6, inclusive=True).verdict == REPRODUCED
+    assert v.decide_below(v.Interval(0.55, 0.5, 0.6, "t"), 0.6, inclusive=True).verdict == REPRODUCED
+
+
+def test_within_band():
+    assert v.decide_within(v.Interval(0, -0.1, 0.1, "t"), -0.2, 0.2).verdict == REPRODUCED
+    assert v.decide_within(v.Interval(0.5, 0.3, 0.6, "t"), -0.2, 0.2).verdict == NOT_REPRODUCED
+    assert v.decide_within(v.Interval(0.2, 0.1, 0.3, "t"), -0.2, 0.2).verdict == UNDECIDED
+    with pytest.raises(ValueError, match="low must be <= high"):
+        v.decide_within(v.Interval(0, 0, 0, "t"), 1, 0)
+
+
+def test_combine():
+    R, N, U = REPRODUCED, NOT_REPRODUCED, UNDECIDED
+    assert v.combine([R, R]).verdict == R
+    assert v.combine([R, U]).verdict == U
+    assert v.combine([U, N, R]).verdict == N
+    assert v.combine([]).verdict == U
+    with pytest.raises(ValueError, match="decisions"):
+        v.combine([v.NOT_CHECKABLE])
+
+
+def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
+    x = np.random.default_rng(1).normal(2.0, 1.0, size=200)
+    a, b = v.bootstrap_interval(x, seed=3), v.bootstrap_interval(x, seed=3)
+    assert a == b and a.low < x.mean() < a.high
+    se = x.std(ddof=1) / math.sqrt(x.size)
+    assert a.high - a.low == pytest.approx(2 * 1.96 * se, rel=0.15)
+
+
+def test_normal_and_exact():
+    iv = v.normal_interval(1.0, 0.5, level=0.95)
+    assert (iv.low, iv.high) == pytest.approx((1 - 1.959964 * 0.5, 1 + 1.959964 * 0.5))
+    assert v.exact(3.0).low == v.exact(3.0).high == 3.0
+
+
+@pytest.mark.parametrize(("call", "exc", "name"), [
+    (lambda: v.binomial_interval(5, 3), ValueError, "k"),
+    (lambda: v.binomial_interval(-1, 3), ValueError, "k"),
+    (lambda: v.binomial_interval(1, 3, level=1.5), ValueError, "level"),
+    (lambda: v.mean_interval([1.0, float("nan")]), ValueError, "values"),
+    (lambda: v.mean_interval(["a"]), TypeError, "values"),
+    (lambda: v.normal_interval(1.0, -1.0), ValueError, "se"),
+    (lambda: v.normal_interval(float("inf"), 1.0), ValueError, "estimate"),
+    (lambda: v.decide_above((0.1, 0.2), 0.5), TypeError, "interval"),
+    (lambda: v.decide_above(v.exact(1.0), float("nan")), ValueError, "threshold"),
+    (lambda: v.bootstrap_interval([1.0, 2.0], n_boot=0), ValueError, "n_boot"),
+    (lambda: v.bootstrap_interval([1.0, 2.0], statistic="mean"), TypeError, "statistic"),
+])
+def test_bad_input_names_the_argument(call, exc, name):
+    with pytest.raises(exc, match=name) as info:
+        call()
+    assert "\n" not in str(info.value)
