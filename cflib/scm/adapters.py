@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..validation import ValidationError, ValidationTypeError, check_count, check_finite, describe
 from .protocol import Values
 
 __all__ = ["Parents", "ParentEncoder", "check_parent_dict", "FunctionModel", "ImageModelAdapter", "LatentDiffusionAdapter"]
@@ -49,20 +50,60 @@ def check_parent_dict(pa: Any, names: Sequence[str], n: int | None, name: str) -
     -------
     dict
         Parent -> flat array, in the order of ``names``.
+
+    Raises
+    ------
+    TypeError
+        ``pa`` is not a mapping.
+    ValueError
+        Unknown or missing parents, the wrong number of values, no values, NaN or inf.
     """
     if not isinstance(pa, Mapping):
-        raise TypeError(f"{name} must be a dict parent name -> (n,) array, got {type(pa).__name__}")
+        raise ValidationTypeError(f"{name} must be a dict parent name -> (n,) array, got {describe(pa)} ({type(pa).__name__})")
     unknown = set(pa) - set(names)
     if unknown:
-        raise ValueError(f"{name} has unknown parent name(s) {sorted(unknown)}; the model's parents are {list(names)}")
+        raise ValidationError(f"{name} has unknown parent name(s) {sorted(map(str, unknown))}; the model's parents are {list(names)}")
     missing = set(names) - set(pa)
     if missing:
-        raise ValueError(f"{name} is missing parent(s) {sorted(missing)}; the model's parents are {list(names)}")
+        raise ValidationError(f"{name} is missing parent(s) {sorted(missing)}; the model's parents are {list(names)}")
     out = {k: np.asarray(pa[k]).reshape(-1) for k in names}
     for k, v in out.items():
         if n is not None and len(v) != n:
-            raise ValueError(f"{name}[{k!r}] has {len(v)} values but the image batch has {n}: give one value per image")
+            raise ValidationError(f"{name}[{k!r}] has {len(v)} values but the image batch has {n}: give one value per image")
+        if len(v) == 0:
+            raise ValidationError(f"{name}[{k!r}] holds no values: give one value per image")
+        if v.dtype.kind in "fc":
+            check_finite(v, f"{name}[{k!r}]")
     return out
+
+
+def _function_name(f: Any) -> str:
+    """A readable name of a counterfactual function or model for error messages.
+
+    Parameters
+    ----------
+    f : object
+        A function, a callable object or an adapter.
+
+    Returns
+    -------
+    str
+        ``f.__qualname__`` for functions, ``Adapter(ModelClass)`` for the adapters of this module, else the class name.
+    """
+    if isinstance(f, FunctionModel) and f.f is not f:
+        return _function_name(f.f)
+    if isinstance(f, FunctionModel):
+        return f"{type(f).__name__}({type(getattr(f, 'model', None)).__name__})"
+    return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
+
+
+def _batch(x: Any, what: str) -> Any:
+    """A batch with one row per unit (at least one): refuse scalars, strings and empty batches by name."""
+    if x is None or isinstance(x, (str, bytes, Mapping)) or np.ndim(x) == 0:
+        raise ValidationTypeError(f"{what} must be an array with one row per unit, got {describe(x)} ({type(x).__name__})")
+    if len(x) == 0:
+        raise ValidationError(f"{what} holds no units (length 0): give at least one")
+    return x
 
 
 class ParentEncoder:
@@ -82,17 +123,23 @@ class ParentEncoder:
     """
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
-        if not isinstance(spec, Mapping) or not spec:
-            raise TypeError("spec must be a non-empty dict parent name -> kind")
+        if not isinstance(spec, Mapping):
+            raise ValidationTypeError(f"spec must be a non-empty dict parent name -> kind, got {describe(spec)} ({type(spec).__name__})")
+        if not spec:
+            raise ValidationError("spec must name at least one parent, got an empty dict")
         self.spec: dict[str, tuple] = {}
         for k, v in spec.items():
+            if not isinstance(k, str):
+                raise ValidationTypeError(f"spec keys must be parent names (str), got {describe(k)}")
+            if not isinstance(v, (str, tuple, list)) or len(v) == 0:
+                raise ValidationTypeError(f"spec[{k!r}] must be ('categorical', n), 'circular' or 'continuous', got {describe(v)}")
             kind = (v,) if isinstance(v, str) else tuple(v)
             if kind[0] == "categorical":
-                if len(kind) != 2 or int(kind[1]) < 2:
-                    raise ValueError(f"spec[{k!r}] must be ('categorical', n_classes >= 2), got {v!r}")
-                kind = ("categorical", int(kind[1]))
-            elif kind[0] not in ("circular", "continuous"):
-                raise ValueError(f"spec[{k!r}] must be ('categorical', n), 'circular' or 'continuous', got {v!r}")
+                if len(kind) != 2:
+                    raise ValidationError(f"spec[{k!r}] must be ('categorical', n_classes >= 2), got {v!r}")
+                kind = ("categorical", check_count(kind[1], f"the number of classes of spec[{k!r}]", minimum=2))
+            elif kind[0] not in ("circular", "continuous") or len(kind) != 1:
+                raise ValidationError(f"spec[{k!r}] must be ('categorical', n), 'circular' or 'continuous', got {v!r}")
             self.spec[k] = kind
         self.names = tuple(self.spec)
         start, self.groups = 0, {}
@@ -118,7 +165,7 @@ class ParentEncoder:
         -------
         numpy.ndarray, shape (n, dim)
         """
-        d = check_parent_dict(pa, self.names, n, name)
+        d = check_parent_dict(pa, self.names, check_count(n, "n", allow_none=True), name)
         n = len(next(iter(d.values())))
         out = np.zeros((n, self.dim), dtype=np.float32)
         for k, kind in self.spec.items():
@@ -126,7 +173,7 @@ class ParentEncoder:
             if kind[0] == "categorical":
                 iv = v.astype(np.int64)
                 if np.any(iv != v) or (n and (iv.min() < 0 or iv.max() >= kind[1])):
-                    raise ValueError(f"{name}[{k!r}] must hold integer classes in 0..{kind[1] - 1}")
+                    raise ValidationError(f"{name}[{k!r}] must hold integer classes in 0..{kind[1] - 1}")
                 out[np.arange(n), cols[0] + iv] = 1.0
             elif kind[0] == "circular":
                 a = 2 * np.pi * v.astype(np.float64)
@@ -169,35 +216,52 @@ class FunctionModel:
     def __init__(self, f: Callable[[np.ndarray, Parents, Parents], np.ndarray], image: str = "x") -> None:
         names = getattr(f, "parent_names", None)
         if not callable(f) or names is None:
-            raise TypeError("f must be a counterfactual function: callable f(x, pa, pa_star) with a parent_names attribute")
-        if not isinstance(image, str) or image in names:
-            raise ValueError(f"image must be a variable name that is not a parent, got {image!r} (parents: {list(names)})")
+            raise ValidationTypeError(f"f must be a counterfactual function: callable f(x, pa, pa_star) with a parent_names attribute, got {describe(f)}")
+        if isinstance(names, str) or not isinstance(names, (tuple, list)) or not all(isinstance(k, str) for k in names):
+            raise ValidationTypeError(f"{_function_name(f)}.parent_names must be a tuple of parent names (str), got {describe(names)}")
+        if not isinstance(image, str):
+            raise ValidationTypeError(f"image must be a variable name (str), got {describe(image)} ({type(image).__name__})")
+        if image in names:
+            raise ValidationError(f"image must be a variable name that is not a parent, got {image!r} (parents: {list(names)})")
         self.f = f
         self.image = image
         self.parent_names = tuple(names)
 
     def _split(self, obs: Mapping[str, Any], name: str) -> tuple[Any, dict[str, np.ndarray]]:
         if not isinstance(obs, Mapping):
-            raise TypeError(f"{name} must be a dict variable name -> values, got {type(obs).__name__}")
+            raise ValidationTypeError(f"{name} must be a dict variable name -> values, got {describe(obs)} ({type(obs).__name__})")
         if self.image not in obs:
-            raise ValueError(f"{name} lacks the image variable {self.image!r}")
-        x = obs[self.image]
+            raise ValidationError(f"{name} lacks the image variable {self.image!r}")
+        x = _batch(obs[self.image], f"{name}[{self.image!r}]")
         pa = check_parent_dict({k: v for k, v in obs.items() if k != self.image}, self.parent_names, len(x), name)
         return x, pa
 
     def _act(self, pa: dict[str, np.ndarray], do: Mapping[str, Any] | None, n: int) -> dict[str, np.ndarray]:
         if do is not None and not isinstance(do, Mapping):
-            raise TypeError(f"do must be a dict parent name -> value(s), got {type(do).__name__}")
+            raise ValidationTypeError(f"do must be a dict parent name -> value(s), got {describe(do)} ({type(do).__name__})")
         out = dict(pa)
         for k, v in (do or {}).items():
             if k not in self.parent_names:
-                raise ValueError(f"cannot intervene on {k!r}: the model's parents are {list(self.parent_names)}")
+                raise ValidationError(f"cannot intervene on {k!r}: the model's parents are {list(self.parent_names)}")
             v = np.asarray(v)
             v = np.broadcast_to(v, (n,)).copy() if v.ndim == 0 else v.reshape(-1)
             if len(v) != n:
-                raise ValueError(f"do[{k!r}] has {len(v)} values for {n} units: give one value or one per unit")
+                raise ValidationError(f"do[{k!r}] has {len(v)} values for {n} units: give one value or one per unit")
+            if v.dtype.kind in "fc":
+                check_finite(v, f"do[{k!r}]")
             out[k] = v
         return out
+
+    def _checked(self, x_star: Any, x: Any) -> Any:
+        """The counterfactual images ``f`` returned, refused (naming ``f``) when mis-shaped or not finite."""
+        if np.shape(x_star) != np.shape(x):
+            raise ValidationError(f"the counterfactual function {_function_name(self)} returned shape {np.shape(x_star)}, "
+                                  f"expected {np.shape(x)} (the shape of the images it was given)")
+        arr = np.asarray(x_star)
+        bad = int(arr.size - np.isfinite(arr).sum()) if arr.dtype.kind in "fc" else 0
+        if bad:
+            raise ValidationError(f"the counterfactual function {_function_name(self)} returned {bad} NaN or infinite value(s)")
+        return x_star
 
     def abduct(self, obs: Mapping[str, Any]) -> Values:
         """Abduction is implicit in ``f``: the checked observation itself.
@@ -247,7 +311,7 @@ class FunctionModel:
         """
         x, pa = self._split(obs, "obs")
         ps = self._act(pa, do, len(x))
-        return {**ps, self.image: self.f(x, pa, ps)}
+        return {**ps, self.image: self._checked(self.f(x, pa, ps), x)}
 
 
 class ImageModelAdapter(FunctionModel):
@@ -277,9 +341,9 @@ class ImageModelAdapter(FunctionModel):
 
     def __init__(self, model: Any, encoder: ParentEncoder, eps: Any | None = None, *, image: str = "x", **kwargs: Any) -> None:
         if not hasattr(model, "counterfactual"):
-            raise TypeError("model must have a counterfactual(x, pa, pa_star, eps=...) method")
+            raise ValidationTypeError("model must have a counterfactual(x, pa, pa_star, eps=...) method")
         if not isinstance(encoder, ParentEncoder):
-            raise TypeError(f"encoder must be a ParentEncoder, got {type(encoder).__name__}")
+            raise ValidationTypeError(f"encoder must be a ParentEncoder, got {type(encoder).__name__}")
         self.model = model
         self.encoder = encoder
         self.eps = eps
@@ -308,12 +372,13 @@ class ImageModelAdapter(FunctionModel):
         -------
         ImageModelAdapter
         """
+        n = check_count(n, "n")
         eps = model.sample_noise(n, seed) if hasattr(model, "sample_noise") else None
         return cls(model, encoder, eps, **kwargs)
 
     def _check_batch(self, n: int) -> None:
         if self.eps is not None and len(self.eps) != n:
-            raise ValueError(f"this function fixes noise for {len(self.eps)} images but got {n}; sample a function for this batch")
+            raise ValidationError(f"this function fixes noise for {len(self.eps)} images but got {n}; sample a function for this batch")
 
     def __call__(self, x: np.ndarray, pa: Parents, pa_star: Parents) -> np.ndarray:
         """The counterfactual function ``f(x, pa, pa_star)`` on images ``(n, C, H, W)`` in [0, 1].
@@ -396,7 +461,7 @@ class LatentDiffusionAdapter(FunctionModel):
     def __init__(self, model: Any, *, image: str = "x", **kwargs: Any) -> None:
         for name in ("counterfactual", "invert", "denoise"):
             if not callable(getattr(model, name, None)):
-                raise TypeError(f"model must be a LatentDiffusion (it has no {name}() method)")
+                raise ValidationTypeError(f"model must be a LatentDiffusion (it has no {name}() method)")
         self.model = model
         self.kwargs = kwargs
         self.has_aux = bool(getattr(getattr(model, "config", None), "aux_classes", ()))
@@ -405,21 +470,22 @@ class LatentDiffusionAdapter(FunctionModel):
 
     def _split(self, obs: Mapping[str, Any], name: str) -> tuple[Any, dict[str, np.ndarray]]:
         if not isinstance(obs, Mapping):
-            raise TypeError(f"{name} must be a dict variable name -> values, got {type(obs).__name__}")
+            raise ValidationTypeError(f"{name} must be a dict variable name -> values, got {describe(obs)} ({type(obs).__name__})")
         missing = [k for k in (self.image, *self.parent_names) if k not in obs]
         if missing:
-            raise ValueError(f"{name} lacks variable(s) {missing}; the model's variables are {[self.image, *self.parent_names]}")
+            raise ValidationError(f"{name} lacks variable(s) {missing}; the model's variables are {[self.image, *self.parent_names]}")
         unknown = set(obs) - {self.image, *self.parent_names}
         if unknown:
-            raise ValueError(f"{name} has unknown variable(s) {sorted(unknown)}")
+            raise ValidationError(f"{name} has unknown variable(s) {sorted(map(str, unknown))}")
+        _batch(obs[self.image], f"{name}[{self.image!r}]")
         pa = {"A": np.asarray(obs["A"]).reshape(-1)}
         if self.has_aux:
             pa["aux"] = np.asarray(obs["aux"])
         return obs[self.image], pa
 
     def _act(self, pa: dict[str, np.ndarray], do: Mapping[str, Any] | None, n: int) -> dict[str, np.ndarray]:
-        if do and set(do) - {"A"}:
-            raise ValueError(f"cannot intervene on {sorted(set(do) - {'A'})}: only 'A' is intervened on (aux is held fixed)")
+        if do and isinstance(do, Mapping) and set(do) - {"A"}:
+            raise ValidationError(f"cannot intervene on {sorted(set(do) - {'A'})}: only 'A' is intervened on (aux is held fixed)")
         return super()._act(pa, do, n)
 
     def _kw(self, method: Callable[..., Any]) -> dict[str, Any]:
