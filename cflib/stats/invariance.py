@@ -49,7 +49,20 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from cflib.results import check_alpha
 from cflib.runtime import as_generator
+from cflib.validation import (
+    ValidationError,
+    ValidationTypeError,
+    check_callable,
+    check_choice,
+    check_count,
+    check_finite,
+    check_probability,
+    check_real,
+    describe,
+    warn,
+)
 
 __all__ = [
     "CITResult",
@@ -76,58 +89,95 @@ _LN10 = math.log(10.0)
 # --------------------------------------------------------------------------------------------
 # input checks
 # --------------------------------------------------------------------------------------------
-def _as_1d(x: Any, name: str, n: int | None = None, *, numeric: bool = True) -> np.ndarray:
-    """Validate a 1-D array (length ``n`` if given, finite if numeric)."""
-    if x is None:
-        raise TypeError(f"{name} is required (got None)")
+def _not_array(x: Any) -> bool:
+    return x is None or isinstance(x, (str, bytes, Mapping)) or callable(x)
+
+
+def _numeric(arr: np.ndarray, name: str) -> np.ndarray:
+    """``arr`` as float64, refusing non-numeric dtypes (objects holding numbers are converted)."""
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError):
+            raise ValidationTypeError(f"{name} must be numeric, got values of dtype object such as {describe(arr.flat[0])}") from None
+    if arr.dtype != bool and arr.dtype.kind not in "iuf":
+        raise ValidationTypeError(f"{name} must be numeric, got dtype {arr.dtype}")
+    return check_finite(arr.astype(float), name)
+
+
+def _as_1d(x: Any, name: str, n: int | None = None, *, numeric: bool = True, n_name: str = "y_hat",
+           min_size: int = 1) -> np.ndarray:
+    """Validate a 1-D array (length ``n`` if given, at least ``min_size`` units, finite if numeric)."""
+    if _not_array(x):
+        raise ValidationTypeError(f"{name} must be a 1-d array-like with one value per unit, got {describe(x)}")
     arr = np.asarray(x)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional (one value per unit), got shape {arr.shape}")
+        hint = f": pass {name}[0] or {name}.ravel()" if arr.ndim == 2 and arr.shape[0] == 1 else ""
+        raise ValidationError(f"{name} must be one-dimensional (one value per unit), got shape {arr.shape}{hint}")
     if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} has {arr.shape[0]} entries but y_hat has {n}: pass one value per unit")
+        raise ValidationError(f"{name} has {arr.shape[0]} entries but {n_name} has {n}: pass one value per unit")
+    if arr.shape[0] < min_size:
+        raise ValidationError(f"{name} must hold at least {min_size} unit(s), got {arr.shape[0]}")
     if numeric:
-        if arr.dtype == bool:
-            arr = arr.astype(float)
-        if not np.issubdtype(arr.dtype, np.number):
-            raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
-        arr = arr.astype(float)
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} contains NaN or infinite values; drop or impute those units first")
+        if arr.dtype != bool and arr.dtype.kind not in "iuf":
+            raise ValidationTypeError(f"{name} must be numeric, got dtype {arr.dtype}")
+        arr = _numeric(arr, name)
     return arr
 
 
 def _as_2d(x: Any, name: str, n: int) -> np.ndarray:
-    if x is None:
-        raise TypeError(f"{name} is required (got None)")
-    arr = np.asarray(x, dtype=float)
+    if _not_array(x):
+        raise ValidationTypeError(f"{name} must be an array-like of shape ({n}, p), got {describe(x)}")
+    arr = np.asarray(x)
+    if arr.ndim == 0:
+        raise ValidationError(f"{name} must have shape ({n}, p), one row per unit, got a scalar")
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:
         arr = arr.reshape(arr.shape[0], -1)
     if arr.shape[0] != n:
-        raise ValueError(f"{name} has {arr.shape[0]} rows but y_hat has {n}: pass one row per unit")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinite values; drop or impute those units first")
-    return arr
+        hint = f": transpose it ({name}.T)" if arr.shape[1] == n else ""
+        raise ValidationError(f"{name} has {arr.shape[0]} rows but y_hat has {n}: pass one row per unit{hint}")
+    if arr.shape[1] == 0:
+        raise ValidationError(f"{name} must have at least one column, got shape {arr.shape}")
+    return _numeric(arr, name)
 
 
 def _groups(a: Any, n: int, name: str = "a") -> tuple[np.ndarray, np.ndarray]:
     """Return (levels, integer codes) of a sensitive attribute with at least two levels."""
+    if _not_array(a):
+        raise ValidationTypeError(f"{name} must be a 1-d array-like with one attribute value per unit, got {describe(a)}")
     arr = np.asarray(a)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional (one attribute value per unit), got shape {arr.shape}")
+        raise ValidationError(f"{name} must be one-dimensional (one attribute value per unit), got shape {arr.shape}")
     if arr.shape[0] != n:
-        raise ValueError(f"{name} has {arr.shape[0]} entries but y_hat has {n}: pass one value per unit")
-    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN values; drop those units first")
-    levels, codes = np.unique(arr, return_inverse=True)
+        raise ValidationError(f"{name} has {arr.shape[0]} entries but y_hat has {n}: pass one value per unit")
+    if arr.dtype.kind in "fc":
+        check_finite(arr, name)
+    try:
+        levels, codes = np.unique(arr, return_inverse=True)
+    except TypeError:  # objects that cannot be ordered (None among strings, say)
+        raise ValidationTypeError(f"{name} must hold values of one comparable type (numbers or strings), got "
+                                  f"{describe(sorted({type(v).__name__ for v in arr.tolist()}))}") from None
     if levels.size < 2:
-        raise ValueError(
-            f"{name} is constant (only level {levels[0]!r}); a test of invariance needs at least two groups"
-        )
+        got = f"only level {levels[0]!r}" if levels.size else "no units"
+        raise ValidationError(f"{name} is constant ({got}); a test of invariance needs at least two groups")
     return levels, codes
+
+
+def _check_learner(value: Any, name: str) -> Any:
+    """``None``, a scikit-learn estimator (``get_params``) or a zero-argument callable returning one."""
+    if value is not None and not hasattr(value, "get_params") and not callable(value):
+        raise ValidationTypeError(f"{name} must be a scikit-learn estimator or a callable returning one, got {describe(value)}")
+    return value
+
+
+def _check_bool(value: Any, name: str, *, allow_none: bool = False) -> Any:
+    if (value is None and allow_none) or isinstance(value, (bool, np.bool_)):
+        return value
+    raise ValidationTypeError(f"{name} must be True or False{' or None' if allow_none else ''}, got {describe(value)}")
 
 
 def _is_binary(y: np.ndarray) -> bool:
@@ -144,8 +194,7 @@ def _check_binary(y: np.ndarray, name: str) -> None:
 
 
 def _check_alternative(alternative: str) -> None:
-    if alternative not in _ALTERNATIVES:
-        raise ValueError(f"alternative must be one of {_ALTERNATIVES}, got {alternative!r}")
+    check_choice(alternative, "alternative", _ALTERNATIVES)
 
 
 def _t_pvalue(t: float, df: float, alternative: str) -> tuple[float, float]:
@@ -227,8 +276,18 @@ class CITResult:
     y_hat: np.ndarray = field(repr=False)
 
     def reject(self, alpha: float = 0.05) -> bool:
-        """Whether H0 (counterfactual invariance) is rejected at level ``alpha``."""
-        return bool(self.pvalue < alpha)
+        """Whether H0 (counterfactual invariance) is rejected at level ``alpha``.
+
+        Parameters
+        ----------
+        alpha : float
+            Level in ``(0, 1)``.
+
+        Returns
+        -------
+        bool
+        """
+        return bool(self.pvalue < check_alpha(alpha))
 
     def summary(self) -> pd.DataFrame:
         """One-row table of the test's numbers.
@@ -322,8 +381,18 @@ class GroupParityResult:
     alternative: str
 
     def reject(self, alpha: float = 0.05) -> bool:
-        """Whether parity is rejected at level ``alpha``."""
-        return bool(self.pvalue < alpha)
+        """Whether parity is rejected at level ``alpha``.
+
+        Parameters
+        ----------
+        alpha : float
+            Level in ``(0, 1)``.
+
+        Returns
+        -------
+        bool
+        """
+        return bool(self.pvalue < check_alpha(alpha))
 
     def summary(self) -> pd.DataFrame:
         """One row per group (rate, count) with the test's statistic and p-value repeated.
@@ -456,7 +525,7 @@ def paired_t_test(d: Any, alternative: str = "two-sided") -> tuple[float, float,
     d = _as_1d(d, "d")
     n = d.size
     if n < 2:
-        raise ValueError(f"d needs at least 2 units for a t-test, got {n}")
+        raise ValidationError(f"d needs at least 2 units for a t-test, got {n}")
     mean = float(d.mean())
     sd = float(d.std(ddof=1))
     # A tolerance relative to the values' size: "all equal" must survive rounding in mean/sd.
@@ -517,7 +586,9 @@ def cit_lr_from_estimates(
     CITResult
     """
     _check_alternative(alternative)
-    y_hat = _as_1d(y_hat, "y_hat")
+    if not isinstance(method, str):
+        raise ValidationTypeError(f"method must be a string (a label stored in the result), got {describe(method)}")
+    y_hat = _as_1d(y_hat, "y_hat", min_size=2)
     g = _as_1d(g, "g", y_hat.size)
     h = _as_1d(h, "h", y_hat.size)
     d = y_hat * g - y_hat * h if d is None else _as_1d(d, "d", y_hat.size)
@@ -746,20 +817,20 @@ def cit_lr_test(
         ``h_mode="marginalize"`` with ``z`` detectably dependent on ``a``; ``h_mode="regress"``.
     """
     _check_alternative(alternative)
+    check_choice(h_mode, "h_mode", ("debiased", "marginalize", "regress"))
     if g_mode is None:
         g_mode = "joint" if h_mode == "debiased" else "separate"
-    if g_mode not in ("separate", "joint"):
-        raise ValueError(f"g_mode must be 'separate' or 'joint', got {g_mode!r}")
-    if h_mode not in ("debiased", "marginalize", "regress"):
-        raise ValueError(f"h_mode must be 'debiased', 'marginalize' or 'regress', got {h_mode!r}")
-    if not isinstance(n_folds, (int, np.integer)) or isinstance(n_folds, bool) or n_folds < 2:
-        raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
+    check_choice(g_mode, "g_mode", ("separate", "joint"))
+    n_folds = check_count(n_folds, "n_folds", minimum=2)
+    _check_bool(cross_fit, "cross_fit")
+    for name, lrn in (("learner", learner), ("h_learner", h_learner), ("propensity_learner", propensity_learner)):
+        _check_learner(lrn, name)
     y_hat = _as_1d(y_hat, "y_hat")
     n = y_hat.size
     levels, codes = _groups(a, n)
     z = _as_2d(z, "z", n)
     if n < 2 * n_folds:
-        raise ValueError(f"need at least {2 * n_folds} units for n_folds={n_folds}, got {n}")
+        raise ValidationError(f"need at least {2 * n_folds} units for n_folds={n_folds}, got {n}")
     binary = _is_binary(y_hat)
     learner = _default_learner(binary) if learner is None else learner
     if h_mode == "debiased":
@@ -790,9 +861,9 @@ def cit_lr_test(
     if test_mask is not None:
         tm = np.asarray(test_mask)
         if tm.shape != (n,) or tm.dtype != bool:
-            raise ValueError(f"test_mask must be a boolean array of shape ({n},), got {tm.dtype} {tm.shape}")
+            raise ValidationError(f"test_mask must be a boolean array of shape ({n},), got {tm.dtype} {tm.shape}")
         if tm.sum() < 2 or (~tm).sum() < 2:
-            raise ValueError("test_mask must leave at least 2 units on each side of the split")
+            raise ValidationError("test_mask must leave at least 2 units on each side of the split")
         fold = (~tm).astype(int)  # fold 0 = the test units
         test_folds = [0]
     else:
@@ -846,14 +917,16 @@ def _level_weights(p_a: Any, levels: np.ndarray, train_codes: np.ndarray | None)
     elif isinstance(p_a, Mapping):
         missing = [lv for lv in levels.tolist() if lv not in p_a]
         if missing:
-            raise ValueError(f"p_a has no probability for level(s) {missing}; give one per level of a")
-        w = np.array([float(p_a[lv]) for lv in levels.tolist()])
+            raise ValidationError(f"p_a has no probability for level(s) {missing}; give one per level of a")
+        w = _numeric(np.asarray([p_a[lv] for lv in levels.tolist()]), "p_a")
     else:
-        w = np.asarray(p_a, dtype=float).ravel()
+        if isinstance(p_a, (str, bytes)) or not hasattr(p_a, "__len__"):
+            raise ValidationTypeError(f"p_a must be a mapping level -> probability or a sequence of probabilities, got {describe(p_a)}")
+        w = _numeric(np.asarray(p_a), "p_a").ravel()
         if w.size != n_lev:
-            raise ValueError(f"p_a has {w.size} entries but a has {n_lev} levels {levels.tolist()}")
+            raise ValidationError(f"p_a has {w.size} entries but a has {n_lev} levels {levels.tolist()}")
     if np.any(w < 0) or not np.isfinite(w).all() or w.sum() <= 0:
-        raise ValueError(f"p_a must be non-negative probabilities, got {w.tolist()}")
+        raise ValidationError(f"p_a must be non-negative probabilities, got {w.tolist()}")
     return w / w.sum()
 
 
@@ -890,19 +963,28 @@ def counterfactual_predictions(
     numpy.ndarray of shape (n_mc, n, len(levels))
         ``out[j, i, l] = predict(generate(z, levels[l], rng))[i]`` for draw ``j``.
     """
-    if not callable(predict) or not callable(generate):
-        raise TypeError("predict and generate must be callables (e.g. clf.predict and scm.sample_x)")
-    if not isinstance(n_mc, (int, np.integer)) or n_mc < 1:
-        raise ValueError(f"n_mc must be a positive integer, got {n_mc!r}")
+    check_callable(predict, "predict")
+    check_callable(generate, "generate")
+    n_mc = check_count(n_mc, "n_mc")
+    if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
+        raise ValidationTypeError(f"levels must be a sequence of attribute values, got {describe(levels)}")
     levels = list(levels)
     if len(levels) < 2:
-        raise ValueError(f"levels must hold at least two attribute values, got {levels}")
-    rng = as_generator(seed)
+        raise ValidationError(f"levels must hold at least two attribute values, got {levels}")
+    if _not_array(z) or not hasattr(z, "__len__"):
+        raise ValidationTypeError(f"z must hold the representations of the n test units (n rows), got {describe(z)}")
     n = len(z)
+    if n < 1:
+        raise ValidationError("z must hold at least one unit, got 0 rows")
+    rng = as_generator(seed)
     out = np.empty((n_mc, n, len(levels)))
     for j in range(n_mc):
         for j_lv, lv in enumerate(levels):
-            out[j, :, j_lv] = np.asarray(predict(generate(z, np.full(n, lv), rng)), dtype=float).reshape(n)
+            pred = np.asarray(predict(generate(z, np.full(n, lv), rng)))
+            if pred.size != n:
+                raise ValidationError(f"predict(generate(z, a, rng)) must return one prediction per unit of z ({n}), got "
+                                      f"shape {pred.shape} at level {lv!r}: check generate and predict")
+            out[j, :, j_lv] = _numeric(pred.reshape(n), f"predict(generate(z, {lv!r}, rng))")
     return out
 
 
@@ -944,24 +1026,29 @@ def cit_lr_generative(
         If the generated predictions do not depend on the level, ``d`` is identically 0 and the
         test returns t = 0, p = 1 (the exact null).
     """
-    y_hat = _as_1d(y_hat, "y_hat")
+    y_hat = _as_1d(y_hat, "y_hat", min_size=2)
     n = y_hat.size
+    _check_alternative(alternative)
+    lev_obs, _ = _groups(a, n)
     a_arr = np.asarray(a)
-    lev_obs, _ = _groups(a_arr, n)
-    cf = np.asarray(cf_predictions, dtype=float)
+    if _not_array(cf_predictions):
+        raise ValidationTypeError(f"cf_predictions must be an array of shape (n, L) or (n_mc, n, L), got {describe(cf_predictions)}")
+    cf = np.asarray(cf_predictions)
     if cf.ndim == 2:
         cf = cf[None]
-    if cf.ndim != 3 or cf.shape[1] != n:
-        raise ValueError(f"cf_predictions must have shape (n, L) or (n_mc, n, L) with n = {n}, got {np.shape(cf_predictions)}")
-    if not np.all(np.isfinite(cf)):
-        raise ValueError("cf_predictions contains NaN or infinite values")
+    if cf.ndim != 3 or cf.shape[1] != n or cf.shape[0] == 0:
+        hint = ": transpose it (cf_predictions.T)" if cf.ndim == 3 and cf.shape[2] == n else ""
+        raise ValidationError(f"cf_predictions must have shape (n, L) or (n_mc, n, L) with n = {n}, got {np.shape(cf_predictions)}{hint}")
+    cf = _numeric(cf, "cf_predictions")
+    if levels is not None and (isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__")):
+        raise ValidationTypeError(f"levels must be a sequence of attribute values, got {describe(levels)}")
     levels = lev_obs if levels is None else np.asarray(list(levels))
     if levels.size != cf.shape[2]:
-        raise ValueError(f"cf_predictions has {cf.shape[2]} level columns but levels has {levels.size} entries")
+        raise ValidationError(f"cf_predictions has {cf.shape[2]} level columns but levels has {levels.size} entries")
     col = {lv: j for j, lv in enumerate(levels.tolist())}
     unknown = [lv for lv in np.unique(a_arr).tolist() if lv not in col]
     if unknown:
-        raise ValueError(f"a takes value(s) {unknown} that are not in levels {levels.tolist()}")
+        raise ValidationError(f"a takes value(s) {unknown} that are not in levels {levels.tolist()}")
     codes = np.array([col[lv] for lv in a_arr.tolist()])
     g_all = cf.mean(axis=0)
     if p_a is None:
@@ -1008,8 +1095,9 @@ def _parity_test(
     binary: bool | None,
 ) -> GroupParityResult:
     _check_alternative(alternative)
-    if method not in ("welch", "paper_bootstrap"):
-        raise ValueError(f"method must be 'welch' or 'paper_bootstrap', got {method!r}")
+    check_choice(method, "method", ("welch", "paper_bootstrap"))
+    n_bootstrap = check_count(n_bootstrap, "n_bootstrap", minimum=2)
+    _check_bool(binary, "binary", allow_none=True)
     is_bin = _is_binary(y_hat)
     if binary:
         _check_binary(y_hat, "y_hat")
@@ -1017,14 +1105,12 @@ def _parity_test(
     counts = np.bincount(codes, minlength=n_lev)
     if np.any(counts < 2):
         small = [levels[j].item() if hasattr(levels[j], "item") else levels[j] for j in np.where(counts < 2)[0]]
-        raise ValueError(f"every group needs at least 2 units for a {criterion} test; group(s) {small} have fewer")
+        raise ValidationError(f"every group needs at least 2 units for a {criterion} test; group(s) {small} have fewer")
     sums = np.bincount(codes, weights=y_hat, minlength=n_lev)
     rates = sums / counts
     if method == "paper_bootstrap":
         if n_lev != 2:
-            raise ValueError("method='paper_bootstrap' compares exactly two groups; use method='welch' for more")
-        if not isinstance(n_bootstrap, (int, np.integer)) or n_bootstrap < 2:
-            raise ValueError(f"n_bootstrap must be an integer >= 2, got {n_bootstrap!r}")
+            raise ValidationError("method='paper_bootstrap' compares exactly two groups; use method='welch' for more")
         rng = as_generator(seed)
         x0, x1 = y_hat[codes == 0], y_hat[codes == 1]
         # The authors' code: independent bootstrap draws from each group, then a *paired* t-test.
@@ -1152,15 +1238,17 @@ def equal_opportunity_test(
     """
     y_hat = _as_1d(y_hat, "y_hat")
     n = y_hat.size
+    if _not_array(y):
+        raise ValidationTypeError(f"y must be a 1-d array-like with one label per unit, got {describe(y)}")
     y_arr = np.asarray(y)
     if y_arr.ndim != 1 or y_arr.shape[0] != n:
-        raise ValueError(f"y must be one-dimensional with one label per unit ({n}), got shape {y_arr.shape}")
-    if np.issubdtype(y_arr.dtype, np.floating) and not np.all(np.isfinite(y_arr)):
-        raise ValueError("y contains NaN values; drop those units first")
+        raise ValidationError(f"y must be one-dimensional with one label per unit ({n}), got shape {y_arr.shape}")
+    if y_arr.dtype.kind in "fc":
+        check_finite(y_arr, "y")
     _groups(a, n)  # validates a on all units first (length, constant)
     keep = y_arr == y_value
     if keep.sum() < 4:
-        raise ValueError(f"only {int(keep.sum())} units have y == {y_value!r}; equal opportunity needs more")
+        raise ValidationError(f"only {int(keep.sum())} units have y == {y_value!r}; equal opportunity needs at least 4")
     a_sub = np.asarray(a)[keep]
     levels, codes = _groups(a_sub, int(keep.sum()), name=f"a among units with y == {y_value!r}")
     return _parity_test(
@@ -1230,8 +1318,11 @@ def expected_counterfactual_accuracy(
     -------
     ECAResult
     """
-    if not isinstance(tol, (int, float, np.floating)) or tol < 0:
-        raise ValueError(f"tol must be a non-negative number, got {tol!r}")
+    tol = check_real(tol, "tol", low=0.0)
+    if model is not None and not hasattr(model, "predict") and not callable(model):
+        raise ValidationTypeError(f"model must have a predict method, be callable, or be None (x are predictions); got {type(model).__name__}")
+    if levels is not None and (isinstance(levels, (str, bytes)) or not hasattr(levels, "__len__")):
+        raise ValidationTypeError(f"levels must be a sequence of target levels, got {describe(levels)}")
     pred = _as_1d(_predict(model, x), "predictions on x")
     n = pred.size
     if isinstance(x_cf, (list, tuple)):
@@ -1241,25 +1332,28 @@ def expected_counterfactual_accuracy(
     else:
         cf_list = [x_cf]
     if levels is not None and len(levels) != len(cf_list):
-        raise ValueError(f"levels has {len(levels)} entries but x_cf holds {len(cf_list)} counterfactual sets")
-    preds_cf = [_as_1d(_predict(model, c), f"predictions on x_cf[{j}]", n) for j, c in enumerate(cf_list)]
+        raise ValidationError(f"levels has {len(levels)} entries but x_cf holds {len(cf_list)} counterfactual sets")
+    if not cf_list:
+        raise ValidationError("x_cf must hold at least one counterfactual set, got an empty sequence")
+    preds_cf = [_as_1d(_predict(model, c), f"predictions on x_cf[{j}]", n, n_name="the predictions on x")
+                for j, c in enumerate(cf_list)]
     all_pred = np.concatenate([pred] + preds_cf)
     if tol == 0 and not np.allclose(all_pred, np.round(all_pred)):
-        raise ValueError(
+        raise ValidationError(
             "predictions are continuous scores: pass tol > 0, or hard labels (e.g. model.predict) for ECA"
         )
     agree = np.stack([np.abs(pc - pred) <= tol for pc in preds_cf])  # (L, n)
     mask = np.ones_like(agree, dtype=bool)
     if a is not None and len(cf_list) > 1:
         if levels is None:
-            raise ValueError("pass levels (the target level of each x_cf entry) together with a")
+            raise ValidationError("pass levels (the target level of each x_cf entry) together with a")
         a_arr = np.asarray(a)
         if a_arr.shape != (n,):
-            raise ValueError(f"a must have shape ({n},), got {a_arr.shape}")
+            raise ValidationError(f"a must have shape ({n},), got {a_arr.shape}")
         mask = np.stack([a_arr != lv for lv in levels])
     agree_flat = agree[mask].astype(float)
     if agree_flat.size == 0:
-        raise ValueError("no (unit, target level) pair is left after excluding the observed levels")
+        raise ValidationError("no (unit, target level) pair is left after excluding the observed levels")
     k = float(agree_flat.sum())
     return ECAResult(eca=k / agree_flat.size, n=int(agree_flat.size), ci=_wilson(k, agree_flat.size), agree=agree_flat, tol=float(tol))
 
@@ -1267,6 +1361,20 @@ def expected_counterfactual_accuracy(
 # --------------------------------------------------------------------------------------------
 # alignment of p-values with ECA (Figs. 2-4)
 # --------------------------------------------------------------------------------------------
+def _log10_pvalues(log10_p: Any, n: int) -> np.ndarray:
+    """log10 p-values, one per classifier: ``-inf`` (an underflowed p) is allowed, NaN warns, above 0 is refused."""
+    y = _as_1d(log10_p, "log10_p", n, numeric=False, n_name="eca")
+    if y.dtype != bool and y.dtype.kind not in "iuf":
+        raise ValidationTypeError(f"log10_p must be numeric, got dtype {y.dtype}")
+    y = y.astype(float)
+    if np.any(y > 1e-6):  # NaN compares False; a rounding error above 0 is clipped to 0 below
+        raise ValidationError(f"log10_p must be <= 0 (p-values <= 1), got values up to {np.nanmax(y):g}: pass log10(p), not p or -log10(p)")
+    n_nan = int(np.isnan(y).sum())
+    if n_nan:
+        warn(f"log10_p holds {n_nan} NaN value(s); those classifiers are left out", stacklevel=4)
+    return y
+
+
 def alignment_stats(eca: Any, log10_p: Any, *, floor: float = -300.0) -> dict[str, float]:
     """Pearson r between ECA and log10 p, and the residual spread around the fitted line.
 
@@ -1286,9 +1394,8 @@ def alignment_stats(eca: Any, log10_p: Any, *, floor: float = -300.0) -> dict[st
         points are constant in either coordinate.
     """
     x = _as_1d(eca, "eca")
-    y = np.clip(np.asarray(log10_p, dtype=float), floor, 0.0)
-    if y.shape != x.shape:
-        raise ValueError(f"eca and log10_p must have the same length, got {x.size} and {y.size}")
+    floor = check_real(floor, "floor", high=0.0)
+    y = np.clip(_log10_pvalues(log10_p, x.size), floor, 0.0)
     ok = np.isfinite(y)
     x, y = x[ok], y[ok]
     out = {"r": float("nan"), "slope": float("nan"), "intercept": float("nan"), "resid_sd": float("nan"), "n": int(x.size)}
@@ -1335,9 +1442,16 @@ def plot_pvalue_vs_eca(
     """
     import matplotlib.pyplot as plt
 
-    ax = plt.gca() if ax is None else ax
+    alpha = check_alpha(alpha)
+    band_k = check_real(band_k, "band_k", low=0.0)
+    if ylim is not None:
+        if isinstance(ylim, (str, bytes)) or not hasattr(ylim, "__len__") or len(ylim) != 2:
+            raise ValidationTypeError(f"ylim must be None or a pair (low, high), got {describe(ylim)}")
+        if check_real(ylim[0], "ylim[0]") >= check_real(ylim[1], "ylim[1]"):
+            raise ValidationError(f"ylim must be (low, high) with low < high, got {ylim!r}")
     x = _as_1d(eca, "eca")
-    y = np.clip(np.asarray(log10_p, dtype=float), -300.0, 0.0)
+    y = np.clip(_log10_pvalues(log10_p, x.size), -300.0, 0.0)
+    ax = plt.gca() if ax is None else ax
     st = alignment_stats(x, y)
     y_show = y if ylim is None else np.maximum(y, ylim[0])
     ax.scatter(x, y_show, s=14, alpha=0.75, color=color, edgecolor="none")
@@ -1378,10 +1492,10 @@ def rejection_summary(pvalues: Any, alpha: float = 0.05, level: float = 0.99) ->
         (rate inside ``null_interval``) and ``ks_pvalue`` (Kolmogorov-Smirnov test of uniformity).
     """
     p = _as_1d(pvalues, "pvalues")
-    if p.size == 0 or np.any((p < 0) | (p > 1)):
-        raise ValueError("pvalues must be a non-empty array of numbers in [0, 1]")
-    if not 0 < alpha < 1 or not 0 < level < 1:
-        raise ValueError(f"alpha and level must lie in (0, 1), got {alpha!r} and {level!r}")
+    if np.any((p < 0) | (p > 1)):
+        raise ValidationError(f"pvalues must be numbers in [0, 1], got values in [{p.min():g}, {p.max():g}]")
+    alpha = check_alpha(alpha)
+    level = check_probability(level, "level")
     n = p.size
     k = int(np.sum(p < alpha))
     z = float(stats.norm.ppf(0.5 + level / 2))
