@@ -380,7 +380,10 @@ def gather(directory: str | os.PathLike, notebooks: Iterable[str] | None = None)
         "inconclusive at this scale" reads as "undecided at this scale").
     """
     directory = Path(directory)
-    if directory.exists() and not directory.is_dir():  # a folder not created yet holds no claims
+    if not directory.exists():  # a mistyped folder must not read as "no claims yet"
+        raise ValueError(f"directory {directory} does not exist; pass the folder the runner wrote executed notebooks into "
+                         "(run `cflib run` first)")
+    if not directory.is_dir():
         raise ValueError(f"directory {directory} is a file, expected the folder of executed notebooks")
     if isinstance(notebooks, str):
         raise TypeError(f"notebooks must be a list of notebook paths, got the string {notebooks!r}; use [{notebooks!r}]")

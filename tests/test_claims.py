@@ -61,6 +61,7 @@ def test_gather_and_report(tmp_path):
     assert "lacking the paper's words: 2" in text and "## Not reproduced, with the evidence" in text
     assert "pipes \\| are escaped" in text and "0.05123" in text
     assert claims.PAPERS["closeness-test"] in text
+    (tmp_path / "empty").mkdir()
     assert "No notebook" in claims.report_markdown(claims.gather(tmp_path / "empty"))
 
 

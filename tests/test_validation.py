@@ -21,7 +21,7 @@ import pytest
 
 import cflib
 from cflib import audit as audit_mod
-from cflib import claims, runner, sweep, validation
+from cflib import claims, runner, sweep, validation, verdicts
 from cflib.fairness import adapt, compas, decomposition, effects, parity, plots
 from cflib.fairness import sfm as sfm_mod
 from cflib.fairness.sfm import StandardFairnessModel
@@ -288,10 +288,24 @@ CASES: list[Case] = [
     case("claim-verdict", ValueError, "verdict",
          lambda e: claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence="t", verdict="maybe")),
     case("gather-file", ValueError, "directory", lambda e: claims.gather(_r("a-file.txt"))),
+    case("gather-missing", ValueError, "directory", lambda e: claims.gather(e / "cwd" / "no-such-folder")),
     case("gather-notebooks-string", TypeError, "notebooks", lambda e: claims.gather(e / "cwd", notebooks="a.ipynb")),
     case("gather-bad-json", ValueError, "claims file", lambda e: claims.gather(_r("bad-claims"))),
     case("report-type", TypeError, "df", lambda e: claims.report_markdown("claims")),
     case("report-columns", ValueError, "df", lambda e: claims.report_markdown(pd.DataFrame({"a": [1]}))),
+    case("changes-before-type", TypeError, "before", lambda e: claims.changes_markdown(claims.gather(e / "cwd"), "before.csv")),
+    case("claim-two-deciders", ValueError, ("holds", "decision"),
+         lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", holds=True, decision=verdicts.decide_above(verdicts.exact(1.0), 0))),
+    case("claim-decision-type", TypeError, "decision", lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", decision="reproduced")),
+    case("claim-kind", ValueError, "kind", lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", holds=True, kind="sanity")),
+    case("claim-quote-type", TypeError, "quote", lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", holds=True, quote=3)),
+    case("claim-not-checkable-note", ValueError, "note", lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", verdict="not checkable here")),
+    case("verdict-interval-type", TypeError, "interval", lambda e: verdicts.decide_below((0.1, 0.2), 0.5)),
+    case("verdict-binomial-k", ValueError, "k", lambda e: verdicts.binomial_interval(4, 3)),
+    case("verdict-binomial-n", ValueError, "n", lambda e: verdicts.binomial_interval(0, -2)),
+    case("verdict-mean-nan", ValueError, "values", lambda e: verdicts.mean_interval([1.0, float("inf")])),
+    case("verdict-level", ValueError, "level", lambda e: verdicts.mean_interval([1.0, 2.0], level=0)),
+    case("verdict-within-band", ValueError, ("low", "high"), lambda e: verdicts.decide_within(verdicts.exact(0.0), 1.0, -1.0)),
     # --- cflib.runner and cflib.sweep: parameter values
     case("param-empty", TypeError, ("n_fit", "None"), lambda e: _resolve(n_fit=None)),
     case("param-string-for-int", TypeError, "n_fit", lambda e: _resolve(n_fit="abc")),
