@@ -173,7 +173,7 @@ def test_encoder_and_protocol_errors(test_set, oracles):
         composition(f, x, {"digit": pa["digit"][:4], "hue": pa["hue"][:4]})
     with pytest.raises(ValueError, match="do_values has 3"):
         effectiveness(f, x, pa, "hue", np.zeros(3), oracles)
-    with pytest.raises(ValueError, match="positive integer"):
+    with pytest.raises(ValueError, match="m must be an integer >= 1"):
         composition(f, x, pa, m=0)
     with pytest.raises(ValueError, match="unknown parent name"):
         partial(f, "size")

@@ -39,10 +39,23 @@ import pandas as pd
 from scipy import stats
 
 from ..runtime import as_generator
-from ..scm.adapters import FunctionModel, ParentEncoder, Parents
+from ..scm.adapters import FunctionModel, ParentEncoder, Parents, _check_output, _function_name
 from ..scm.adapters import ImageModelAdapter as ModelFunction
 from ..scm.adapters import check_parent_dict as _check_parent_dict
 from ..scm.protocol import CounterfactualModel
+from ..validation import (
+    ValidationError,
+    ValidationTypeError,
+    check_callable,
+    check_choice,
+    check_count,
+    check_finite,
+    check_names,
+    check_positive,
+    check_real,
+    describe,
+    warn,
+)
 
 __all__ = [
     "Parents",
@@ -142,8 +155,8 @@ def partial(f: CounterfactualFunction, parent: str) -> Callable[[np.ndarray, Par
     -------
     callable
     """
-    if parent not in f.parent_names:
-        raise ValueError(f"unknown parent name {parent!r}; the function's parents are {list(f.parent_names)}")
+    _check_function(f)
+    _check_parent(f, parent)
 
     def fk(x: np.ndarray, pa: Parents, value: np.ndarray) -> np.ndarray:
         return f(x, pa, {**pa, parent: np.asarray(value)})
@@ -173,20 +186,48 @@ def l1_distance(a: np.ndarray, b: np.ndarray, scale: float = 255.0, value_range:
 
     Raises
     ------
+    TypeError
+        Non-numeric images, a non-numeric ``scale`` or ``value_range``.
     ValueError
-        Different shapes, or intensities outside ``value_range``.
+        Different shapes, empty batches, NaN or inf, a ``scale`` that is not positive, or intensities
+        outside ``value_range``.
     """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    scale = check_positive(scale, "scale")
+    lo, hi = _value_range(value_range)
+    a, b = _image_batch(a, "a"), _image_batch(b, "b")
     if a.shape != b.shape:
-        raise ValueError(f"image batches must have the same shape, got {a.shape} and {b.shape}")
-    if value_range is not None:
-        lo, hi = value_range
-        for name, v in (("a", a), ("b", b)):
-            if v.size and (v.min() < lo or v.max() > hi):
-                raise ValueError(f"{name} has intensities in [{v.min():.4g}, {v.max():.4g}], outside the declared value_range "
-                                 f"[{lo}, {hi}]: rescale the images or pass value_range=None")
+        raise ValidationError(f"image batches a and b must have the same shape, got {a.shape} and {b.shape}")
+    for name, v in (("a", a), ("b", b)):
+        v_lo, v_hi = v.min(), v.max()  # one pass each: NaN and inf show up in them
+        if not (np.isfinite(v_lo) and np.isfinite(v_hi)):
+            check_finite(v, name)
+        if v_lo < lo or v_hi > hi:
+            raise ValidationError(f"{name} has intensities in [{v_lo:.4g}, {v_hi:.4g}], outside the declared value_range "
+                                  f"[{lo}, {hi}]: rescale the images or pass value_range=None")
     return scale * np.abs(a - b).reshape(len(a), -1).mean(1)
+
+
+def _image_batch(v: Any, name: str) -> np.ndarray:
+    if v is None or isinstance(v, (str, bytes, Mapping)):
+        raise ValidationTypeError(f"{name} must be a numeric array with one row per image, got {describe(v)} ({type(v).__name__})")
+    try:
+        arr = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValidationTypeError(f"{name} must be a numeric array with one row per image, got {describe(v)}") from None
+    if arr.ndim == 0 or arr.size == 0:
+        raise ValidationError(f"{name} must hold at least one image (shape (n, ...) with n >= 1), got shape {arr.shape}")
+    return arr
+
+
+def _value_range(value_range: Any) -> tuple[float, float]:
+    if value_range is None:
+        return -np.inf, np.inf
+    if isinstance(value_range, (str, bytes)) or not isinstance(value_range, Sequence) or len(value_range) != 2:
+        raise ValidationTypeError(f"value_range must be a pair (low, high) or None, got {describe(value_range)}")
+    lo, hi = check_real(value_range[0], "value_range[0]"), check_real(value_range[1], "value_range[1]")
+    if not lo < hi:
+        raise ValidationError(f"value_range must have low < high, got {tuple(value_range)}")
+    return lo, hi
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -214,20 +255,43 @@ def sample_do_values(train_values: np.ndarray, n: int, seed: int | np.random.Gen
     -------
     numpy.ndarray, shape (n,)
     """
-    rng = as_generator(seed)
-    train_values = np.asarray(train_values).reshape(-1)
-    if train_values.size == 0:
-        raise ValueError("train_values must not be empty")
-    out = rng.choice(train_values, size=int(n))
+    train_values = _values(train_values, "train_values")
+    n = check_count(n, "n")
     if current is not None:
-        current = np.asarray(current).reshape(-1)
+        current = _values(current, "current")
+        if len(current) != n:
+            raise ValidationError(f"current must hold one value per draw (n = {n}), got {len(current)}")
+    rng = as_generator(seed)
+    out = rng.choice(train_values, size=n)
+    if current is not None:
         if len(np.unique(train_values)) < 2:
-            raise ValueError("cannot force a change: train_values has a single distinct value")
+            raise ValidationError("cannot force a change: train_values has a single distinct value")
         same = out == current
         while same.any():  # rejection: a handful of rounds, the mass of one value is < 1
             out[same] = rng.choice(train_values, size=int(same.sum()))
             same = out == current
     return out
+
+
+def _values(v: Any, name: str) -> np.ndarray:
+    """Observed values of one variable, flattened: at least one, no NaN or inf."""
+    if v is None or isinstance(v, (str, bytes, Mapping)) or callable(v):
+        raise ValidationTypeError(f"{name} must be an array of values, got {describe(v)} ({type(v).__name__})")
+    arr = np.asarray(v).reshape(-1)
+    if arr.size == 0:
+        raise ValidationError(f"{name} must not be empty: give at least one value")
+    if arr.dtype.kind in "fc":
+        check_finite(arr, name)
+    return arr
+
+
+def _value_map(values: Any, name: str) -> dict[str, np.ndarray]:
+    """A non-empty mapping variable name -> its observed values (checked by :func:`_values`)."""
+    if not isinstance(values, Mapping):
+        raise ValidationTypeError(f"{name} must be a mapping parent name -> values, got {describe(values)} ({type(values).__name__})")
+    if not values:
+        raise ValidationError(f"{name} must map at least one parent name to its values, got an empty mapping")
+    return {k: _values(v, f"{name}[{k!r}]") for k, v in values.items()}
 
 
 class MarginalSampler:
@@ -242,13 +306,12 @@ class MarginalSampler:
     """
 
     def __init__(self, train_values: Mapping[str, np.ndarray], force_change: bool | Sequence[str] = False) -> None:
-        if not isinstance(train_values, Mapping) or not train_values:
-            raise ValueError("train_values must map at least one parent name to its training values")
+        _value_map(train_values, "train_values")
         self.train_values = {k: np.asarray(v) for k, v in train_values.items()}
-        self.force_change = set(self.train_values) if force_change is True else set(force_change or ())
-        unknown = self.force_change - set(self.train_values)
-        if unknown:
-            raise ValueError(f"force_change names {sorted(unknown)} are not in train_values")
+        if isinstance(force_change, (bool, np.bool_)) or force_change is None:
+            self.force_change = set(self.train_values) if force_change else set()
+        else:
+            self.force_change = set(check_names(force_change, "force_change", list(self.train_values), what="parent"))
 
     def sample(self, var: str, factual: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """One value per unit from the training marginal of ``var``.
@@ -267,8 +330,8 @@ class MarginalSampler:
         numpy.ndarray
         """
         if var not in self.train_values:
-            raise ValueError(f"cannot intervene on {var!r}: the sampler knows {sorted(self.train_values)}")
-        factual = np.asarray(factual).reshape(-1)
+            raise ValidationError(f"cannot intervene on {var!r}: the sampler knows {sorted(self.train_values)}")
+        factual = _values(factual, "factual")
         return sample_do_values(self.train_values[var], len(factual), rng, current=factual if var in self.force_change else None)
 
 
@@ -286,16 +349,10 @@ class InterventionSampler:
     """
 
     def __init__(self, observed: Mapping[str, np.ndarray], discrete: Sequence[str] = (), n_bins: int = 10) -> None:
-        if not observed:
-            raise ValueError("observed must map at least one parent name to its observed values")
+        _value_map(observed, "observed")
         self.observed = {k: np.asarray(v) for k, v in observed.items()}
-        self.discrete = set(discrete)
-        unknown = self.discrete - set(self.observed)
-        if unknown:
-            raise ValueError(f"discrete names {sorted(unknown)} are not in observed")
-        if n_bins < 2:
-            raise ValueError(f"n_bins must be at least 2, got {n_bins}")
-        self.n_bins = int(n_bins)
+        self.discrete = set(check_names(discrete, "discrete", list(self.observed), what="parent"))
+        self.n_bins = check_count(n_bins, "n_bins", minimum=2)
         self.edges = {
             k: np.linspace(v.min(), v.max(), self.n_bins + 1)[1:-1] for k, v in self.observed.items() if k not in self.discrete
         }
@@ -319,8 +376,8 @@ class InterventionSampler:
         return v.astype(int) if var in self.discrete else np.searchsorted(self.edges[var], v, side="right")
 
     def _check(self, var: str) -> None:
-        if var not in self.observed:
-            raise ValueError(f"cannot intervene on {var!r}: the sampler knows {sorted(self.observed)}")
+        if not isinstance(var, str) or var not in self.observed:
+            raise ValidationError(f"cannot intervene on {var!r}: the sampler knows {sorted(self.observed)}")
 
     def sample(self, var: str, factual: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """One counterfactual value per unit, different from its factual value (or bin).
@@ -340,12 +397,12 @@ class InterventionSampler:
             Same length as ``factual``.
         """
         self._check(var)
+        f = _values(factual, "factual")
         rng = as_generator(rng)
-        f = np.asarray(factual)
         if var in self.discrete:
             u = np.unique(self.observed[var])
             if len(u) < 2:
-                raise ValueError(f"{var!r} takes a single observed value: nothing to intervene to")
+                raise ValidationError(f"{var!r} takes a single observed value: nothing to intervene to")
             pos = np.searchsorted(u, f)
             r = rng.integers(0, len(u) - 1, len(f))
             return u[r + (r >= pos)]  # uniform over the other values
@@ -370,33 +427,84 @@ def _draw(obs: Mapping[str, Any], do: Mapping[str, Any] | None, sampler: Sampler
     out = {}
     for k in names:
         if k not in obs:
-            raise ValueError(f"cannot intervene on {k!r}: it is not in obs ({', '.join(map(str, obs))})")
+            raise ValidationError(f"cannot intervene on {k!r}: it is not in obs ({', '.join(map(str, obs))})")
         if do is not None and k in do:
             out[k] = np.asarray(do[k])
         elif sampler is not None:
             out[k] = sampler.sample(k, np.asarray(obs[k]), rng)
         else:
-            raise ValueError(f"no value for the intervention on {k!r}: pass do={{{k!r}: values}} or a sampler")
+            raise ValidationError(f"no value for the intervention on {k!r}: pass do={{{k!r}: values}} or a sampler")
     return out
+
+
+def _check_sampler(sampler: Any) -> None:
+    if sampler is not None and not callable(getattr(sampler, "sample", None)):
+        raise ValidationTypeError(f"sampler must have a sample(var, factual, rng) method (an InterventionSampler or MarginalSampler), got {describe(sampler)}")
 
 
 def _check_model(model: Any) -> None:
     if not isinstance(model, CounterfactualModel):
-        raise TypeError(f"model must implement the CounterfactualModel protocol (abduct, predict, counterfactual), got {type(model).__name__}; "
+        raise ValidationTypeError(f"model must implement the CounterfactualModel protocol (abduct, predict, counterfactual), got {type(model).__name__}; "
                         "wrap a function f(x, pa, pa_star) in cflib.scm.adapters.FunctionModel")
 
 
 def _check_steps(m: int, name: str) -> int:
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-        raise ValueError(f"{name} must be a positive integer, got {m!r}")
-    return int(m)
+    return check_count(m, name)
 
 
 def _distances(distances: Mapping[str, Distance] | None) -> dict[str, Distance]:
+    if distances is not None and not isinstance(distances, Mapping):
+        raise ValidationTypeError(f"distances must be a mapping name -> d(a, b), got {describe(distances)} ({type(distances).__name__})")
     out = dict(distances) if distances is not None else {"l1": l1_distance}
     if not out:
-        raise ValueError("distances must name at least one distance")
+        raise ValidationError("distances must name at least one distance")
+    for k, d in out.items():
+        check_callable(d, f"distances[{k!r}]")
     return out
+
+
+def _distance(name: str, d: Distance, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``d(a, b)``, refused (naming the distance) unless it is one finite number per image."""
+    out = np.asarray(d(a, b))
+    if out.shape != (len(a),):
+        raise ValidationError(f"the distance {name!r} ({_function_name(d)}) returned shape {out.shape}, expected ({len(a)},): one value per image")
+    if out.dtype.kind in "fc":
+        check_finite(out, f"the output of the distance {name!r}")
+    return out
+
+
+def _check_obs(obs: Any, image: str, what: str = "obs") -> int:
+    """A mapping of variables holding the image variable ``image``; returns the number of units."""
+    if not isinstance(obs, Mapping):
+        raise ValidationTypeError(f"{what} must be a mapping variable name -> values, got {describe(obs)} ({type(obs).__name__})")
+    if not isinstance(image, str):
+        raise ValidationTypeError(f"image must be a variable name (str), got {describe(image)} ({type(image).__name__})")
+    if image not in obs:
+        raise ValidationError(f"{what} lacks the image variable {image!r} (variables: {', '.join(map(str, obs))})")
+    x = obs[image]
+    if x is None or isinstance(x, (str, bytes, Mapping)) or np.ndim(x) == 0 or len(x) == 0:
+        raise ValidationError(f"{what}[{image!r}] must hold at least one unit (one row per unit), got {describe(x)}")
+    return len(x)
+
+
+def _check_mapping(value: Any, name: str, obs: Mapping[str, Any]) -> dict[str, Any]:
+    """An intervention ``{variable: value(s)}`` on variables of ``obs``."""
+    if not isinstance(value, Mapping):
+        raise ValidationTypeError(f"{name} must be a mapping variable -> value(s), got {describe(value)} ({type(value).__name__})")
+    check_names(list(value), name, list(obs))
+    return dict(value)
+
+
+def _image_out(model: Any, cf: Any, image: str, shape: tuple[int, ...]) -> np.ndarray:
+    """The image of a model's counterfactual, refused (naming the model) when missing or mis-shaped."""
+    if not isinstance(cf, Mapping) or image not in cf:
+        raise ValidationError(f"the counterfactual model {_function_name(model)} returned {describe(cf)}, expected a dict holding {image!r}")
+    x = np.asarray(cf[image])
+    if x.shape != shape:
+        raise ValidationError(f"the counterfactual model {_function_name(model)} returned {image!r} of shape {x.shape}, expected {shape}")
+    if x.dtype.kind in "fc" and not np.isfinite(x).all():
+        raise ValidationError(f"the counterfactual model {_function_name(model)} returned {int((~np.isfinite(x)).sum())} NaN or infinite value(s) in {image!r}")
+    return x
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -429,12 +537,13 @@ class CompositionResult:
 
     def at(self, m: int) -> dict[str, np.ndarray]:
         """Per-image distances after ``m`` cycles."""
-        if m < 1 or m > len(self.cycles):
-            raise ValueError(f"m must be in 1..{len(self.cycles)}, got {m}")
+        if check_count(m, "m") > len(self.cycles):
+            raise ValidationError(f"m must be in 1..{len(self.cycles)}, got {m}")
         return {k: v[:, m - 1] for k, v in self.distances.items()}
 
     def summary(self, cycles: Sequence[int] = (1, 10)) -> pd.DataFrame:
         """Mean and standard deviation over images per distance and number of cycles."""
+        cycles = [check_count(m, "cycles") for m in ([cycles] if np.ndim(cycles) == 0 else cycles)]
         rows = []
         for name, arr in self.distances.items():
             for m in cycles:
@@ -521,16 +630,15 @@ def measure_composition(
     _check_model(model)
     cycles = _check_steps(cycles, "cycles")
     distances = _distances(distances)
-    if image not in obs:
-        raise ValueError(f"obs lacks the image variable {image!r}")
-    unknown = [k for k in hold if k not in obs]
-    if unknown:
-        raise ValueError(f"hold names {unknown} that are not variables of obs ({', '.join(map(str, obs))})")
+    _check_obs(obs, image)
+    keep_images = check_count(keep_images, "keep_images", minimum=0)
+    hold = check_names(hold, "hold", list(obs))
+    x0 = np.asarray(obs[image])
     chain = [obs]
     for _ in range(cycles):  # sequential by definition: each application feeds the next
         chain.append(model.counterfactual(chain[-1], {k: chain[-1][k] for k in hold}))
-    x0 = np.asarray(obs[image])
-    out = {name: np.column_stack([d(x0, np.asarray(c[image])) for c in chain[1:]]) for name, d in distances.items()}
+        _image_out(model, chain[-1], image, x0.shape)
+    out = {name: np.column_stack([_distance(name, d, x0, np.asarray(c[image])) for c in chain[1:]]) for name, d in distances.items()}
     first = next(iter(out.values()))
     k = min(int(keep_images), len(x0))
     imgs = np.stack([np.asarray(c[image])[:k] for c in chain], axis=1)
@@ -564,8 +672,8 @@ class ReversibilityResult:
 
     def at(self, c: int) -> dict[str, np.ndarray]:
         """Per-image distances after ``c`` cycles."""
-        if c < 1 or c > len(self.cycles):
-            raise ValueError(f"c must be in 1..{len(self.cycles)}, got {c}")
+        if check_count(c, "c") > len(self.cycles):
+            raise ValidationError(f"c must be in 1..{len(self.cycles)}, got {c}")
         return {k: v[:, c - 1] for k, v in self.distances.items()}
 
     def summary(self) -> pd.DataFrame:
@@ -622,17 +730,21 @@ def measure_reversibility(
     _check_model(model)
     cycles = _check_steps(cycles, "cycles")
     distances = _distances(distances)
-    names = list(parents if parents is not None else (do or {}))
+    _check_obs(obs, image)
+    do = None if do is None else _check_mapping(do, "do", obs)
+    _check_sampler(sampler)
+    names = check_names(parents, "parents", list(obs)) if parents is not None else list(do or {})
     if not names:
-        raise ValueError("give the intervention: do={parent: values} or parents=[...] with a sampler")
+        raise ValidationError("give the intervention: do={parent: values} or parents=[...] with a sampler")
     forward = _draw(obs, do, sampler, names, as_generator(seed))
     back = {k: np.asarray(obs[k]) for k in forward}
     x0 = np.asarray(obs[image])
     state, out = obs, {name: [] for name in distances}
     for _ in range(cycles):
         state = model.counterfactual(model.counterfactual(state, forward), back)
+        _image_out(model, state, image, x0.shape)
         for name, d in distances.items():
-            out[name].append(d(x0, np.asarray(state[image])))
+            out[name].append(_distance(name, d, x0, np.asarray(state[image])))
     arrays = {name: np.column_stack(v) for name, v in out.items()}
     return ReversibilityResult(statistic=float(next(iter(arrays.values()))[:, 0].mean()), distances=arrays,
                                cycles=np.arange(1, cycles + 1), do=forward)
@@ -655,10 +767,22 @@ def score(kind: str, target: np.ndarray, predicted: np.ndarray) -> tuple[float, 
     -------
     (float, numpy.ndarray)
         The score and the per-image absolute error (regression) or correctness (0/1).
+
+    Raises
+    ------
+    TypeError, ValueError
+        An unknown ``kind``, arrays of different shapes, empty, non-numeric or non-finite arrays, class
+        labels that are not whole numbers (multiclass) or not 0/1 (binary).
     """
-    t, p = np.asarray(target), np.asarray(predicted)
+    check_choice(kind, "kind", ("regression", "multiclass", "binary"))
+    t, p = _scores(target, "target"), _scores(predicted, "predicted")
     if t.shape != p.shape:
-        raise ValueError(f"target and predicted must have the same shape, got {t.shape} and {p.shape}")
+        raise ValidationError(f"target and predicted must have the same shape, got {t.shape} and {p.shape}")
+    for name, v in (("target", t), ("predicted", p)):
+        if kind == "binary" and not np.isin(v, (0, 1)).all():
+            raise ValidationError(f"{name} must hold 0/1 labels for kind='binary', got values such as {describe(v[~np.isin(v, (0, 1))][:3].tolist())}")
+        if kind == "multiclass" and v.dtype.kind in "fc" and not np.all(v == np.round(v)):
+            raise ValidationError(f"{name} must hold whole class labels for kind='multiclass', got values such as {describe(v[v != np.round(v)][:3].tolist())}")
     if kind == "regression":
         err = np.abs(t.astype(float) - p.astype(float))
         return float(err.mean()), err
@@ -670,7 +794,19 @@ def score(kind: str, target: np.ndarray, predicted: np.ndarray) -> tuple[float, 
         tp = float(((t == 1) & (p == 1)).sum())
         denom = 2 * tp + float(((t == 0) & (p == 1)).sum()) + float(((t == 1) & (p == 0)).sum())
         return (2 * tp / denom if denom else float("nan")), (t == p).astype(float)
-    raise ValueError(f"kind must be 'regression', 'multiclass' or 'binary', got {kind!r}")
+    raise AssertionError(kind)  # unreachable: kind was checked
+
+
+def _scores(v: Any, name: str) -> np.ndarray:
+    """A non-empty, numeric, finite array of per-image values (targets, predictions, readings)."""
+    if v is None or isinstance(v, (str, bytes, Mapping)):
+        raise ValidationTypeError(f"{name} must be an array with one value per image, got {describe(v)} ({type(v).__name__})")
+    arr = np.asarray(v)
+    if arr.dtype.kind not in "biufc":
+        raise ValidationTypeError(f"{name} must be numeric, got dtype {arr.dtype}")
+    if arr.ndim == 0 or arr.size == 0:
+        raise ValidationError(f"{name} must hold one value per image (at least one), got shape {arr.shape}")
+    return check_finite(arr, name)
 
 
 class AbsoluteError:
@@ -692,18 +828,59 @@ class AbsoluteError:
         Returns
         -------
         numpy.ndarray
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-numeric, empty or non-finite values, or a ``target`` that is neither one value nor shaped like ``x``
+            (a ``(n, 1)`` target would broadcast to ``(n, n)``).
         """
+        x = _scores(x, "x")
+        if np.ndim(target) == 0:
+            check_real(np.asarray(target).item(), "target")
+        target = np.asarray(target) if np.ndim(target) == 0 else _scores(target, "target")
+        if target.ndim and x.shape != target.shape:
+            raise ValidationError(f"x and target must have the same shape, got {x.shape} and {target.shape}")
         return np.abs(np.asarray(x, dtype=np.float64) - np.asarray(target, dtype=np.float64))
 
 
-def _read(reader: Any, cf: Mapping[str, Any], target: np.ndarray, image: str) -> tuple[float, np.ndarray]:
+def _read(reader: Any, cf: Mapping[str, Any], target: np.ndarray, image: str, attribute: str) -> tuple[float, np.ndarray]:
     """One reader on one counterfactual: an :class:`Oracle` (``score``) or an :class:`AttributePredictor`."""
+    n = len(cf[image])
     if callable(getattr(reader, "score", None)):
         per = np.asarray(reader.score(cf[image], target), dtype=np.float64)
+        _reader_output(per, n, f"the oracle of {attribute!r} ({_function_name(reader)}) returned")
         return float(per.mean()), per
     ctx = tuple(getattr(reader, "context", ()) or ())
     context = np.column_stack([np.asarray(cf[c], float) for c in ctx]) if ctx else None
-    return score(reader.kind, np.asarray(target), np.asarray(reader.predict(np.asarray(cf[image]), context)))
+    predicted = np.asarray(reader.predict(np.asarray(cf[image]), context))
+    what = f"the predictor of {attribute!r} ({_function_name(reader)}) returned"
+    _reader_output(predicted, n, what)
+    if predicted.dtype.kind in "fc" and not np.isfinite(predicted).all():
+        raise ValidationError(f"{what} {int((~np.isfinite(predicted)).sum())} NaN or infinite value(s)")
+    target = np.asarray(target)
+    return score(reader.kind, np.broadcast_to(target, (n,)) if target.ndim == 0 else target, predicted)
+
+
+def _reader_output(v: np.ndarray, n: int, what: str) -> None:
+    if v.shape != (n,):
+        raise ValidationError(f"{what} shape {v.shape}, expected ({n},): one value per image")
+
+
+def _check_readers(readers: Any, name: str, obs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Attribute -> an oracle (``score``) or a predictor (``kind``, ``predict``, optional ``context`` of variables in ``obs``)."""
+    if not isinstance(readers, Mapping) or not readers:
+        raise ValidationTypeError(f"{name} must be a non-empty dict attribute -> oracle or predictor, got {describe(readers)}")
+    for a, r in readers.items():
+        if callable(getattr(r, "score", None)):
+            continue
+        if not callable(getattr(r, "predict", None)):
+            raise ValidationTypeError(f"{name}[{a!r}] must be an oracle (score(x, target)) or a predictor (kind, predict), got {describe(r)}")
+        check_choice(getattr(r, "kind", None), f"{name}[{a!r}].kind", ("regression", "multiclass", "binary"))
+        ctx = getattr(r, "context", ()) or ()
+        if obs is not None:
+            check_names(ctx, f"{name}[{a!r}].context", list(obs))
+    return dict(readers)
 
 
 @dataclass(frozen=True)
@@ -796,13 +973,17 @@ def measure_effectiveness(
     EffectivenessResult
     """
     _check_model(model)
-    if not isinstance(readers, Mapping) or not readers:
-        raise TypeError("readers must be a non-empty dict attribute -> oracle or predictor")
+    _check_obs(obs, image)
+    _check_readers(readers, "readers", obs)
+    check_names(list(readers), "readers", list(obs), what="variable")
+    do = None if do is None else _check_mapping(do, "do", obs)
+    _check_sampler(sampler)
     rng = as_generator(seed)
-    names = list(interventions or (do if do is not None and sampler is None else readers))
+    names = check_names(interventions, "interventions") if interventions is not None else []
+    names = list(names or (do if do is not None and sampler is None else readers))
     for k in names:
         if k not in obs:
-            raise ValueError(f"cannot intervene on {k!r}: it is not in obs ({', '.join(map(str, obs))})")
+            raise ValidationError(f"cannot intervene on {k!r}: it is not in obs ({', '.join(map(str, obs))})")
     table: dict[str, dict[str, float]] = {}
     per_image: dict[tuple[str, str], np.ndarray] = {}
     cfs: dict[str, dict[str, np.ndarray]] = {}
@@ -811,10 +992,11 @@ def measure_effectiveness(
     for k in names:
         value = _draw(obs, do, sampler, [k], rng)[k]
         cf = model.counterfactual(obs, {k: value})
+        _image_out(model, cf, image, np.shape(obs[image]))
         cfs[k], targets[k] = cf, value
         row = {}
         for a, reader in readers.items():
-            s, per = _read(reader, cf, value if a == k else cf[a], image)
+            s, per = _read(reader, cf, value if a == k else cf[a], image, a)
             row[a], per_image[(k, a)] = s, per
             if a == k:
                 diag.append(s)
@@ -891,23 +1073,36 @@ def measure_commutativity(
     """
     _check_model(model)
     distances = _distances(distances)
+    _check_obs(obs, image)
+    do_a, do_b = _check_mapping(do_a, "do_a", obs), _check_mapping(do_b, "do_b", obs)
     if not do_a or not do_b or set(do_a) & set(do_b):
-        raise ValueError("do_a and do_b must be non-empty interventions on different variables")
-    ab = model.counterfactual(model.counterfactual(obs, do_a), do_b)[image]
-    ba = model.counterfactual(model.counterfactual(obs, do_b), do_a)[image]
-    out = {name: d(np.asarray(ab), np.asarray(ba)) for name, d in distances.items()}
-    return CommutativityResult(statistic=float(next(iter(out.values())).mean()), distances=out, do_a=dict(do_a), do_b=dict(do_b))
+        raise ValidationError("do_a and do_b must be non-empty interventions on different variables")
+    shape = np.shape(obs[image])
+    ab = _image_out(model, model.counterfactual(model.counterfactual(obs, do_a), do_b), image, shape)
+    ba = _image_out(model, model.counterfactual(model.counterfactual(obs, do_b), do_a), image, shape)
+    out = {name: _distance(name, d, ab, ba) for name, d in distances.items()}
+    return CommutativityResult(statistic=float(next(iter(out.values())).mean()), distances=out, do_a=do_a, do_b=do_b)
 
 
 # ----------------------------------------------------------------------------------------------------
 # The function form f(x, pa, pa*) (the axiomatic-soundness chapter): the same metrics through one adapter
 # ----------------------------------------------------------------------------------------------------
-def _prepare(f: CounterfactualFunction, x: Any, pa: Any) -> tuple[FunctionModel, dict[str, np.ndarray]]:
+def _check_function(f: Any) -> None:
     if not callable(f) or not hasattr(f, "parent_names"):
-        raise TypeError("f must be a counterfactual function: callable f(x, pa, pa_star) with a parent_names attribute")
-    x = np.asarray(x, dtype=np.float32)
-    if x.ndim != 4:
-        raise ValueError(f"x must have shape (n, C, H, W), got {x.shape}")
+        raise ValidationTypeError(f"f must be a counterfactual function: callable f(x, pa, pa_star) with a parent_names attribute, got {describe(f)}")
+
+
+def _prepare(f: CounterfactualFunction, x: Any, pa: Any) -> tuple[FunctionModel, dict[str, np.ndarray]]:
+    _check_function(f)
+    if x is None or isinstance(x, (str, bytes, Mapping)):
+        raise ValidationTypeError(f"x must be a numeric array of shape (n, C, H, W), got {describe(x)} ({type(x).__name__})")
+    try:
+        x = np.asarray(x, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise ValidationTypeError(f"x must be a numeric array of shape (n, C, H, W), got {describe(x)}") from None
+    if x.ndim != 4 or len(x) == 0:
+        raise ValidationError(f"x must have shape (n, C, H, W) with n >= 1, got {x.shape}")
+    check_finite(x, "x")
     image = "x" if "x" not in f.parent_names else "image"
     model = f if isinstance(f, FunctionModel) and f.image == image else FunctionModel(f, image)
     return model, {**_check_parent_dict(pa, f.parent_names, len(x), "pa"), image: x}
@@ -920,15 +1115,30 @@ def _images_and_parents(f: CounterfactualFunction, x: Any, pa: Any) -> tuple[np.
 
 
 def _check_parent(f: CounterfactualFunction, parent: str) -> None:
+    if not isinstance(parent, str):
+        raise ValidationTypeError(f"parent must be a parent name (str), got {describe(parent)} ({type(parent).__name__})")
     if parent not in f.parent_names:
-        raise ValueError(f"unknown parent name {parent!r}; the function's parents are {list(f.parent_names)}")
+        raise ValidationError(f"unknown parent name {parent!r}; the function's parents are {list(f.parent_names)}")
 
 
-def _do_values(do_values: np.ndarray, n: int) -> np.ndarray:
-    do_values = np.asarray(do_values).reshape(-1)
+def _do_values(do_values: np.ndarray, n: int, name: str = "do_values") -> np.ndarray:
+    do_values = _values(do_values, name)
     if len(do_values) != n:
-        raise ValueError(f"do_values has {len(do_values)} values for {n} images")
+        raise ValidationError(f"{name} has {len(do_values)} values for {n} images")
     return do_values
+
+
+def _check_oracles(oracles: Any, name: str, known: Sequence[str]) -> dict[str, Any]:
+    """Parent -> an object with ``score(x, target)``, each parent one of ``known``."""
+    if not isinstance(oracles, Mapping):
+        raise ValidationTypeError(f"{name} must be a dict parent name -> oracle, got {describe(oracles)} ({type(oracles).__name__})")
+    for k, o in oracles.items():
+        if not callable(getattr(o, "score", None)):
+            raise ValidationTypeError(f"{name}[{k!r}] must be an oracle with a score(x, target) method, got {describe(o)}")
+    unknown = set(oracles) - set(known)
+    if unknown:
+        raise ValidationError(f"{name} has unknown parent name(s) {sorted(map(str, unknown))}; the function's parents are {list(known)}")
+    return dict(oracles)
 
 
 def composition(f: CounterfactualFunction, x: np.ndarray, pa: Parents, m: int = 10, distance: Distance = l1_distance) -> np.ndarray:
@@ -954,6 +1164,7 @@ def composition(f: CounterfactualFunction, x: np.ndarray, pa: Parents, m: int = 
     """
     model, obs = _prepare(f, x, pa)
     m = _check_steps(m, "m")
+    check_callable(distance, "distance")
     res = measure_composition(model, obs, cycles=m, distances={"d": distance}, image=model.image)
     return np.ascontiguousarray(res.distances["d"].T)
 
@@ -989,6 +1200,7 @@ def reversibility(f: CounterfactualFunction, x: np.ndarray, pa: Parents, parent:
     model, obs = _prepare(f, x, pa)
     cycles = _check_steps(cycles, "cycles")
     _check_parent(f, parent)
+    check_callable(distance, "distance")
     do = {parent: _do_values(do_values, len(obs[model.image]))}
     res = measure_reversibility(model, obs, do=do, cycles=cycles, distances={"d": distance}, image=model.image)
     return np.ascontiguousarray(res.distances["d"].T)
@@ -1033,9 +1245,7 @@ def effectiveness(
     """
     model, obs = _prepare(f, x, pa)
     _check_parent(f, parent)
-    unknown = set(oracles) - set(f.parent_names)
-    if unknown:
-        raise ValueError(f"oracles has unknown parent name(s) {sorted(unknown)}; the function's parents are {list(f.parent_names)}")
+    _check_oracles(oracles, "oracles", f.parent_names)
     do = {parent: _do_values(do_values, len(obs[model.image]))}
     if not oracles:
         xs = model.counterfactual(obs, do)[model.image]
@@ -1080,7 +1290,8 @@ def commutativity(
     for p in (parent_a, parent_b):
         _check_parent(f, p)
     if parent_a == parent_b:
-        raise ValueError("parent_a and parent_b must be different parents")
+        raise ValidationError("parent_a and parent_b must be different parents")
+    check_callable(distance, "distance")
     res = measure_commutativity(model, obs, {parent_a: do_a}, {parent_b: do_b}, distances={"d": distance}, image=model.image)
     return res.distances["d"]
 
@@ -1131,6 +1342,19 @@ def soundness_report(
         for distances), ``value`` (mean over images; effectiveness x 100) and the labels.
     """
     x, pa = _images_and_parents(f, x, pa)
+    if not isinstance(do_values, Mapping):
+        raise ValidationTypeError(f"do_values must be a dict parent name -> values, got {describe(do_values)} ({type(do_values).__name__})")
+    for k, dv in do_values.items():
+        _check_parent(f, k)
+        _do_values(dv, len(x), f"do_values[{k!r}]")
+    _check_oracles(oracles, "oracles", f.parent_names)
+    m, cycles = _check_steps(m, "m"), _check_steps(cycles, "cycles")
+    if labels is not None and not isinstance(labels, Mapping):
+        raise ValidationTypeError(f"labels must be a dict column -> value, got {describe(labels)} ({type(labels).__name__})")
+    if extra_oracles is not None and not isinstance(extra_oracles, Mapping):
+        raise ValidationTypeError(f"extra_oracles must be a dict family -> (parent -> oracle), got {describe(extra_oracles)}")
+    for fam, orc in (extra_oracles or {}).items():
+        _check_oracles(orc, f"extra_oracles[{fam!r}]", f.parent_names)
     rows = []
     comp = composition(f, x, pa, m)
     rows += [{"metric": "composition", "intervened": "null", "measured": "image", "step": j + 1, "oracles": "none", "value": float(v)} for j, v in enumerate(comp.mean(1))]
@@ -1145,6 +1369,20 @@ def soundness_report(
     df = pd.DataFrame(rows)
     for key, val in (labels or {}).items():
         df[key] = val
+    return df
+
+
+def _check_str(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise ValidationTypeError(f"{name} must be a name (str), got {describe(value)} ({type(value).__name__})")
+    return value
+
+
+def _frame(df: Any, name: str) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise ValidationTypeError(f"{name} must be a pandas DataFrame, got {describe(df)} ({type(df).__name__})")
+    if df.empty:
+        raise ValidationError(f"{name} is empty: it needs rows")
     return df
 
 
@@ -1163,10 +1401,12 @@ def summarise(df: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataFrame:
     pandas.DataFrame
         One row per configuration, metric, intervened, measured and step, with ``mean``, ``std`` and ``seeds``.
     """
+    by = check_names(by, "by", what="column")
+    _frame(df, "df")
     keys = [*by, "metric", "intervened", "measured", "step"] + (["oracles"] if "oracles" in df.columns else [])
-    missing = [k for k in keys if k not in df.columns]
+    missing = [k for k in [*keys, "value"] if k not in df.columns]
     if missing:
-        raise ValueError(f"df lacks column(s) {missing}; expected soundness_report output with labels {list(by)}")
+        raise ValidationError(f"df lacks column(s) {missing}; expected soundness_report output with labels {list(by)}")
     g = df.groupby(keys, sort=False)["value"]
     return g.agg(mean="mean", std=lambda v: float(np.std(v, ddof=0)), seeds="count").reset_index()
 
@@ -1194,6 +1434,14 @@ def table1(summary: pd.DataFrame, by: Sequence[str] = ("model",), *, composition
     -------
     pandas.DataFrame
     """
+    by = check_names(by, "by", what="column")
+    _frame(summary, "summary")
+    missing = [k for k in [*by, "metric", "intervened", "measured", "step", "mean", "std"] if k not in summary.columns]
+    if missing:
+        raise ValidationError(f"summary lacks column(s) {missing}; expected summarise output with labels {list(by)}")
+    composition_step, reversibility_step = check_count(composition_step, "composition_step"), check_count(reversibility_step, "reversibility_step")
+    decimals = check_count(decimals, "decimals", minimum=0)
+    _check_str(oracles, "oracles")
     s = summary
     if "oracles" in s.columns:
         s = s[(s.metric != "effectiveness") | (s.oracles == oracles)]
@@ -1233,9 +1481,18 @@ def average_rank(table: pd.DataFrame, columns: Mapping[str, bool]) -> pd.Series:
     pandas.Series
         Mean rank per row (1 = best).
     """
+    _frame(table, "table")
+    if not isinstance(columns, Mapping) or not columns:
+        raise ValidationTypeError(f"columns must be a non-empty dict column -> higher_is_better (bool), got {describe(columns)}")
+    for c, hib in columns.items():
+        if not isinstance(hib, (bool, np.bool_)):
+            raise ValidationTypeError(f"columns[{c!r}] must be True (higher is better) or False (lower is better), got {describe(hib)}")
     missing = [c for c in columns if c not in table.columns]
     if missing:
-        raise ValueError(f"table lacks column(s) {missing}")
+        raise ValidationError(f"table lacks column(s) {missing}")
+    nan = [c for c in columns if table[c].isna().any()]
+    if nan:
+        warn(f"table has missing values in column(s) {nan}: those rows are ranked on their other columns only; fill or drop them for a fair rank")
     ranks = pd.concat([table[c].rank(ascending=not hib, method="average") for c, hib in columns.items()], axis=1)
     return ranks.mean(axis=1)
 
@@ -1261,6 +1518,18 @@ def effectiveness_ranks(summary: pd.DataFrame, by: Sequence[str], family: str, c
     pandas.DataFrame
         The effectiveness columns (means), ``avg rank``, ``original rank`` and ``abs diff``.
     """
+    by = check_names(by, "by", what="column")
+    _frame(summary, "summary")
+    missing = [k for k in [*by, "metric", "oracles", "intervened", "measured", "mean"] if k not in summary.columns]
+    if missing:
+        raise ValidationError(f"summary lacks column(s) {missing}; expected summarise output of soundness reports with extra oracle families")
+    _check_str(family, "family")
+    _check_str(reference, "reference")
+    if not isinstance(columns, Mapping) or not columns:
+        raise ValidationTypeError(f"columns must be a non-empty dict (intervened, measured) -> higher_is_better, got {describe(columns)}")
+    for key in columns:
+        if not (isinstance(key, tuple) and len(key) == 2 and all(isinstance(v, str) for v in key)):
+            raise ValidationTypeError(f"columns keys must be pairs (intervened, measured) of names, got {describe(key)}")
     e = summary[summary.metric == "effectiveness"]
 
     def wide(fam: str) -> pd.DataFrame:
@@ -1271,6 +1540,9 @@ def effectiveness_ranks(summary: pd.DataFrame, by: Sequence[str], family: str, c
 
     w, ref = wide(family), wide(reference)
     cols = dict(columns)
+    absent = [k for k in cols if k not in w.columns or k not in ref.columns]
+    if absent:
+        raise ValidationError(f"columns names (intervened, measured) pair(s) {absent} with no effectiveness rows for {family!r} or {reference!r}")
     out = w[list(cols)].copy()
     out.columns = [f"do({a}): {b}" for a, b in cols]
     named = {f"do({a}): {b}": hib for (a, b), hib in cols.items()}
@@ -1284,8 +1556,15 @@ def effectiveness_ranks(summary: pd.DataFrame, by: Sequence[str], family: str, c
 
 def rank_change(rank_a: pd.Series, rank_b: pd.Series) -> float:
     """Mean absolute difference between two average-rank vectors over the same rows (the captions of Tables 2-4)."""
+    for name, r in (("rank_a", rank_a), ("rank_b", rank_b)):
+        if not isinstance(r, pd.Series):
+            raise ValidationTypeError(f"{name} must be a pandas Series (the output of average_rank), got {describe(r)} ({type(r).__name__})")
+        if r.empty:
+            raise ValidationError(f"{name} is empty: it needs ranked rows")
+        if r.isna().any():
+            raise ValidationError(f"{name} has {int(r.isna().sum())} missing rank(s)")
     if not rank_a.index.equals(rank_b.index):
-        raise ValueError("rank_a and rank_b must rank the same rows (same index, same order)")
+        raise ValidationError("rank_a and rank_b must rank the same rows (same index, same order)")
     return float(np.mean(np.abs(rank_a.to_numpy() - rank_b.to_numpy())))
 
 
@@ -1313,7 +1592,7 @@ def composition_sequence(f: CounterfactualFunction, x: np.ndarray, pa: Parents, 
     x, pa = _images_and_parents(f, x, pa)
     out, y = [x], x
     for _ in range(_check_steps(m, "m")):
-        y = f(y, pa, pa)
+        y = _check_output(f, f(y, pa, pa), x)
         out.append(y)
     return np.stack(out, 1)
 
@@ -1327,12 +1606,12 @@ def reversibility_sequence(f: CounterfactualFunction, x: np.ndarray, pa: Parents
     """
     x, pa = _images_and_parents(f, x, pa)
     _check_parent(f, parent)
-    ps = {**pa, parent: np.asarray(do_values).reshape(-1)}
+    ps = {**pa, parent: _do_values(do_values, len(x))}
     out, y = [x], x
     for _ in range(_check_steps(cycles, "cycles")):
-        y = f(y, pa, ps)
+        y = _check_output(f, f(y, pa, ps), x)
         out.append(y)
-        y = f(y, ps, pa)
+        y = _check_output(f, f(y, ps, pa), x)
         out.append(y)
     return np.stack(out, 1)
 
@@ -1356,7 +1635,18 @@ def score_counterfactuals(x_star: np.ndarray, targets: Parents, oracles: Mapping
     dict
         Parent -> accuracy (%) or mean absolute error (x 100).
     """
+    n = len(_image_batch(x_star, "x_star"))
+    if not isinstance(targets, Mapping):
+        raise ValidationTypeError(f"targets must be a dict parent name -> values, got {describe(targets)} ({type(targets).__name__})")
+    _check_oracles(oracles, "oracles", list(oracles))
     unknown = set(oracles) - set(targets)
     if unknown:
-        raise ValueError(f"oracles has parent name(s) {sorted(unknown)} with no target")
-    return {k: 100.0 * float(np.mean(o.score(x_star, targets[k]))) for k, o in oracles.items()}
+        raise ValidationError(f"oracles has parent name(s) {sorted(map(str, unknown))} with no target")
+    for k in oracles:
+        _do_values(targets[k], n, f"targets[{k!r}]")
+    out = {}
+    for k, o in oracles.items():
+        per = np.asarray(o.score(x_star, targets[k]))
+        _reader_output(per, n, f"the oracle of {k!r} ({_function_name(o)}) returned")
+        out[k] = 100.0 * float(np.mean(per))
+    return out

@@ -106,6 +106,18 @@ def _batch(x: Any, what: str) -> Any:
     return x
 
 
+def _check_output(f: Any, x_star: Any, x: Any) -> Any:
+    """The counterfactual images ``f`` returned for ``x``, refused (naming ``f``) when mis-shaped or not finite."""
+    if np.shape(x_star) != np.shape(x):
+        raise ValidationError(f"the counterfactual function {_function_name(f)} returned shape {np.shape(x_star)}, "
+                              f"expected {np.shape(x)} (the shape of the images it was given)")
+    arr = np.asarray(x_star)
+    bad = int(arr.size - np.isfinite(arr).sum()) if arr.dtype.kind in "fc" else 0
+    if bad:
+        raise ValidationError(f"the counterfactual function {_function_name(f)} returned {bad} NaN or infinite value(s)")
+    return x_star
+
+
 class ParentEncoder:
     """Encode a parent dict into the float matrix the image models take.
 
@@ -252,16 +264,6 @@ class FunctionModel:
             out[k] = v
         return out
 
-    def _checked(self, x_star: Any, x: Any) -> Any:
-        """The counterfactual images ``f`` returned, refused (naming ``f``) when mis-shaped or not finite."""
-        if np.shape(x_star) != np.shape(x):
-            raise ValidationError(f"the counterfactual function {_function_name(self)} returned shape {np.shape(x_star)}, "
-                                  f"expected {np.shape(x)} (the shape of the images it was given)")
-        arr = np.asarray(x_star)
-        bad = int(arr.size - np.isfinite(arr).sum()) if arr.dtype.kind in "fc" else 0
-        if bad:
-            raise ValidationError(f"the counterfactual function {_function_name(self)} returned {bad} NaN or infinite value(s)")
-        return x_star
 
     def abduct(self, obs: Mapping[str, Any]) -> Values:
         """Abduction is implicit in ``f``: the checked observation itself.
@@ -311,7 +313,7 @@ class FunctionModel:
         """
         x, pa = self._split(obs, "obs")
         ps = self._act(pa, do, len(x))
-        return {**ps, self.image: self._checked(self.f(x, pa, ps), x)}
+        return {**ps, self.image: _check_output(self, self.f(x, pa, ps), x)}
 
 
 class ImageModelAdapter(FunctionModel):
