@@ -77,7 +77,8 @@ def as_2d(x: Any, name: str = "x", *, min_rows: int = 2) -> np.ndarray:
     if arr.ndim != 2:
         raise ValidationError(f"{name} must have shape (n,) or (n, d), got shape {arr.shape}")
     if arr.shape[0] < min_rows:
-        raise ValidationError(f"{name} needs at least {min_rows} samples (rows), got {arr.shape[0]}")
+        hint = f": transpose it ({name}.T) if its columns are the samples" if 0 < arr.shape[0] < arr.shape[1] else ""
+        raise ValidationError(f"{name} needs at least {min_rows} samples (rows), got {arr.shape[0]}{hint}")
     if arr.shape[1] < 1:
         raise ValidationError(f"{name} must have at least one feature column, got shape {arr.shape}")
     check_finite(arr, name)

@@ -54,29 +54,28 @@ def _fitted_kernel(kernel: str | Kernel, bandwidth: float | str, *samples: np.nd
 _MIN_DISTINCT = 20
 
 
-def _transpose_hint(a: np.ndarray, b: np.ndarray, names: tuple[str, str]) -> str:
-    """``": transpose y (y.T)"`` where one (d, n) array would fit the other's (n, d) shape, else ``""``."""
-    if b.shape[0] == a.shape[1] and b.shape[1] != a.shape[1]:
-        return f": transpose {names[1]} ({names[1]}.T) if its rows are features"
-    if a.shape[0] == b.shape[1] and a.shape[1] != b.shape[1]:
-        return f": transpose {names[0]} ({names[0]}.T) if its rows are features"
-    return ""
+def _transposed(a: np.ndarray, b: np.ndarray, names: tuple[str, str], a_fits: bool, b_fits: bool) -> str:
+    """``": transpose b (b.T)"`` for the array whose transpose would fit, else ``""``.
+
+    When both would, the one with fewer rows than columns is taken (units usually outnumber features).
+    """
+    if a_fits and b_fits:
+        a_fits, b_fits = a.shape[0] < a.shape[1], b.shape[0] < b.shape[1]
+    name = names[1] if b_fits else names[0] if a_fits else None
+    return f": transpose {name} ({name}.T)" if name else ""
 
 
 def _check_same_dim(x: np.ndarray, y: np.ndarray, names: tuple[str, str] = ("x", "y")) -> None:
     if x.shape[1] != y.shape[1]:
+        hint = _transposed(x, y, names, x.shape[0] == y.shape[1], y.shape[0] == x.shape[1])
         raise ValidationError(f"{names[0]} and {names[1]} must have the same number of columns (features), got shapes "
-                              f"{x.shape} and {y.shape}{_transpose_hint(x, y, names)}")
+                              f"{x.shape} and {y.shape}{hint}")
 
 
 def _check_same_rows(x: np.ndarray, y: np.ndarray, names: tuple[str, str], what: str) -> None:
     """Paired samples: one row per unit in each (``what`` says why, for the message)."""
     if x.shape[0] != y.shape[0]:
-        hint = ""
-        if y.shape[1] == x.shape[0]:
-            hint = f": transpose {names[1]} ({names[1]}.T)"
-        elif x.shape[1] == y.shape[0]:
-            hint = f": transpose {names[0]} ({names[0]}.T)"
+        hint = _transposed(x, y, names, x.shape[1] == y.shape[0], y.shape[1] == x.shape[0])
         raise ValidationError(f"{names[0]} and {names[1]} must have the same number of rows ({what}), got shapes "
                               f"{x.shape} and {y.shape}{hint}")
 
