@@ -33,12 +33,28 @@ import pandas as pd
 from scipy import stats
 
 from ..runtime import as_generator
+from ..scm.adapters import _function_name
 from ..scm.protocol import CounterfactualModel
+from ..validation import (
+    ValidationError,
+    check_array,
+    check_callable,
+    check_choice,
+    check_count,
+    check_finite,
+    check_names,
+    check_positive,
+    check_probability,
+    check_same_length,
+)
 from .axioms import AttributePredictor as AttributePredictor
 from .axioms import (
     CompositionResult,
     EffectivenessResult,
     Sampler,
+    _check_readers,
+    _check_sampler,
+    _image_batch,
     l1_distance,
     measure_composition,
     measure_effectiveness,
@@ -66,10 +82,20 @@ Distance = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # distances
 # ----------------------------------------------------------------------------------------------
 def _pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    a, b = check_finite(_image_batch(a, "a"), "a"), check_finite(_image_batch(b, "b"), "b")
     if a.shape != b.shape:
-        raise ValueError(f"images must have the same shape, got {a.shape} and {b.shape}")
+        raise ValidationError(f"images a and b must have the same shape, got {a.shape} and {b.shape}")
     return a, b
+
+
+def _rows(out: Any, n: int, what: str) -> np.ndarray:
+    """A feature function's output as floats, refused (``what`` names the function) unless it has ``n`` finite rows."""
+    out = np.asarray(out, float)
+    if out.ndim == 0 or len(out) != n:
+        raise ValidationError(f"{what} returned shape {out.shape}, expected one row per image ({n}, ...)")
+    if not np.isfinite(out).all():
+        raise ValidationError(f"{what} returned {int((~np.isfinite(out)).sum())} NaN or infinite value(s)")
+    return out
 
 
 def l1_pixel(scale: float = 255.0) -> Distance:
@@ -85,6 +111,7 @@ def l1_pixel(scale: float = 255.0) -> Distance:
     callable
         ``d(a, b) -> (n,)``.
     """
+    scale = check_positive(scale, "scale")
 
     def d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return l1_distance(a, b, scale, value_range=None)
@@ -106,10 +133,12 @@ def embedding_l1(embed: Callable[[np.ndarray], np.ndarray]) -> Distance:
     callable
         ``d(a, b) -> (n,)``.
     """
+    check_callable(embed, "embed")
 
     def d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a, b = _pair(a, b)
-        return np.abs(np.asarray(embed(a), float) - np.asarray(embed(b), float)).reshape(len(a), -1).mean(1)
+        what = f"the embedding {_function_name(embed)}"
+        return np.abs(_rows(embed(a), len(a), what) - _rows(embed(b), len(b), what)).reshape(len(a), -1).mean(1)
 
     d.__name__ = "l1_embedding"
     return d
@@ -132,13 +161,21 @@ def perceptual_distance(feature_maps: Callable[[np.ndarray], Sequence[np.ndarray
     callable
         ``d(a, b) -> (n,)``.
     """
+    check_callable(feature_maps, "feature_maps")
 
     def d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a, b = _pair(a, b)
         total = np.zeros(len(a))
-        for fa, fb in zip(feature_maps(a), feature_maps(b), strict=False):
-            fa = np.asarray(fa, float)
-            fb = np.asarray(fb, float)
+        maps_a, maps_b = list(feature_maps(a)), list(feature_maps(b))
+        if not maps_a or len(maps_a) != len(maps_b):
+            raise ValidationError(f"feature_maps ({_function_name(feature_maps)}) returned {len(maps_a)} and {len(maps_b)} layers for a and b: "
+                                  "it must return the same non-empty list of layers for every batch")
+        for fa, fb in zip(maps_a, maps_b, strict=True):
+            what = f"a layer of feature_maps ({_function_name(feature_maps)})"
+            fa, fb = _rows(fa, len(a), what), _rows(fb, len(b), what)
+            if fa.shape != fb.shape or fa.ndim < 2:
+                raise ValidationError(f"feature_maps ({_function_name(feature_maps)}) returned layers of shapes {fa.shape} and {fb.shape}, "
+                                      "expected equal shapes (n, C, ...)")
             fa = fa / (np.sqrt((fa**2).sum(1, keepdims=True)) + 1e-10)
             fb = fb / (np.sqrt((fb**2).sum(1, keepdims=True)) + 1e-10)
             total += ((fa - fb) ** 2).sum(1).reshape(len(a), -1).mean(1)
@@ -169,6 +206,8 @@ def memoize_features(fn: Callable[[np.ndarray], Any], maxsize: int = 4) -> Calla
     import hashlib
     from collections import OrderedDict
 
+    check_callable(fn, "fn")
+    maxsize = check_count(maxsize, "maxsize")
     cache: OrderedDict[bytes, Any] = OrderedDict()
 
     def wrapped(images: np.ndarray) -> Any:
@@ -263,7 +302,10 @@ def scm_effectiveness(
     -------
     EffectivenessResult
     """
-    return measure_effectiveness(scm, obs, predictors, do=do_values, sampler=sampler, interventions=list(interventions or predictors),
+    _check_readers(predictors, "predictors")
+    _check_sampler(sampler)
+    names = check_names(interventions, "interventions") if interventions is not None else []
+    return measure_effectiveness(scm, obs, predictors, do=do_values, sampler=sampler, interventions=list(names or predictors),
                                  seed=seed, image=image)
 
 
@@ -340,16 +382,16 @@ def paired_comparison(
     -------
     PairedComparison
     """
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if a.shape != b.shape or a.ndim != 1:
-        raise ValueError(f"a and b must be 1-D arrays of the same length (paired units), got {a.shape} and {b.shape}")
+    check_choice(test, "test", ("wilcoxon", "bootstrap", "mcnemar"))
+    a, b = np.asarray(check_array(a, "a"), float), np.asarray(check_array(b, "b"), float)
+    check_same_length(a=a, b=b)
     if len(a) < 2:
-        raise ValueError("need at least 2 pairs")
-    if np.isnan(a).any() or np.isnan(b).any():
-        raise ValueError("a and b must not contain NaN")
+        raise ValidationError(f"a and b need at least 2 pairs, got {len(a)}")
+    n_boot = check_count(n_boot, "n_boot")
+    ci = check_probability(ci, "ci")
     rng = as_generator(seed)
     diff = a - b
-    idx = rng.integers(0, len(diff), (int(n_boot), len(diff)))
+    idx = rng.integers(0, len(diff), (n_boot, len(diff)))
     boot = diff[idx].mean(1)  # one matrix gather, no loop over replicates
     lo, hi = np.quantile(boot, [(1 - ci) / 2, (1 + ci) / 2])
     if test == "wilcoxon":
@@ -363,12 +405,10 @@ def paired_comparison(
         p = float(min(1.0, 2 * min((boot <= 0).mean(), (boot >= 0).mean())))
     elif test == "mcnemar":
         if not np.isin(a, (0, 1)).all() or not np.isin(b, (0, 1)).all():
-            raise ValueError("McNemar needs 0/1 outcomes (e.g. correct / wrong per unit)")
+            raise ValidationError("McNemar needs 0/1 outcomes (e.g. correct / wrong per unit)")
         n01 = int(((a == 1) & (b == 0)).sum())
         n10 = int(((a == 0) & (b == 1)).sum())
         stat = float(n01)
         p = float(stats.binomtest(n01, n01 + n10, 0.5).pvalue) if n01 + n10 else 1.0
-    else:
-        raise ValueError(f"test must be 'wilcoxon', 'bootstrap' or 'mcnemar', got {test!r}")
     return PairedComparison(statistic=stat, pvalue=p, mean_diff=float(diff.mean()), ci=(float(lo), float(hi)),
                             n=len(diff), test=test, diffs=diff)

@@ -29,16 +29,53 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..validation import (
+    ValidationError,
+    ValidationTypeError,
+    check_array,
+    check_choice,
+    check_count,
+    check_finite,
+    check_real,
+    describe,
+)
+
 __all__ = ["gaussian_kl_diag", "kl_matrix", "identity_cld", "discretize", "CLDResult", "counterfactual_latent_divergence"]
 
 
 def _as2d(a: np.ndarray, name: str) -> np.ndarray:
-    a = np.asarray(a, dtype=np.float64)
+    if a is None or isinstance(a, (str, bytes, dict)):
+        raise ValidationTypeError(f"{name} must be a 2-D array (n, latent_dim), got {describe(a)} ({type(a).__name__})")
+    try:
+        a = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValidationTypeError(f"{name} must be a numeric 2-D array (n, latent_dim), got {describe(a)}") from None
     if a.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array (n, latent_dim), got shape {a.shape}")
+        raise ValidationError(f"{name} must be a 2-D array (n, latent_dim), got shape {a.shape}")
+    if a.shape[0] == 0 or a.shape[1] == 0:
+        raise ValidationError(f"{name} must hold at least one unit and one latent dimension, got shape {a.shape}")
     if not np.isfinite(a).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
+        check_finite(a, name)
     return a
+
+
+def _posterior(pair: object, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A posterior ``(mu, logvar)``: two finite ``(n, d)`` arrays of one shape."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise ValidationTypeError(f"{name} must be a pair (mu, logvar) of (n, d) arrays, got {describe(pair)}")
+    mu, lv = _as2d(pair[0], f"{name} mu"), _as2d(pair[1], f"{name} logvar")
+    if mu.shape != lv.shape:
+        raise ValidationError(f"{name} mu and logvar must have the same shape, got {mu.shape} and {lv.shape}")
+    return mu, lv
+
+
+def _weights(weights: object) -> tuple[float, float]:
+    if not isinstance(weights, (tuple, list)) or len(weights) != 2:
+        raise ValidationTypeError(f"weights must be a pair (w1, w2), got {describe(weights)}")
+    w1, w2 = check_real(weights[0], "weights[0]", low=0.0), check_real(weights[1], "weights[1]", low=0.0)
+    if w1 == w2 == 0:
+        raise ValidationError("weights must not both be 0 (the CLD is a log of their weighted sum)")
+    return w1, w2
 
 
 def gaussian_kl_diag(mu_q: np.ndarray, logvar_q: np.ndarray, mu_p: np.ndarray, logvar_p: np.ndarray, reduce: str = "mean") -> np.ndarray:
@@ -55,15 +92,39 @@ def gaussian_kl_diag(mu_q: np.ndarray, logvar_q: np.ndarray, mu_p: np.ndarray, l
     -------
     numpy.ndarray
         ``(n,)`` (or ``(n, d)`` with ``reduce="none"``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-numeric or non-finite arrays, shapes that do not broadcast, an unknown ``reduce``.
     """
+    check_choice(reduce, "reduce", ("mean", "sum", "none"))
+    names = ("mu_q", "logvar_q", "mu_p", "logvar_p")
+    arrays = [_finite(v, k) for k, v in zip(names, (mu_q, logvar_q, mu_p, logvar_p), strict=True)]
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        raise ValidationError(f"mu_q, logvar_q, mu_p and logvar_p must broadcast to one shape, got {[a.shape for a in arrays]}") from None
+    return _gaussian_kl_diag(mu_q, logvar_q, mu_p, logvar_p, reduce)
+
+
+def _finite(v: object, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValidationTypeError(f"{name} must be a numeric array, got {describe(v)}") from None
+    if arr.ndim == 0 or arr.size == 0:
+        raise ValidationError(f"{name} must be an array with at least one value (n, d), got shape {arr.shape}")
+    return check_finite(arr, name)
+
+
+def _gaussian_kl_diag(mu_q: np.ndarray, logvar_q: np.ndarray, mu_p: np.ndarray, logvar_p: np.ndarray, reduce: str) -> np.ndarray:
     per_dim = 0.5 * (logvar_p - logvar_q + (np.exp(logvar_q) + (mu_q - mu_p) ** 2) / np.exp(logvar_p) - 1.0)
     if reduce == "mean":
         return per_dim.mean(-1)
     if reduce == "sum":
         return per_dim.sum(-1)
-    if reduce == "none":
-        return per_dim
-    raise ValueError(f"reduce must be 'mean', 'sum' or 'none', got {reduce!r}")
+    return per_dim
 
 
 def kl_matrix(mu_a: np.ndarray, logvar_a: np.ndarray, mu_b: np.ndarray, logvar_b: np.ndarray) -> np.ndarray:
@@ -83,7 +144,20 @@ def kl_matrix(mu_a: np.ndarray, logvar_a: np.ndarray, mu_b: np.ndarray, logvar_b
     -------
     numpy.ndarray
         ``(n_a, n_b)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-numeric, non-finite or non-2-D arrays, or posteriors whose shapes do not match.
     """
+    mu_a, logvar_a = _posterior((mu_a, logvar_a), "a")
+    mu_b, logvar_b = _posterior((mu_b, logvar_b), "b")
+    if mu_a.shape[1] != mu_b.shape[1]:
+        raise ValidationError(f"a and b must have the same latent dimension, got {mu_a.shape[1]} and {mu_b.shape[1]}")
+    return _kl_matrix(mu_a, logvar_a, mu_b, logvar_b)
+
+
+def _kl_matrix(mu_a: np.ndarray, logvar_a: np.ndarray, mu_b: np.ndarray, logvar_b: np.ndarray) -> np.ndarray:
     inv_b = np.exp(-logvar_b)  # (n_b, d)
     var_a = np.exp(logvar_a)
     quad = (var_a + mu_a**2) @ inv_b.T - 2 * mu_a @ (mu_b * inv_b).T + (mu_b**2 * inv_b).sum(1)[None, :]
@@ -104,7 +178,7 @@ def identity_cld(weights: tuple[float, float] = (0.8, 0.2)) -> float:
     -------
     float
     """
-    w1, w2 = weights
+    w1, w2 = _weights(weights)
     return float(math.log(w1 * math.exp(0.0) + w2 * math.exp(1.0)))
 
 
@@ -125,14 +199,19 @@ def discretize(values: np.ndarray, bins: int | np.ndarray = 10, value_range: tup
     numpy.ndarray
         Integer bin labels.
     """
-    v = np.asarray(values, dtype=float)
+    v = np.asarray(check_array(values, "values", ndim=(1, 2)), dtype=float)
     if np.ndim(bins) == 0:
-        if int(bins) < 1:
-            raise ValueError(f"bins must be a positive integer or an array of edges, got {bins!r}")
+        bins = check_count(bins, "bins")
+        if value_range is not None:
+            if not isinstance(value_range, (tuple, list)) or len(value_range) != 2:
+                raise ValidationTypeError(f"value_range must be a pair (low, high) or None, got {describe(value_range)}")
+            check_real(value_range[0], "value_range[0]"), check_real(value_range[1], "value_range[1]")
+            if not value_range[0] < value_range[1]:
+                raise ValidationError(f"value_range must have low < high, got {tuple(value_range)}")
         lo, hi = value_range if value_range is not None else (v.min(), v.max())
         edges = np.linspace(lo, hi, int(bins) + 1)[1:-1]
     else:
-        edges = np.sort(np.asarray(bins, float))
+        edges = np.sort(np.asarray(check_array(bins, "bins"), float))
     return np.searchsorted(edges, v, side="right")
 
 
@@ -239,42 +318,44 @@ def counterfactual_latent_divergence(
     -------
     CLDResult
     """
-    mu_f, lv_f = (_as2d(a, "factual") for a in factual)
-    mu_c, lv_c = (_as2d(a, "counterfactual") for a in counterfactual)
+    mu_f, lv_f = _posterior(factual, "factual")
+    mu_c, lv_c = _posterior(counterfactual, "counterfactual")
     n, d = mu_f.shape
-    if mu_c.shape != (n, d) or lv_f.shape != (n, d) or lv_c.shape != (n, d):
-        raise ValueError(f"factual and counterfactual (mu, logvar) must all have shape {(n, d)}")
+    if mu_c.shape != (n, d):
+        raise ValidationError(f"factual and counterfactual (mu, logvar) must all have shape {(n, d)}, got {mu_c.shape} for counterfactual")
     if reference is None:
         mu_r, lv_r = mu_f, lv_f
         ref_group = np.asarray(factual_group) if reference_group is None else np.asarray(reference_group)
     else:
-        mu_r, lv_r = (_as2d(a, "reference") for a in reference)
+        mu_r, lv_r = _posterior(reference, "reference")
+        if mu_r.shape[1] != d:
+            raise ValidationError(f"reference must have latent dimension {d} like factual, got {mu_r.shape[1]}")
         if reference_group is None:
-            raise ValueError("reference_group is required when a reference set is given")
+            raise ValidationError("reference_group is required when a reference set is given")
         ref_group = np.asarray(reference_group)
     fg, cg = np.asarray(factual_group), np.asarray(counterfactual_group)
     if fg.shape != (n,) or cg.shape != (n,):
-        raise ValueError(f"factual_group and counterfactual_group must have shape ({n},), got {fg.shape} and {cg.shape}")
-    if ref_group.shape[0] != len(mu_r):
-        raise ValueError(f"reference_group has {ref_group.shape[0]} rows for {len(mu_r)} reference images")
+        raise ValidationError(f"factual_group and counterfactual_group must have shape ({n},), got {fg.shape} and {cg.shape}")
+    if ref_group.ndim not in (1, 2) or ref_group.shape[0] != len(mu_r):
+        raise ValidationError(f"reference_group must have shape ({len(mu_r)},) or ({len(mu_r)}, K), one row per reference image, got {ref_group.shape}")
     if ref_group.ndim == 2:
         if parent is None:
-            raise ValueError("parent (the intervened column of reference_group per unit) is required when reference_group is 2-D")
+            raise ValidationError("parent (the intervened column of reference_group per unit) is required when reference_group is 2-D")
+        parent = np.asarray(check_array(parent, "parent", n=n, n_name="factual"))
+        if parent.dtype.kind not in "iu" or parent.min() < 0 or parent.max() >= ref_group.shape[1]:
+            raise ValidationError(f"parent must hold column indices of reference_group in 0..{ref_group.shape[1] - 1}, got {describe(parent)}")
         parent = np.asarray(parent, int)
-        if parent.shape != (n,):
-            raise ValueError(f"parent must have shape ({n},), got {parent.shape}")
-    w1, w2 = weights
-    if w1 < 0 or w2 < 0:
-        raise ValueError(f"weights must be non-negative, got {weights}")
+    w1, w2 = _weights(weights)
+    chunk = check_count(chunk, "chunk")
     if official:
         # Official code: kl_divergence(loc=emb[:, 0], scale=emb[:, 0]), i.e. the means serve as log-scales.
         lv_f, lv_c, lv_r = 2 * mu_f, 2 * mu_c, 2 * mu_r
-    div = gaussian_kl_diag(mu_c, lv_c, mu_f, lv_f)  # d(x*, x) = KL(q_x* || q_x)
+    div = _gaussian_kl_diag(mu_c, lv_c, mu_f, lv_f, "mean")  # d(x*, x) = KL(q_x* || q_x)
     p1 = np.empty(n)
     p2 = np.empty(n)
     for s in range(0, n, chunk):
         sl = slice(s, min(s + chunk, n))
-        dist = kl_matrix(mu_r, lv_r, mu_f[sl], lv_f[sl])  # (n_ref, b): d(x', x)
+        dist = _kl_matrix(mu_r, lv_r, mu_f[sl], lv_f[sl])  # (n_ref, b): d(x', x)
         if not official:
             dist = np.maximum(dist, 0.0)  # a KL is >= 0; the matrix expansion can round to -1e-16
         groups = ref_group[:, parent[sl]] if ref_group.ndim == 2 else ref_group[:, None]
@@ -285,7 +366,7 @@ def counterfactual_latent_divergence(
             p1[sl] = ((dist <= dv) & target).sum(0) / target.sum(0)
             p2[sl] = ((dist >= dv) & same).sum(0) / same.sum(0)
     if np.isnan(p1).any() or np.isnan(p2).any():
-        raise ValueError("some units have no reference image in their factual or counterfactual group; use coarser bins or a larger reference set")
+        raise ValidationError("some units have no reference image in their factual or counterfactual group; use coarser bins or a larger reference set")
     cld = np.log(w1 * np.exp(p1) + w2 * np.exp(p2))
     return CLDResult(statistic=float(cld.mean()), cld=cld, p1=p1, p2=p2, div=div,
                      weights=(float(w1), float(w2)), identity=identity_cld(weights), official=bool(official))

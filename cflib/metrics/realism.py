@@ -18,19 +18,62 @@ import pandas as pd
 
 from ..results import ConfidenceInterval
 from ..runtime import as_generator
+from ..scm.adapters import _function_name
+from ..validation import (
+    ValidationError,
+    ValidationTypeError,
+    check_callable,
+    check_count,
+    check_finite,
+    check_probability,
+    describe,
+    warn,
+)
 
 __all__ = ["frechet_distance", "FrechetResult", "frechet_feature_distance"]
 
 
+#: Fewest rows for which the covariance of a few features is more than a rough guess (the warning's threshold).
+MIN_ROWS = 10
+
+
 def _check_features(a: np.ndarray, name: str) -> np.ndarray:
-    a = np.asarray(a, dtype=np.float64)
-    if a.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array (n_images, n_features), got shape {a.shape}")
+    if a is None or isinstance(a, (str, bytes, dict)):
+        raise ValidationTypeError(f"{name} must be a 2-D array (n_images, n_features), got {describe(a)} ({type(a).__name__})")
+    try:
+        a = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValidationTypeError(f"{name} must be a numeric 2-D array (n_images, n_features), got {describe(a)}") from None
+    if a.ndim != 2 or a.shape[1] == 0:
+        raise ValidationError(f"{name} must be a 2-D array (n_images, n_features) with at least one feature, got shape {a.shape}")
     if a.shape[0] < 2:
-        raise ValueError(f"{name} needs at least 2 rows to estimate a covariance, got {a.shape[0]}")
+        raise ValidationError(f"{name} needs at least 2 rows to estimate a covariance, got {a.shape[0]}")
     if not np.isfinite(a).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
+        check_finite(a, name)
     return a
+
+
+def _size_warning(a: np.ndarray, name: str) -> str | None:
+    """Why the covariance of ``a`` cannot be trusted, with the size needed (``None`` when it can)."""
+    n, p = a.shape
+    if n <= p:
+        return (f"{name} has {n} rows for {p} features: its covariance is singular, so the Fréchet distance is unreliable; "
+                f"it needs more rows than features (at least {p + 1}, preferably several times more)")
+    if n < MIN_ROWS:
+        return f"{name} has only {n} rows: its covariance is a rough guess and the Fréchet distance unreliable; use at least {MIN_ROWS} rows"
+    return None
+
+
+def _checked_pair(a: np.ndarray, b: np.ndarray, names: tuple[str, str]) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Both feature sets checked (same width), with the size warnings raised and returned for the record."""
+    a, b = _check_features(a, names[0]), _check_features(b, names[1])
+    if a.shape[1] != b.shape[1]:
+        raise ValidationError(f"feature sets must have the same width, got {a.shape[1]} and {b.shape[1]}")
+    notes = [_size_warning(a, names[0]), _size_warning(b, names[1])]
+    for note in notes:
+        if note:
+            warn(note, stacklevel=4)  # warn, _checked_pair, the public function, its caller
+    return a, b, tuple(note for note in notes if note)
 
 
 def _sqrt_psd(s: np.ndarray) -> np.ndarray:
@@ -59,11 +102,23 @@ def frechet_distance(features_real: np.ndarray, features_generated: np.ndarray) 
     -------
     float
         ``||mu_r - mu_g||^2 + Tr(S_r + S_g - 2 (S_r S_g)^{1/2})`` (non-negative).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-numeric or non-2-D features, fewer than 2 rows, NaN or inf, different widths.
+
+    Warns
+    -----
+    cflib.CflibWarning
+        A feature set with no more rows than features (a singular covariance) or fewer than
+        :data:`MIN_ROWS` rows; the message says the size needed.
     """
-    a = _check_features(features_real, "features_real")
-    b = _check_features(features_generated, "features_generated")
-    if a.shape[1] != b.shape[1]:
-        raise ValueError(f"feature sets must have the same width, got {a.shape[1]} and {b.shape[1]}")
+    a, b, _ = _checked_pair(features_real, features_generated, ("features_real", "features_generated"))
+    return _frechet(a, b)
+
+
+def _frechet(a: np.ndarray, b: np.ndarray) -> float:
     return _frechet_from_moments(a.mean(0), np.atleast_2d(np.cov(a, rowvar=False)), b.mean(0), np.atleast_2d(np.cov(b, rowvar=False)))
 
 
@@ -81,16 +136,23 @@ class FrechetResult:
         Bootstrap replicates.
     feature : str
         Name of the feature space.
+    warnings : tuple of str
+        The :class:`cflib.CflibWarning` messages raised while computing it (too few rows for the
+        feature width); :meth:`summary` shows them in a ``warning`` column.
     """
 
     statistic: float
     ci: ConfidenceInterval
     boot: np.ndarray = field(repr=False)
     feature: str = "in-domain"
+    warnings: tuple[str, ...] = ()
 
     def summary(self) -> pd.DataFrame:
-        """One row: distance, interval, features."""
-        return pd.DataFrame([{"Frechet distance": self.statistic, "ci_low": self.ci[0], "ci_high": self.ci[1], "features": self.feature}])
+        """One row: distance, interval, features (and the recorded warnings, if any)."""
+        row = {"Frechet distance": self.statistic, "ci_low": self.ci[0], "ci_high": self.ci[1], "features": self.feature}
+        if self.warnings:
+            row["warning"] = "; ".join(self.warnings)
+        return pd.DataFrame([row])
 
     def plot(self, ax=None):
         """Histogram of the bootstrap replicates with the estimate marked."""
@@ -133,16 +195,24 @@ def frechet_feature_distance(
     Returns
     -------
     FrechetResult
+        With the size warnings of :func:`frechet_distance` recorded in ``warnings``.
     """
-    fa = _check_features(features(real) if features is not None else real, "real features")
-    fb = _check_features(features(generated) if features is not None else generated, "generated features")
-    stat = frechet_distance(fa, fb)
+    if features is not None:
+        check_callable(features, "features")
+    n_boot = check_count(n_boot, "n_boot", minimum=0)
+    ci = check_probability(ci, "ci")
+    if not isinstance(feature_name, str):
+        raise ValidationTypeError(f"feature_name must be a str, got {describe(feature_name)}")
+    what = f"features={_function_name(features)}" if features is not None else ""
+    fa, fb, notes = _checked_pair(features(real) if features is not None else real, features(generated) if features is not None else generated,
+                                  (f"real ({what})" if what else "real", f"generated ({what})" if what else "generated"))
+    stat = _frechet(fa, fb)
     boot = np.empty(0)
     lo = hi = float("nan")
     if n_boot:
         rng = as_generator(seed)
         mu_a, s_a = fa.mean(0), np.atleast_2d(np.cov(fa, rowvar=False))
-        idx = rng.integers(0, len(fb), (int(n_boot), len(fb)))
+        idx = rng.integers(0, len(fb), (n_boot, len(fb)))
         boot = np.array([_frechet_from_moments(mu_a, s_a, fb[i].mean(0), np.atleast_2d(np.cov(fb[i], rowvar=False))) for i in idx])
         lo, hi = np.quantile(boot, [(1 - ci) / 2, (1 + ci) / 2])
-    return FrechetResult(statistic=stat, ci=ConfidenceInterval(float(lo), float(hi)), boot=boot, feature=feature_name)
+    return FrechetResult(statistic=stat, ci=ConfidenceInterval(float(lo), float(hi)), boot=boot, feature=feature_name, warnings=notes)
