@@ -484,8 +484,7 @@ def shift_for_target_nte(epsilon: float, *, tau: float = 1.0, d: int = 1, bandwi
         If ``epsilon`` is not reachable by any shift with this kernel and scale.
     """
     epsilon = _check_epsilon(epsilon)
-    tau, bandwidth, d = check_positive(tau, "tau"), check_positive(bandwidth, "bandwidth"), check_count(d, "d")
-    sup = nte_sup_gaussian(tau=tau, d=d, bandwidth=bandwidth)
+    sup = nte_sup_gaussian(tau=tau, d=d, bandwidth=bandwidth)  # checks tau, d and bandwidth
     if epsilon >= sup:
         raise ValueError(
             f"epsilon={epsilon} is unreachable: location shifts of N(., {tau}^2 I_{d}) with bandwidth {bandwidth} "

@@ -629,6 +629,13 @@ def mmd_test(
     -------
     MMDTestResult
 
+    Warns
+    -----
+    cflib.CflibWarning
+        When the p-value cannot go below 0.05: fewer than 19 permutations, or so few units that the
+        null takes fewer than 20 distinct values (``m <= 5`` pairs, or ``n = m <= 3``). Recorded in
+        :attr:`MMDTestResult.warnings`.
+
     Examples
     --------
     >>> import numpy as np

@@ -257,6 +257,12 @@ def rff_mmd_test(
     -------
     LinearMMDResult
         ``statistic`` is ``||mean phi(x) - mean phi(y)||^2``.
+
+    Warns
+    -----
+    cflib.CflibWarning
+        When the p-value cannot go below 0.05 (fewer than 19 permutations, or too few units); recorded
+        in :attr:`LinearMMDResult.warnings`.
     """
     n_permutations = check_count(n_permutations, "n_permutations")
     batch = check_count(batch, "batch")
