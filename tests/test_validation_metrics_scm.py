@@ -231,6 +231,7 @@ CASES: list[Case] = [
     case("function-model-nan", ValueError, ("nan_images", "NaN"), lambda: FunctionModel(nan_images).counterfactual(FOBS, {"b": 1.0})),
     case("function-model-do-unknown", ValueError, "'q'", lambda: FM.counterfactual(FOBS, {"q": 1.0})),
     case("function-model-do-inf", ValueError, ("do['b']", "infinite"), lambda: FM.counterfactual(FOBS, {"b": np.inf})),
+    case("function-model-nan-input", ValueError, ("obs['x']", "NaN"), lambda: FM.counterfactual({**FOBS, "x": NAN_X}, {"b": 1.0})),
     case("function-model-scalar-image", TypeError, "obs['x']", lambda: FM.counterfactual({**FOBS, "x": 3.0}, {"b": 1.0})),
     case("image-adapter-model", TypeError, "model", lambda: ImageModelAdapter(object(), ParentEncoder({"b": "continuous"}))),
     case("image-adapter-sample-n", TypeError, "n", lambda: ImageModelAdapter.sample(type("M", (), {"counterfactual": 0})(), ParentEncoder({"b": "continuous"}), 2.5)),

@@ -98,11 +98,14 @@ def _function_name(f: Any) -> str:
 
 
 def _batch(x: Any, what: str) -> Any:
-    """A batch with one row per unit (at least one): refuse scalars, strings and empty batches by name."""
+    """A batch with one row per unit (at least one, finite): refuse scalars, strings, empty batches and NaN by name."""
     if x is None or isinstance(x, (str, bytes, Mapping)) or np.ndim(x) == 0:
         raise ValidationTypeError(f"{what} must be an array with one row per unit, got {describe(x)} ({type(x).__name__})")
     if len(x) == 0:
         raise ValidationError(f"{what} holds no units (length 0): give at least one")
+    arr = np.asarray(x)
+    if arr.dtype.kind in "fc":
+        check_finite(arr, what)
     return x
 
 

@@ -44,6 +44,11 @@ class Mechanism:
         ``noise(rng, n) -> u`` draws n noise values from a ``numpy.random.Generator``.
     inverse : callable, optional
         ``inverse(pa, v) -> u``, the abduction map. Without it the node cannot be abducted.
+
+    Raises
+    ------
+    TypeError
+        ``forward`` or ``noise`` (or a given ``inverse``) is not callable.
     """
 
     forward: Callable[[Mapping[str, np.ndarray], np.ndarray], np.ndarray]
