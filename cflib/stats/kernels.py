@@ -247,6 +247,8 @@ class Kernel:
         Parameters
         ----------
         x : array-like or torch.Tensor, shape (n, d)
+            Arrays are checked with :func:`as_2d`; tensors are taken as already checked (the
+            resampling engine passes row blocks of validated samples here in its inner loop).
         y : array-like or torch.Tensor, shape (m, d), optional
             Defaults to ``x``.
         device : str or torch.device
