@@ -233,10 +233,19 @@ def test_chapter_claim_rule():
         def __init__(self, tv, tv_y):
             self.rows = pd.DataFrame({"estimate": [tv, tv_y]}, index=["TV", "TV (y)"])
 
+    from cflib.experiments.auditing import paper_tv_band
+
+    # Proposition 3 on the paper's estimates: 6 + 7.73 + 3.75 = 17.48% and -0.08 + 5.06 + 3.17 = 8.15%
+    assert paper_tv_band("northpointe") == pytest.approx((0.1748, 0.1748 - 0.0607, 0.1748 + 0.0607))
+    assert paper_tv_band("y") == pytest.approx((0.0815, 0.0815 - 0.0536, 0.0815 + 0.0536))
     claims.reset()
-    assert claims_01({"northpointe": Fake(0.16943, 0.08640)}).verdict.tolist() == ["reproduced"]
+    out = claims_01({"northpointe": Fake(0.16943, 0.08640)})
+    assert out.verdict.tolist() == ["reproduced"] and out.quote[0] and out.interval[0]["low"] == 0.16943
     claims.reset()
-    assert claims_01({"northpointe": Fake(0.1700, 0.0864)}).verdict.tolist() == ["not reproduced"]
+    assert claims_01({"northpointe": Fake(0.2400, 0.0864)}).verdict.tolist() == ["not reproduced"]  # above 23.55%
+    claims.reset()
+    with pytest.raises(ValueError, match="northpointe"):
+        claims_01({})
     claims.reset()
 
 

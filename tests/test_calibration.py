@@ -71,7 +71,7 @@ def test_marginalized_cit_lr_fails_where_expected_and_claims_say_so():
     claims.reset()
     out = cal.claims_calibration(res).set_index("key")
     assert out.loc["K1", "verdict"] == "reproduced"  # the claim is that it fails
-    assert out.loc["K2", "verdict"] == "undecided at this scale"  # a pass on 40 replications is weak evidence
+    assert out.loc["K2", "verdict"] == "undecided at this scale"  # 40 replications cannot place the rate in the band
     claims.reset()
 
 
