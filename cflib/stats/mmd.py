@@ -107,6 +107,14 @@ def _check_tensor(t: Any, name: str, shape: tuple[int | None, ...]):
     return t
 
 
+def _distinct_splits(n: int, m: int) -> float:
+    """Distinct label permutations of samples of sizes ``n`` and ``m`` (``inf`` past 40 units: plenty).
+
+    Swapping the two labels of equal-size samples gives the same statistic, hence the halving.
+    """
+    return math.comb(n + m, n) / (2 if n == m else 1) if n + m <= 40 else math.inf
+
+
 def _resampling_warnings(n_draws: int, n_distinct: float, alpha: float, *, draws: str, units: str) -> tuple[str, ...]:
     """The :class:`cflib.CflibWarning` messages of a resampling p-value ``(1 + k) / (1 + B)``.
 
@@ -663,9 +671,9 @@ def mmd_test(
     if paired:  # s and -s give the same statistic
         distinct = 2.0 ** (min(m, 64) - 1)
         notes = _resampling_warnings(n_permutations, distinct, 0.05, draws="n_permutations", units=f"m={m} pairs")
-    else:  # swapping the two labels of equal-size samples gives the same statistic
-        distinct = math.comb(n + m, n) / (2 if n == m else 1) if n + m <= 40 else math.inf
-        notes = _resampling_warnings(n_permutations, distinct, 0.05, draws="n_permutations", units=f"n={n} and m={m} units")
+    else:
+        notes = _resampling_warnings(n_permutations, _distinct_splits(n, m), 0.05, draws="n_permutations",
+                                     units=f"n={n} and m={m} units")
     k = _fitted_kernel(kernel, bandwidth, x, y)
     dev = get_device(device)
     if paired:

@@ -20,7 +20,6 @@ chapter (notebook 05), from :func:`linear_power_study`.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +40,7 @@ from ..validation import (
     describe,
 )
 from .kernels import Kernel, as_2d, make_kernel
-from .mmd import _check_same_dim, _pvalue, _resampling_warnings, mmd_test
+from .mmd import _check_same_dim, _distinct_splits, _pvalue, _resampling_warnings, mmd_test
 
 __all__ = ["LinearMMDResult", "linear_mmd_test", "block_mmd_test", "rff_mmd_test", "rff_features",
            "linear_power_study", "plot_linear_power"]
@@ -270,8 +269,8 @@ def rff_mmd_test(
     rng = as_generator(seed)
     x, y, k = _prepare(x, y, "gaussian", bandwidth, rng)
     n, m = x.shape[0], y.shape[0]
-    distinct = math.comb(n + m, n) / (2 if n == m else 1) if n + m <= 40 else math.inf
-    notes = _resampling_warnings(n_permutations, distinct, 0.05, draws="n_permutations", units=f"n={n} and m={m} units")
+    notes = _resampling_warnings(n_permutations, _distinct_splits(n, m), 0.05, draws="n_permutations",
+                                 units=f"n={n} and m={m} units")
     phi = rff_features(np.concatenate([x, y]), float(k.bandwidth), n_features, rng)
     total = phi.sum(0)
 
