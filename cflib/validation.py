@@ -37,6 +37,7 @@ __all__ = [
     "check_count",
     "check_real",
     "check_positive",
+    "check_axes",
     "check_probability",
     "check_attribute",
     "check_columns",
@@ -752,3 +753,29 @@ def check_names(value: Any, name: str, known: Sequence[str] | None = None, *, wh
         if unknown:
             raise ValidationError(f"{name} names unknown {what}(s) {unknown}; the {what}s are {list(known)}")
     return names
+
+
+def check_axes(ax: Any, name: str = "ax") -> Any:
+    """``None`` or a matplotlib ``Axes`` (the ``ax=`` argument of a ``plot`` method).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes or None
+    name : str
+
+    Returns
+    -------
+    matplotlib.axes.Axes or None
+
+    Raises
+    ------
+    ValidationTypeError
+        Anything else (a figure, a string, an array of axes).
+    """
+    if ax is None:
+        return None
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        raise ValidationTypeError(f"{name} must be a matplotlib Axes or None, got {describe(ax)} ({type(ax).__name__})")
+    return ax
