@@ -14,6 +14,10 @@ Two studies:
 
 Every replication ``r`` of a case draws from ``numpy.random.default_rng([seed, case_index, r])``:
 the numbers depend on the seed only, not on the order or the process the cases run in.
+
+Their claims (:func:`claims_calibration`, :func:`claims_dependence`) read each rate's Clopper-Pearson
+interval against Bradley's liberal band ``[0.5 alpha, 1.5 alpha]`` (:func:`level_band`) with the rules
+of :mod:`cflib.verdicts`.
 """
 
 from __future__ import annotations
@@ -725,24 +729,39 @@ def claims_dependence(table: pd.DataFrame, *, alpha: float = 0.05, power_target:
     def show(r):
         return f"{r.rejections}/{r.n_rep} = {r.rate:.3f}"
 
+    def note(decision, rows, rule):  # the replications per point that would decide, at the observed rates
+        if decision.verdict != vd.UNDECIDED:
+            return ""
+        sizes = [deciding_replications(float(r.rate), rule, level=level, start=int(r.n_rep)) for r in rows
+                 if rule(interval(r)).verdict == vd.UNDECIDED]
+        if not sizes or None in sizes:
+            return "An observed rate sits on the rule's boundary: no number of replications decides it at this rate."
+        return f"At the observed rates, about n_rep = {max(sizes)} replications per point would decide it."
+
+    def band_rule(iv):
+        return vd.decide_within(iv, lo, hi, quantity="type-I error rate")
+
     band = (f"'holds its level' is now read as every rate's interval inside Bradley's liberal band [{lo:g}, {hi:g}], fixed "
             f"before running (it was: every interval contains alpha and every rate is at most {2 * alpha:g})")
     d_null = null[null["form"] == default]
     claims.record("level_default", {f"{s:g}": float(v) for s, v in zip(d_null["dependence"], d_null["rate"], strict=True)})
+    d1 = joint_decision([held(r) for r in d_null.itertuples()], "every dependence")
     claims.claim(
         "D1", "The default CIT-LR holds its level for every strength of the Z-A dependence (Z a valid adjustment set)",
         paper="Theorem 4.2 needs a valid adjustment set; Alg. 1 assumes Z independent of A",
-        ours="; ".join(f"s={r.dependence:g}: {show(r)}" for r in d_null.itertuples()),
-        decision=joint_decision([held(r) for r in d_null.itertuples()], "every dependence"),
-        quote=quote, source=source, kind="sanity check", change=band,
+        ours="; ".join(f"s={r.dependence:g}: {show(r)}" for r in d_null.itertuples()), decision=d1,
+        quote=quote, source=source, kind="sanity check", change=band, note=note(d1, list(d_null.itertuples()), band_rule),
         evidence=f"rejections of an invariant classifier at alpha={alpha} over {int(d_null['n_rep'].iloc[0])} replications per dependence",
     )
     r = row(default, s_max, eff)
     claims.record("power_default", float(r.rate))
+    def power_rule(iv):
+        return vd.decide_above(iv, power_target, inclusive=True, quantity="rejection rate of a classifier that uses A")
+
+    d2 = power_rule(interval(r))
     claims.claim(
         "D2", f"The default CIT-LR keeps power >= {power_target} against a classifier that uses A when Z depends on A",
-        paper="not studied", ours=f"effect {eff:g}, s={s_max:g}: {show(r)}",
-        decision=vd.decide_above(interval(r), power_target, inclusive=True, quantity="rejection rate of a classifier that uses A"),
+        paper="not studied", ours=f"effect {eff:g}, s={s_max:g}: {show(r)}", decision=d2, note=note(d2, [r], power_rule),
         quote="For a fixed non-invariant f (ECA < 1), the rejection rate → 1 as the test-set size N grows.",
         source="notes on Ma et al. (000), §5 item 8 [S]; not in the paper", kind="sanity check",
         evidence=f"{int(r.n_rep)} replications at dependence {s_max:g} and effect {eff:g}",
@@ -751,7 +770,7 @@ def claims_dependence(table: pd.DataFrame, *, alpha: float = 0.05, power_target:
     claims.record("level_paper_form", {"independent": float(p0.rate), "dependent": float(p1.rate)})
     claims.claim(
         "D3", "With Z independent of A (the paper's setting), the A-marginal h of Alg. 1 holds its level",
-        paper="assumed (Lemma D.3)", ours=show(p0), decision=held(p0),
+        paper="assumed (Lemma D.3)", ours=show(p0), decision=held(p0), note=note(held(p0), [p0], band_rule),
         quote=quote, source=source, kind="sanity check", change=band.replace("every rate's", "the rate's"),
         evidence=f"{int(p0.n_rep)} replications of an invariant classifier, Z independent of A",
     )
