@@ -11,7 +11,7 @@ Counterfactual Analysis*. One section per notebook of ``notebooks/invariance-tes
   :func:`one_vs_rest_auc`), the latent-diffusion counterfactuals measured against the truth
   (notebook 05), and the CNN zoo audit of Figures 3-4 and 8-12 (notebook 06, :func:`train_zoo`,
   :func:`audit_cnn_zoo`);
-* ``claims_01`` ... ``claims_06``: each notebook's claim verdicts from a dict of its results.
+* ``claims_01`` ... ``claims_07``: each notebook's claim verdicts, decided on intervals (:mod:`cflib.verdicts`).
 
 The Table 1 zoo departs from the paper where scikit-learn or the data force it:
 
@@ -61,7 +61,7 @@ __all__ = [
     "train_judges", "judge_accuracy", "plot_training_curves", "ldm_counterfactual", "plot_counterfactual_rows",
     "check_counterfactuals", "disentangler_study", "beta_vae_counterfactuals", "generation_quality", "quality_table", "variance_control",
     "AUDIT_TESTS", "group_auc_table", "plot_factual_vs_counterfactual", "plot_audit_pvalues", "table12", "rejection_rates",
-    "claims_01", "claims_02", "claims_03", "claims_04", "claims_05", "claims_06",
+    "claims_01", "claims_02", "claims_03", "claims_04", "claims_05", "claims_06", "claims_07",
 ]
 
 # ---------------------------------------------------------------------------------------------------------
@@ -489,8 +489,9 @@ def eca_identity_study(
     Returns
     -------
     pandas.DataFrame
-        One row per (dataset, classifier): ``ECA``, ``Delta_hat``, ``E[(g-h)^2]``, ``p(1-p)(1-ECA)`` and the
-        z-score of the difference in Monte-Carlo standard errors.
+        One row per (dataset, classifier): ``ECA``, ``Delta_hat`` with its standard error ``Delta_se``,
+        ``E[(g-h)^2]``, ``p(1-p)(1-ECA)``, and ``diff`` = ``Delta_hat - p(1-p)(1-ECA)`` (the mean of per-unit
+        differences) with its standard error ``diff_se``.
     """
     from ..stats.invariance import cit_lr_generative, expected_counterfactual_accuracy
 
@@ -504,12 +505,16 @@ def eca_identity_study(
         for m in zoo:
             eca = expected_counterfactual_accuracy(m, d.x[te], d.x_cf[te]).eca
             cf = np.stack([m.predict(d.x_do(0)[te]), m.predict(d.x_do(1)[te])], axis=1)
-            res = cit_lr_generative(m.predict(d.x[te]), d.a[te], cf, p_a=[1 - p, p])
+            y_hat = m.predict(d.x[te])
+            res = cit_lr_generative(y_hat, d.a[te], cf, p_a=[1 - p, p])
             target = p * (1 - p) * (1 - eca)
-            se = res.sd_diff / np.sqrt(res.n)  # 0 for a classifier that no intervention moves: then Delta_hat = target = 0
-            z = (res.mean_diff - target) / se if se > 0 else (0.0 if np.isclose(res.mean_diff, target) else np.inf)
+            # Per unit: d_i = y_i (g_i - h_i) (CIT-LR's paired difference) and e_i = d_i - p(1-p) 1[f flips under the A-flip],
+            # whose mean is Delta_hat - p(1-p)(1-ECA); their standard errors are 0 only when every unit's value is equal.
+            d_i = y_hat * (cf[np.arange(len(te)), d.a[te].astype(int)] - cf @ np.array([1 - p, p]))
+            e_i = d_i - p * (1 - p) * (y_hat != m.predict(d.x_cf[te]))
             rows.append({"dataset": kind, "model": m.kind, "ECA": eca, "Delta_hat": res.mean_diff, "E[(g-h)^2]": res.effect,
-                         "p(1-p)(1-ECA)": target, "z": z})
+                         "p(1-p)(1-ECA)": target, "diff": float(e_i.mean()), "diff_se": float(e_i.std(ddof=1) / np.sqrt(e_i.size)),
+                         "Delta_se": float(d_i.std(ddof=1) / np.sqrt(d_i.size))})
     return pd.DataFrame(rows)
 
 
@@ -1430,8 +1435,13 @@ def check_counterfactuals(
             other = np.flatnonzero(a != test.A)
             x_cf = counterfactual(model, other, a, **kw)
             x_true = test.render(A=a, idx=other)
+            x_far = test.render(A=a, idx=perm[other])
             reg = region[other]
+            # Per image: the disease-region error to the truth minus the midpoint of the floor and a random patient's error.
+            per_image = [255 * (np.abs(x_cf - t) * reg).sum(axis=(1, 2)) / np.maximum(reg.sum(axis=(1, 2)), 1) for t in (x_true, x_far)]
+            margin = per_image[0] - (floor + per_image[1]) / 2
             check[(name, GROUPS[a])] = {
+                "images": float(other.size),
                 "effectiveness %": 100 * float((apred.predict(x_cf) == a).mean()),
                 "disease kept %": kept(x_cf, other),
                 **{f"present kept %, {d}": present_kept(x_cf, other, d) for d in DISEASES},
@@ -1439,7 +1449,10 @@ def check_counterfactuals(
                 "disease kept %, AE reconstruction": kept(recon[other], other),
                 "disease-region L1 to truth": 255 * float(np.abs(x_cf - x_true)[reg].mean()),
                 "autoencoder floor": float(floor),
-                "random patient": 255 * float(np.abs(x_cf - test.render(A=a, idx=perm[other]))[reg].mean()),
+                "random patient": 255 * float(np.abs(x_cf - x_far)[reg].mean()),
+                "L1 margin": float(margin.mean()),
+                "L1 margin se": float(margin.std(ddof=1) / np.sqrt(margin.size)) if margin.size > 1 else np.nan,
+                **{f"present n, {d}": float((test.label(d)[other] == 1).sum()) for d in DISEASES},
             }
     return pd.DataFrame(check).T
 
@@ -1534,6 +1547,7 @@ def generation_quality(
     true_counterfactual=None,
     disease_region: np.ndarray | None = None,
     n_classes: int = 3,
+    fd_boot: int = 50,
 ) -> pd.DataFrame:
     """Composition, effectiveness, Fréchet distance and distance to the truth of counterfactual models.
 
@@ -1572,11 +1586,15 @@ def generation_quality(
         ``(n, H, W)`` boolean mask restricting the distance to the truth.
     n_classes : int
         Number of groups.
+    fd_boot : int
+        Bootstrap draws of the Fréchet distance's standard error (images resampled in both feature sets,
+        from a generator of its own so that no other random stream moves).
 
     Returns
     -------
     pandas.DataFrame
-        One row per model; columns ``(metric, group)``.
+        One row per model; columns ``(metric, group)``, with ``("composition L1", "all")`` over all images and
+        the standard errors ``("composition L1 se", "all")`` and ``("FD se", "all")``.
     """
     from ..metrics.axioms import FunctionModel, measure_composition, measure_effectiveness
     from ..metrics.realism import frechet_distance
@@ -1610,11 +1628,27 @@ def generation_quality(
             if truth is not None:
                 err = np.abs(cfs[a] - truth[a])
                 row[("L1 to truth", a)] = float(255 * (err[disease_region].mean() if disease_region is not None else err.mean()))
-        row[("FD", "all")] = frechet_distance(real_feat, attribute_predictor.embed(np.concatenate(cfs)))
+        row[("composition L1", "all")] = float(comp.mean())
+        row[("composition L1 se", "all")] = float(comp.std(ddof=1) / np.sqrt(comp.size)) if comp.size > 1 else np.nan
+        gen_feat = attribute_predictor.embed(np.concatenate(cfs))
+        row[("FD", "all")] = frechet_distance(real_feat, gen_feat)
+        row[("FD se", "all")] = _bootstrap_fd_se(real_feat, gen_feat, n_boot=fd_boot)
         rows[name] = row
     df = pd.DataFrame(rows).T
     df.columns = pd.MultiIndex.from_tuples(df.columns, names=["metric", "do(A)"])
     return df
+
+
+def _bootstrap_fd_se(real: np.ndarray, generated: np.ndarray, *, n_boot: int, seed: int = 0) -> float:
+    """Bootstrap standard error of the Fréchet distance, resampling the rows of both feature sets."""
+    from ..metrics.realism import frechet_distance
+
+    if n_boot < 2:
+        return np.nan
+    rng = np.random.default_rng(seed)
+    draws = [frechet_distance(real[rng.integers(0, len(real), len(real))], generated[rng.integers(0, len(generated), len(generated))])
+             for _ in range(n_boot)]
+    return float(np.std(draws, ddof=1))
 
 
 def quality_table(models: Mapping[str, Callable[..., np.ndarray]], test: ToyCXR, apred: SmallCNN) -> pd.DataFrame:
@@ -1664,7 +1698,7 @@ def variance_control(
     Returns
     -------
     pandas.DataFrame
-        One row per noise level.
+        One row per noise level, with the standard errors over images of the spread and the error (``, se``).
     """
     idx = np.arange(min(n_images, test.n))
     target = (test.A[idx] + 1) % 3
@@ -1674,9 +1708,12 @@ def variance_control(
         draws = np.stack([ldm.counterfactual(test.images[idx], test.A[idx], target, aux=test.D[idx], t_star=ts, steps=steps,
                                              guidance=guidance, aux_guidance=aux_guidance, abduction="forward", seed=s)
                           for s in range(3)])
-        rows[f"t* = {ts}"] = {"pixel sd across draws (0-255)": 255 * float(draws.std(axis=0).mean()),
-                              "L1 to truth (0-255)": 255 * float(np.abs(draws - truth).mean()),
-                              "effectiveness %": 100 * float(np.mean([(apred.predict(d) == target).mean() for d in draws]))}
+        sd_i = 255 * draws.std(axis=0).mean(axis=(1, 2))  # per image
+        l1_i = 255 * np.abs(draws - truth).mean(axis=(0, 2, 3))
+        rows[f"t* = {ts}"] = {"pixel sd across draws (0-255)": float(sd_i.mean()), "L1 to truth (0-255)": float(l1_i.mean()),
+                              "effectiveness %": 100 * float(np.mean([(apred.predict(d) == target).mean() for d in draws])),
+                              "pixel sd across draws (0-255), se": float(sd_i.std(ddof=1) / np.sqrt(sd_i.size)) if sd_i.size > 1 else np.nan,
+                              "L1 to truth (0-255), se": float(l1_i.std(ddof=1) / np.sqrt(l1_i.size)) if l1_i.size > 1 else np.nan}
     return pd.DataFrame(rows).T
 
 
@@ -1821,6 +1858,172 @@ def rejection_rates(audit: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame
 # ---------------------------------------------------------------------------------------------------------
 # Claims, one function per notebook
 # ---------------------------------------------------------------------------------------------------------
+#
+# Every claim is decided by a rule of :mod:`cflib.verdicts` on an estimate with its interval, written from
+# the paper's words (quoted verbatim with ``quote=``). Helpers private to this chapter: joining the parts
+# of a claim while keeping the deciding part's interval, Newcombe's interval for a difference of two
+# proportions, a bootstrap over classifiers stratified by panel for correlations, and the size that would
+# decide an undecided estimate.
+
+_PAPER = "Ma et al., "
+_NOTES_SIGN = "The paired mean of ŷ·ĝ − ŷ·ĥ should be ≥ 0 up to noise."
+_FIG2_WORDS = "of our statistical test are correlated with ECA, as opposed to DP and EO."
+_FIG3_WORDS = "from the CIT-LR method exhibit higher correlation and lower variance than those of EO and DP."
+_IN_SUM = ("In sum, our CIT-LR rejects the hypothesis test when ECA is low and does not when the ECA is high, "
+           "demonstrating a stronger consistency over EO and DP.")
+_HIGH_ECA = ("i.e., with relatively high ECA (\\geq 0.8) in the first and third column, DP and EO reject almost all the "
+             "models when they actually should not.")
+_PRESERVE = ("generates high-fidelity counterfactual images with perturbed sensitive feature while preserving "
+             "disease-related features")
+#: The paper's only number for "high ECA" (Sec. 6.3); "most" and "almost all" read as more than half and more than 90%.
+_HIGH, _MOST, _ALMOST_ALL = 0.8, 0.5, 0.9
+
+
+def _parts(parts: Mapping[str, Any], what: str) -> Any:
+    """Join a claim's parts with :func:`cflib.verdicts.combine`, keeping the deciding part's interval.
+
+    The interval shown is that of the first part that is not reproduced, else the first undecided one,
+    else the first part; the rule lists every part's verdict and estimate.
+    """
+    from .. import verdicts as vd
+
+    if not parts:
+        return vd.combine([], rule=what)
+    joined = vd.combine(parts.values(), rule=what)
+    order = [vd.NOT_REPRODUCED, vd.UNDECIDED, vd.REPRODUCED]
+    key = min(parts, key=lambda k: order.index(parts[k].verdict))
+    detail = "; ".join(f"{k}: {d.verdict}" + (f" at {d.interval}" if d.interval is not None else "") for k, d in parts.items())
+    return vd.Decision(joined.verdict, parts[key].interval, f"{joined.rule}. Parts: {detail}")
+
+
+def _any_part(parts: Mapping[str, Any], what: str) -> Any:
+    """A claim that needs one of its parts ("in some world"): reproduced if any part is, not reproduced if all are not."""
+    from .. import verdicts as vd
+
+    verdict_list = [d.verdict for d in parts.values()]
+    verdict = (vd.REPRODUCED if vd.REPRODUCED in verdict_list else
+               vd.NOT_REPRODUCED if verdict_list and all(v == vd.NOT_REPRODUCED for v in verdict_list) else vd.UNDECIDED)
+    key = next((k for k, d in parts.items() if d.verdict == verdict), next(iter(parts)))
+    detail = "; ".join(f"{k}: {d.verdict}" for k, d in parts.items())
+    return vd.Decision(verdict, parts[key].interval,
+                       f"{what}: reproduced if any part is, not reproduced if every part is not, otherwise undecided. Parts: {detail}")
+
+
+def _wilson(k: int, n: int, z: float) -> tuple[float, float]:
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+def _difference_interval(k1: int, n1: int, k2: int, n2: int, *, level: float = 0.95, unit: str = "units") -> Any:
+    """Newcombe's hybrid score interval for ``k1/n1 - k2/n2`` (exact at 0 and 1, unlike the Wald interval)."""
+    from scipy.stats import norm
+
+    from ..verdicts import Interval
+
+    method = f"{100 * level:g}% Newcombe score interval of a difference of proportions, {n1} and {n2} {unit}"
+    if n1 == 0 or n2 == 0:
+        return Interval(np.nan, np.nan, np.nan, method + " (no units)")
+    z = float(norm.ppf(0.5 + level / 2))
+    p1, p2 = k1 / n1, k2 / n2
+    (l1, u1), (l2, u2) = _wilson(k1, n1, z), _wilson(k2, n2, z)
+    d = p1 - p2
+    return Interval(d, d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2), method)
+
+
+def _count(rate_percent: float, n: int) -> int:
+    """The number of successes behind a percentage of ``n`` units."""
+    return int(round(float(rate_percent) * n / 100))
+
+
+def _deciding_size(interval: Any, threshold: float, n: int, unit: str) -> str:
+    """What size would move ``interval`` off ``threshold``, if intervals shrink as 1/sqrt(size)."""
+    est, low, high = interval.estimate, interval.low, interval.high
+    if not interval.defined or est == threshold:
+        return f"no size decides it while the estimate sits at {threshold:g}"
+    half = (est - low) if est > threshold else (high - est)
+    factor = (half / abs(est - threshold)) ** 2
+    return f"about {int(np.ceil(n * factor))} {unit} (now {n}) would decide it if the estimate stayed at {est:.3g}"
+
+
+def _undecided_note(decision: Any, threshold: float, n: int, unit: str, where: str) -> str:
+    """The note of an undecided claim: the deciding size and where that size is run."""
+    from .. import verdicts as vd
+
+    if decision.verdict != vd.UNDECIDED:
+        return ""
+    return f"Undecided: {_deciding_size(decision.interval, threshold, n, unit)}; {where}."
+
+
+def _pearson_draws(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r along the last axis (NaN where either side is constant)."""
+    xc, yc = x - x.mean(-1, keepdims=True), y - y.mean(-1, keepdims=True)
+    den = np.sqrt((xc * xc).sum(-1) * (yc * yc).sum(-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (xc * yc).sum(-1) / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _panel_bootstrap(
+    panels: Mapping[str, pd.DataFrame], x: str, ys: Mapping[str, str], statistic: Callable[[dict], np.ndarray],
+    *, n_boot: int = 2000, seed: int = 0, level: float = 0.95,
+) -> Any:
+    """Percentile bootstrap of a statistic of per-panel correlations, resampling classifiers within each panel.
+
+    ``statistic`` maps ``{name: array (..., n_panels) of r(x, y_name)}`` to an array (...) and may use
+    ``np.nan*`` to skip panels whose r is undefined; draws where it is undefined are dropped, and the
+    interval is undefined if more than 5% are.
+    """
+    from ..verdicts import Interval
+
+    sizes = [len(p) for p in panels.values()]
+    method = f"{100 * level:g}% percentile bootstrap over classifiers within each of {len(panels)} panels ({min(sizes, default=0)}-{max(sizes, default=0)} each), {n_boot} draws"
+    if not panels or min(sizes) < 3:
+        return Interval(np.nan, np.nan, np.nan, method + " (a panel has fewer than 3 classifiers)")
+    rng = np.random.default_rng(seed)
+    point, draws = {k: [] for k in ys}, {k: [] for k in ys}
+    for frame in panels.values():
+        idx = rng.integers(0, len(frame), (n_boot, len(frame)))
+        xv = frame[x].to_numpy(float)
+        for k, col in ys.items():
+            yv = frame[col].to_numpy(float)
+            point[k].append(_pearson_draws(xv, yv))
+            draws[k].append(_pearson_draws(xv[idx], yv[idx]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices: undefined draws, counted below
+        est = float(statistic({k: np.array(v) for k, v in point.items()}))
+        stats = np.asarray(statistic({k: np.stack(v, axis=-1) for k, v in draws.items()}), dtype=float)
+    ok = np.isfinite(stats)
+    if not np.isfinite(est) or ok.mean() < 0.95:
+        return Interval(est if np.isfinite(est) else np.nan, np.nan, np.nan, method + f" ({(~ok).sum()} undefined draws)")
+    low, high = np.quantile(stats[ok], [0.5 - level / 2, 0.5 + level / 2])
+    dropped = f", {(~ok).sum()} undefined draws dropped" if (~ok).any() else ""
+    return Interval(est, float(low), float(high), method + dropped)
+
+
+def _alignment_parts(panels: Mapping[str, pd.DataFrame], x: str, cit: str, baselines: Sequence[str], *, seed: int) -> dict:
+    """Intervals of the mean over panels of r(CIT), of r(CIT) - max r(baseline) and of the standardised spread difference."""
+    ys = {"cit": cit, **{f"b{i}": b for i, b in enumerate(baselines)}}
+    base = [f"b{i}" for i in range(len(baselines))]
+
+    def r_cit(r):
+        return np.nanmean(r["cit"], axis=-1)
+
+    def r_gap(r):
+        best = r[base[0]]
+        for b in base[1:]:
+            best = np.fmax(best, r[b])
+        return np.nanmean(r["cit"] - best, axis=-1)
+
+    def spread_gap(r):  # sqrt(1 - r^2): the residual sd of log10 p around the fitted line, in units of its own sd
+        s = {k: np.sqrt(1 - v ** 2) for k, v in r.items()}
+        least = s[base[0]]
+        for b in base[1:]:
+            least = np.fmin(least, s[b])
+        return np.nanmean(s["cit"] - least, axis=-1)
+
+    return {name: _panel_bootstrap(panels, x, ys, f, seed=seed)
+            for name, f in (("r", r_cit), ("r gap", r_gap), ("spread gap", spread_gap))}
 
 
 def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -1837,34 +2040,54 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The claims table rows of this notebook.
     """
+    from .. import verdicts as vd
+
     exact, n_z, identity, n_identity = claims.require(results, ["exact", "n_z", "identity", "n_identity"])
     thm_gap = claims.record("thm42_enumeration_gap", float(exact["|Delta - E[(g-h)^2]|"]))
-    max_abs_z = claims.record("identity_max_abs_z", float(identity["z"].abs().max()))
-    max_abs_err = claims.record("identity_max_abs_err", float((identity["Delta_hat"] - identity["p(1-p)(1-ECA)"]).abs().max()))
+    max_abs_err = claims.record("identity_max_abs_err", float(identity["diff"].abs().max()))
     min_delta = claims.record("identity_min_delta", float(identity["Delta_hat"].min()))
+    n_test = n_identity // 2
+    c1 = _parts({
+        "residual": vd.decide_below(vd.exact(thm_gap, method="exact enumeration, floating-point residual"), 1e-12, inclusive=True,
+                                    quantity="|Delta - E[(g-h)^2]|"),
+        "g differs from h": vd.decide_above(vd.exact(float(exact["E[(g - h)^2]"]), method="exact enumeration"), 0.0,
+                                            quantity="E[(g-h)^2] of a g that reads A"),
+    }, "the identity and its 'only if' side")
     claims.claim(
         "C1",
         "Theorem 4.2: E[Yhat g(A,Z)] - E[Yhat h(Z)] = E[(g - h)^2] >= 0, zero iff g = h.",
-        paper="identity (proof in App. D)",
-        ours=thm_gap,
-        holds=bool(thm_gap < 1e-12 and exact["E[(g - h)^2]"] > 0),
-        evidence=f"exact enumeration on a 2 x {n_z} discrete law: |Delta - E[(g-h)^2]| = {thm_gap:.1e} (< 1e-12).",
+        paper="identity (proof in App. D)", ours=thm_gap, decision=c1,
+        quote="Intuitively, Theorem 4.2 follows from the law of total variance", source="Sec. 4.2, Theorem 4.2 (proof in App. D)",
+        evidence=f"exact enumeration on a 2 x {n_z} discrete law: |Delta - E[(g-h)^2]| = {thm_gap:.1e}; the only error is "
+        "floating-point rounding, so the band is 1e-12.",
     )
+    # C2: per-unit differences e_i = y_i (g_i - h_i) - p(1-p) 1[flip_i] have mean Delta_hat - p(1-p)(1-ECA);
+    # a row with no variance (no unit moved) is decided on its point, never on an infinite z.
+    tol = 1 / np.sqrt(n_test)
+    rows = {f"{r.dataset}/{r.model}": vd.decide_within(vd.normal_interval(r.diff, r.diff_se, method=f"standard error over {n_test} test units"),
+                                                    -tol, tol, quantity="Delta_hat - p(1-p)(1-ECA)")
+            for r in identity.itertuples()}
+    c2 = _parts(rows, f"every classifier x dataset ({len(rows)})")
     claims.claim(
         "C2",
         "For binary A independent of Z and hard labels, Delta = p(1-p)(1-ECA) (derived in the notes).",
-        paper="derivation (notes 2.3); notes' check: 0.0717 vs 0.0719",
-        ours=f"max |Delta_hat - p(1-p)(1-ECA)| = {max_abs_err:.2g}, max |z| = {max_abs_z:.2f}",
-        holds=bool(max_abs_z <= 4),
-        evidence=f"{len(identity)} classifiers x datasets, {n_identity // 2} test units each; |z| <= 4 Monte-Carlo standard errors.",
+        paper="derivation (notes 2.3); notes' check: 0.0717 vs 0.0719", ours=f"max |Delta_hat - p(1-p)(1-ECA)| = {max_abs_err:.2g}",
+        decision=c2, quote="With binary A (P(A=1)=p), A ⊥ Z, Z = all exogenous content, a deterministic DGP and hard-label f: Δ = p(1−p)(1 − ECA).", source="notes §2.3 and §5 item 2: a derivation, not in the paper",
+        change="decided on each row's interval inside the notes' Monte-Carlo tolerance 1/sqrt(n) instead of |z| <= 4: a row "
+        "whose per-unit differences were all zero had a standard error of 0 and z = inf",
+        evidence=f"{len(identity)} classifiers x datasets, {n_test} test units each; per row the 95% normal interval of the mean "
+        f"per-unit difference y(g - h) - p(1-p) 1[flip] must lie in +-1/sqrt(n) = +-{tol:.3f} (the notes' tolerance).",
     )
+    c9 = _parts({f"{r.dataset}/{r.model}": vd.decide_above(vd.normal_interval(r.Delta_hat, r.Delta_se, method=f"standard error over {n_test} test units"),
+                                                         0.0, inclusive=True, quantity="Delta_hat")
+                 for r in identity.itertuples()}, f"every classifier x dataset ({len(identity)})")
     claims.claim(
         "C9",
         "The paired mean difference of yhat*g - yhat*h is non-negative up to noise.",
-        paper=">= 0 (Delta = E[(g-h)^2])",
-        ours=min_delta,
-        holds=bool(min_delta >= 0),
-        evidence="smallest Delta_hat over all classifiers and datasets with the oracle generator; no value is negative.",
+        paper=">= 0 (Delta = E[(g-h)^2])", ours=min_delta, decision=c9, quote=_NOTES_SIGN, source="notes §5 item 9, not in the paper",
+        evidence="Delta_hat of every classifier and dataset with the oracle generator, each with its 95% normal interval "
+        "(a classifier no intervention moves has d = 0 exactly).",
+        note=_undecided_note(c9, 0.0, n_test, "test units", "notebooks/params/full.yaml runs 20000"),
     )
     return claims.rows(["C1", "C2", "C9"])
 
@@ -1872,69 +2095,83 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
 def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     """Claims C3, C3-regression, C5 and C3b of notebook 02 (Figure 2).
 
-    Verdicts are only given with all six datasets (``None`` otherwise).
+    Correlations are bootstrapped over the classifiers of each dataset (the panels of Figure 2).
 
     Parameters
     ----------
     results : mapping
-        ``align`` (:func:`figure2_alignment`), ``kinds``, ``n_audited`` (rows of the audit),
-        ``a_effect`` and ``z_layer``.
+        ``results`` (:func:`audit_synthetic_zoos`), ``align`` (:func:`figure2_alignment`), ``kinds``,
+        ``a_effect``, ``z_layer`` and ``seed``.
 
     Returns
     -------
     pandas.DataFrame
     """
-    align, kinds, n_audited, a_effect, z_layer = claims.require(results, ["align", "kinds", "n_audited", "a_effect", "z_layer"])
-    align_r, align_sd = alignment_pivot(align, "r", kinds), alignment_pivot(align, "resid_sd", kinds)
+    from .. import verdicts as vd
 
-    def alignment_verdict(col):
-        r_cit, r_base = align_r[col], align_r[["DP", "EO"]].max(axis=1)
-        pos, beats = int((r_cit > 0).sum()), int((r_cit > r_base).sum())
-        return pos, beats, pos >= 5 and beats >= 4
-
-    nk = len(kinds)
-    pos_g, beat_g, ok_g = alignment_verdict("CIT-LR (generator)")
-    pos_r, beat_r, ok_r = alignment_verdict("CIT-LR (regression)")
-    claims.record("r_cit_generator", align_r["CIT-LR (generator)"].round(3).to_dict())
-    claims.record("r_cit_regression", align_r["CIT-LR (regression)"].round(3).to_dict())
-    claims.record("r_dp", align_r["DP"].round(3).to_dict())
-    claims.record("r_eo", align_r["EO"].round(3).to_dict())
+    audit, align, kinds, a_effect, z_layer, seed = claims.require(results, ["results", "align", "kinds", "a_effect", "z_layer", "seed"])
+    align_r = alignment_pivot(align, "r", kinds)
+    for key, col in (("r_cit_generator", "CIT-LR (generator)"), ("r_cit_regression", "CIT-LR (regression)"), ("r_dp", "DP"), ("r_eo", "EO")):
+        claims.record(key, align_r[col].round(3).to_dict())
     claims.record("median_r_cit_generator", float(align_r["CIT-LR (generator)"].median()))
     claims.record("median_r_cit_regression", float(align_r["CIT-LR (regression)"].median()))
-    full_scale = nk == 6
-    claims.claim(
-        "C3",
-        "Fig. 2: CIT-LR log p rises with ECA on every dataset, more than for DP and EO (generator form of Alg. 1).",
-        paper="qualitative: CIT-LR aligns with ECA, DP/EO do not",
-        ours=f"r > 0 in {pos_g}/{nk}; r > max(r_DP, r_EO) in {beat_g}/{nk}; median r = {align_r['CIT-LR (generator)'].median():.2f}",
-        holds=bool(ok_g) if full_scale else None,
-        evidence=f"Pearson r of ECA vs log10 p over {n_audited // nk} classifiers per dataset, a_effect = {a_effect}; pass: r > 0 in >= 5/6 and r > max(DP, EO) in >= 4/6.",
-    )
-    claims.claim(
-        "C3-regression",
-        "The same alignment with the regression form of the authors' synthetic code (g, h fitted to yhat on the known Z).",
-        paper="qualitative: CIT-LR aligns with ECA",
-        ours=f"r > 0 in {pos_r}/{nk}; r > max(r_DP, r_EO) in {beat_r}/{nk}; median r = {align_r['CIT-LR (regression)'].median():.2f}",
-        holds=bool(ok_r) if full_scale else None,
-        evidence=f"as C3, with logistic-regression g (one per group) and h = A-marginal of g on Z = {z_layer}.",
-    )
-    sd_cit, sd_dp, sd_eo = (float(align_sd[c].median()) for c in ("CIT-LR (generator)", "DP", "EO"))
+    panels = dict(list(audit.groupby("dataset", sort=False)))
+    per = len(audit) // max(1, len(panels))
+    where = "notebooks/params/full.yaml runs 10 seeds (the paper's 100 classifiers per dataset)"
+    change = ("the old rule counted datasets (r > 0 in >= 5/6, above DP and EO in >= 4/6) without an interval; the paper's "
+              "sentence is about Figure 2 as a whole, so the quantity is now the mean over the six panels, bootstrapped over "
+              "classifiers")
+    ivs = {form: _alignment_parts(panels, "eca", f"{form}_log10p", ["dp_log10p", "eo_log10p"], seed=seed) for form in ("cit_gen", "cit_reg")}
+    for key, form, statement in (
+        ("C3", "cit_gen", "Fig. 2: CIT-LR log p rises with ECA, more than for DP and EO (generator form of Alg. 1)."),
+        ("C3-regression", "cit_reg", "The same alignment with the regression form of the authors' synthetic code (g, h fitted to yhat on the known Z)."),
+    ):
+        iv = ivs[form]
+        d = _parts({"r > 0": vd.decide_above(iv["r"], 0.0, quantity="mean r(ECA, log10 p) of CIT-LR"),
+                    "r above DP's and EO's": vd.decide_above(iv["r gap"], 0.0, quantity="mean of r_CIT - max(r_DP, r_EO)")},
+                   "correlated with ECA and more than DP and EO")
+        claims.claim(
+            key, statement, paper="qualitative: CIT-LR aligns with ECA, DP/EO do not",
+            ours={"mean r": round(iv["r"].estimate, 3), "mean r_CIT - max(r_DP, r_EO)": round(iv["r gap"].estimate, 3)},
+            decision=d, quote=_FIG2_WORDS, change=change,
+            source="Sec. 6.2, Fig. 2" + ("" if key == "C3" else " (the regression form is the authors' code, notes §3.1.4)"),
+            evidence=f"Pearson r of ECA vs log10 p in each of {len(panels)} datasets ({per} classifiers each), a_effect = {a_effect}"
+            + ("" if key == "C3" else f", g per group and h = A-marginal of g on Z = {z_layer}") + ".",
+            note=_undecided_note(d, 0.0, per, "classifiers per dataset", where),
+        )
+    iv = ivs["cit_gen"]
+    d5 = vd.decide_below(iv["spread gap"], 0.0, quantity="mean of sqrt(1-r_CIT^2) - min(sqrt(1-r_DP^2), sqrt(1-r_EO^2))")
     claims.claim(
         "C5",
-        "The residual spread of log p around the fitted line is smaller for CIT-LR than for DP and EO.",
-        paper="qualitative (Figs. 2-3)",
-        ours=f"median residual sd: CIT-LR {sd_cit:.2f}, DP {sd_dp:.2f}, EO {sd_eo:.2f}",
-        holds=bool(sd_cit < min(sd_dp, sd_eo)) if full_scale else None,
-        evidence="median over datasets of the residual standard deviation of log10 p around the least-squares line (generator form).",
+        "The residual spread of log p around the fitted line, in units of each test's own spread, is smaller for CIT-LR than for DP and EO.",
+        paper="qualitative (Figs. 2-3)", ours={"mean standardised spread difference": round(iv["spread gap"].estimate, 3)},
+        decision=d5, quote=_FIG3_WORDS, source="Sec. 6.3 (said of Fig. 3; the notes §5 item 5 apply it to Fig. 2)",
+        change="the raw residual sd of log10 p is on each test's own scale (CIT-LR's p-values reach 1e-30, DP's stay near 1), so "
+        "a 0.01-0.03 difference between tests meant nothing; the comparable spread is the residual sd in units of the test's "
+        "own sd of log10 p, sqrt(1 - r^2), bootstrapped over classifiers",
+        evidence=f"generator form; mean over {len(panels)} datasets of the standardised residual spread of CIT-LR minus the "
+        "smaller of DP's and EO's.",
+        note=_undecided_note(d5, 0.0, per, "classifiers per dataset", where),
     )
-    g_one, g_hi, g_lo = rejection_by_eca(align).loc["CIT-LR (generator)"]
+    high = audit["eca"] >= _HIGH
+    rej = audit["cit_gen_p"] < 0.05
+    iv_hi = vd.binomial_interval(int(rej[high].sum()), int(high.sum()), unit=f"classifiers with ECA >= {_HIGH}")
+    iv_lo = vd.binomial_interval(int(rej[~high].sum()), int((~high).sum()), unit=f"classifiers with ECA < {_HIGH}")
+    d3b = _parts({"high ECA not rejected": vd.decide_below(iv_hi, _MOST, quantity=f"rejection rate at ECA >= {_HIGH}"),
+                  "low ECA rejected": vd.decide_above(iv_lo, _MOST, quantity=f"rejection rate at ECA < {_HIGH}")},
+                 "both ECA ranges")
     claims.claim(
         "C3b",
-        "Models with ECA near 1 are not rejected at 0.05; models with low ECA are rejected.",
-        paper="qualitative",
-        ours=f"CIT-LR (generator) rejects {g_one:.0%} with ECA = 1, {g_hi:.0%} with ECA >= 0.95, {g_lo:.0%} with ECA < 0.85",
-        holds=(bool(g_hi <= 0.25 and g_lo >= 0.75) if full_scale else None) if np.isfinite(g_hi) and np.isfinite(g_lo) else None,
-        evidence="share of p < 0.05 among classifiers in each ECA range, averaged over datasets; pass: <= 25% for ECA >= 0.95 and >= 75% for ECA < 0.85. A consistent test detects a few % of flipped predictions at n = 200, so rejecting ECA = 0.96 is correct behaviour; the paper's literal pattern needs a less powerful test.",
+        f"Most classifiers with high ECA (>= {_HIGH}) are not rejected at 0.05; most with low ECA are rejected (generator form).",
+        paper="qualitative", ours={f"reject | ECA >= {_HIGH}": round(iv_hi.estimate, 3) if iv_hi.defined else None,
+                                   f"reject | ECA < {_HIGH}": round(iv_lo.estimate, 3) if iv_lo.defined else None},
+        decision=d3b, quote=_IN_SUM + " ... " + _HIGH_ECA, source="Sec. 6.3 (said of Figs. 3-4; the notes §5 item 3 apply it to Fig. 2)",
+        change=f"the old ranges (ECA >= 0.95, < 0.85) and bars (<= 25%, >= 75%) were not the paper's; its only number for a high "
+        f"ECA is {_HIGH}, and 'rejects' / 'does not' are read as most (more than half) of each range",
+        evidence=f"CIT-LR (generator) p < 0.05 pooled over the {len(panels)} datasets. A consistent test detects a few % of "
+        "flipped predictions, so rejecting a classifier with ECA 0.9 is correct behaviour; the paper's pattern needs a less "
+        "powerful test.",
+        note=_undecided_note(d3b, _MOST, len(audit), "classifiers", where),
     )
     return claims.rows(["C3", "C3-regression", "C5", "C3b"])
 
@@ -1955,6 +2192,8 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
+    from .. import verdicts as vd
+
     sweep_sim, counter, alpha, n_world = claims.require(results, ["sweep_sim", "counter", "alpha", "n_world"])
     power_point = rejection_rate_by_form(sweep_sim, alpha=alpha)
     claims.record("power_generator", float(power_point["generator"]))
@@ -1963,21 +2202,42 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     ce = counter.reset_index()
     inv = ce[(ce["model"] == "content") & ce["world"].str.startswith("world 1")].iloc[0]
     sc = ce[ce["model"] == "shortcut"]
+
+    def p_value(p, name):
+        return vd.exact(float(p), method=f"p-value of the {name} test on {n_world} units")
+
+    c4a = _parts({
+        "ECA = 1": vd.decide_within(vd.exact(float(inv["ECA"]), method=f"ECA over {n_world} units"), 1.0, 1.0, quantity="ECA"),
+        "DP rejects": vd.decide_below(p_value(inv["DP p"], "DP"), alpha, quantity="DP p"),
+        "EO rejects": vd.decide_below(p_value(inv["EO p"], "EO"), alpha, quantity="EO p"),
+        "CIT-LR does not": vd.decide_above(p_value(inv["CIT-LR p"], "CIT-LR"), alpha, inclusive=True, quantity="CIT-LR p"),
+    }, "all four")
     claims.claim(
         "C4a",
         "An invariant classifier (ECA = 1) is rejected by DP and EO when P(Y | A) differs across groups.",
         paper="qualitative (Sec. 6.3: DP and EO reject almost all high-ECA models)",
         ours=f"ECA = {inv['ECA']:.2f}; DP p = {inv['DP p']:.1e}, EO p = {inv['EO p']:.1e}, CIT-LR p = {inv['CIT-LR p']:.2g}",
-        holds=bool(inv["ECA"] == 1 and inv["DP p"] < alpha and inv["EO p"] < alpha and inv["CIT-LR p"] >= alpha),
-        evidence=f"parity_world with prevalence (0.2, 0.45) and group-1 false positives 0.25, n = {n_world}; Welch tests at 0.05.",
+        decision=c4a, kind="sanity check", quote="Similarly, we observe that DP and EO are misaligned with CI as in Def. 4.1.",
+        source="Sec. 6.2 (the notes §5 item 4a: demonstrable by construction)",
+        evidence=f"parity_world with prevalence (0.2, 0.45) and group-1 false positives 0.25, n = {n_world}; Welch tests at {alpha}. "
+        "A world built for the purpose: a sanity check of the tests, not a reproduction.",
     )
+    worlds = {r.world.split(" (")[0]: _parts({
+        "ECA < 0.8": vd.decide_below(vd.exact(float(r.ECA), method=f"ECA over {n_world} units"), 0.8, quantity="ECA"),
+        "DP accepts": vd.decide_above(p_value(r._5, "DP"), alpha, inclusive=True, quantity="DP p"),
+        "EO accepts": vd.decide_above(p_value(r._6, "EO"), alpha, inclusive=True, quantity="EO p"),
+        "CIT-LR rejects": vd.decide_below(p_value(r._4, "CIT-LR"), alpha, quantity="CIT-LR p"),
+    }, "all four") for r in sc.itertuples()}
     claims.claim(
         "C4b",
         "A clearly non-invariant classifier (ECA << 1) can pass DP and EO.",
         paper="qualitative (Sec. 6.3)",
         ours="; ".join(f"{r.world.split(' (')[0]}: ECA = {r.ECA:.2f}, DP p = {r._5:.2g}, EO p = {r._6:.2g}, CIT-LR p = {r._4:.1e}" for r in sc.itertuples()),
-        holds=bool(((sc["ECA"] < 0.8) & (sc["DP p"] >= alpha) & (sc["EO p"] >= alpha) & (sc["CIT-LR p"] < alpha)).any()),
-        evidence="the shortcut classifier 1[c1 + 1.5 sign(t) c2 > 0]: group rates equal by symmetry of c2; holds if in some world DP and EO accept while CIT-LR rejects.",
+        decision=_any_part(worlds, "some world"), kind="sanity check",
+        quote="Similarly, we observe that DP and EO are misaligned with CI as in Def. 4.1.",
+        source="Sec. 6.2 (the notes §5 item 4b: demonstrable by construction)",
+        evidence="the shortcut classifier 1[c1 + 1.5 sign(t) c2 > 0]: group rates equal by symmetry of c2, so DP and EO accept by "
+        "construction in the world without association.",
     )
     if results.get("calib") is None:  # the sweep runs without the curves
         return claims.rows(["C4a", "C4b"])
@@ -1987,38 +2247,53 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.record("size_marginal_h", float(marg["rate"]))
     claims.record("size_regressed_h", float(code["rate"]))
     claims.record("size_generator", float(calib.loc["generator", "rate"]))
-    claims.claim(
-        "C7",
-        "Under no effect, the CIT-LR rejection rate at 0.05 lies in the 99% binomial interval around 0.05 (h = A-marginal of g).",
-        paper="not reported (property a sound test must have)",
-        ours=f"{marg['rate']:.3f} ({marg['k']}/{marg['n']}); KS p = {marg['ks_pvalue']:.2f}",
-        holds=bool(marg["calibrated"] and marg["ks_pvalue"] > 0.01),
-        evidence=f"{n_rep} replications of n = {n}, a_effect = 0; 99% interval {tuple(round(v, 3) for v in marg['null_interval'])}; KS test of uniform p > 0.01.",
-    )
-    claims.claim(
-        "C7-code",
-        "The same calibration for the authors' variant with a separately regressed h.",
-        paper="not reported",
-        ours=f"{code['rate']:.3f} ({code['k']}/{code['n']}); KS p = {code['ks_pvalue']:.2g}",
-        holds=bool(code["calibrated"] and code["ks_pvalue"] > 0.01),
-        evidence=f"{n_rep_code} replications, otherwise as in C7; 99% interval {tuple(round(v, 3) for v in code['null_interval'])}.",
-    )
+    calib_words = "the CIT-LR rejection rate at α=0.05 should lie within a binomial confidence interval of 0.05 over replications"
+    for key, row, reps, statement in (
+        ("C7", marg, n_rep, "Under no effect, CIT-LR (h = A-marginal of g) holds its level: rejection rate at most 2 alpha, p-values uniform."),
+        ("C7-code", code, n_rep_code, "The same calibration for the authors' variant with a separately regressed h."),
+    ):
+        iv = vd.binomial_interval(int(row["k"]), int(row["n"]), unit="null replications")
+        d = _parts({"size": vd.decide_below(iv, 2 * alpha, inclusive=True, quantity="rejection rate under no effect"),
+                    "uniform p": vd.decide_above(vd.exact(float(row["ks_pvalue"]), method="Kolmogorov-Smirnov p-value of uniform p"),
+                                                 0.01, quantity="KS p")},
+                   "level and uniformity")
+        claims.claim(
+            key, statement, paper="not reported (property a sound test must have)",
+            ours=f"{row['rate']:.3f} ({row['k']}/{row['n']}); KS p = {row['ks_pvalue']:.2g}", decision=d,
+            quote=calib_words, source="notes §5 item 7, not in the paper",
+            change="the old rule asked the rate to lie in the 99% acceptance interval around alpha; the rule is now an interval "
+            f"of the rate at most 2 alpha = {2 * alpha:g} (the tolerance of the chapter's notebook 07), so a conservative test holds its level",
+            evidence=f"{reps} replications of n = {n}, a_effect = 0; KS test of uniform p > 0.01.",
+            note=_undecided_note(d, 2 * alpha, reps, "replications", "notebooks/params/full.yaml runs 1000"),
+        )
     gen_n = power_n.loc["generator"]
     reg_n = power_n.loc["regression"]
-    rising = bool(gen_n.iloc[-1] > gen_n.iloc[0] and gen_n.iloc[-1] >= 0.8)
+    k_first, k_last = _count(100 * gen_n.iloc[0], n_rep_power), _count(100 * gen_n.iloc[-1], n_rep_power)
+    c8 = _parts({
+        "rises": vd.decide_above(_difference_interval(k_last, n_rep_power, k_first, n_rep_power, unit="replications"), 0.0,
+                                 quantity=f"power at n = {power_ns[-1]} minus power at n = {power_ns[0]}"),
+        "reaches 0.8": vd.decide_above(vd.binomial_interval(k_last, n_rep_power, unit="replications"), 0.8,
+                                       quantity=f"power at n = {power_ns[-1]}"),
+    }, "rises and reaches 0.8")
     claims.claim(
         "C8",
         "For a fixed non-invariant classifier, power rises with n (and with the strength of the effect).",
         paper="not reported (property a sound test must have)",
         ours=f"generator form {gen_n.iloc[0]:.2f} -> {gen_n.iloc[-1]:.2f}, regression form {reg_n.iloc[0]:.2f} -> {reg_n.iloc[-1]:.2f} for n {power_ns[0]} -> {power_ns[-1]}",
-        holds=rising,
-        evidence=f"{n_rep_power} replications per n at a_effect = {effect_for_n}; pass: the generator form (Alg. 1) rises and reaches 0.8; the regression form is reported alongside.",
+        decision=c8, quote="For a fixed non-invariant f (ECA < 1), the rejection rate → 1 as the test-set size N grows.",
+        source="notes §5 item 8, not in the paper",
+        evidence=f"{n_rep_power} replications per n at a_effect = {effect_for_n}; the generator form (Alg. 1) decides, the "
+        "regression form is reported alongside.",
+        note=_undecided_note(c8, 0.8, n_rep_power, "replications", "notebooks/params/full.yaml runs 200"),
     )
     return claims.rows(["C4a", "C4b", "C7", "C7-code", "C8"])
 
 
 def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     """Claims C13 (the group is predictable, Table 6) and C14 (prevalence tests, Figs. 6-7) of notebook 04.
+
+    Both hold by construction of the toy data (a visible group trace, group-dependent prevalence), so
+    they are sanity checks of the substitute data.
 
     Parameters
     ----------
@@ -2030,46 +2305,64 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
+    from .. import verdicts as vd
+
     auc, table, n_test = claims.require(results, ["auc", "prevalence", "n_test"])
-    min_auc = float(auc["AUC"].min())
+    c13 = _parts({str(g): vd.decide_above(vd.normal_interval(float(r.AUC), float(r.sd), method=f"bootstrap standard error over {n_test} images"),
+                                          0.94, inclusive=True, quantity=f"AUC of {g}")
+                  for g, r in auc.iterrows()}, "every group")
     claims.claim(
         "C13",
         "The sensitive attribute is predictable from the image (race predictor ROC-AUC >= 0.94, Table 6).",
-        paper="AUC 0.973-0.981 (known races)",
-        ours=round(min_auc, 4),
-        holds=bool(min_auc >= 0.94),
-        evidence=f"one-vs-rest AUC of a small CNN on {n_test} held-out toy images; smallest over the three groups "
-        f"(bootstrap sd <= {auc['sd'].max():.3g}).",
+        paper="AUC 0.973-0.981 (known races)", ours=round(float(auc["AUC"].min()), 4), decision=c13, kind="sanity check",
+        quote="Table 6: ROC AUC score of the protected attribute predictor.", source="App. I, Table 6",
+        evidence=f"one-vs-rest AUC of a small CNN on {n_test} held-out toy images, each group with its bootstrap standard error. "
+        "The toy group trace is visible by construction, so this checks the substitute data, not the paper.",
     )
     p_assoc = table.loc[["cardiomegaly", "effusion"], "p-value"]
     p_cons = float(table.loc["consolidation", "p-value"])
+    c14 = _parts({d: vd.decide_below(vd.exact(float(p), method=f"chi-square p-value on {n_test} images"), 0.05, quantity=f"p of {d}")
+                  for d, p in p_assoc.items()}, "the associated diseases")
     claims.claim(
         "C14",
         "Chi-square tests of group vs disease are significant for the associated diseases (Figs. 6-7).",
         paper="significant for all five diseases",
         ours={"cardiomegaly": float(p_assoc.iloc[0]), "effusion": float(p_assoc.iloc[1]), "consolidation": p_cons},
-        holds=bool((p_assoc < 0.05).all()),
-        evidence=f"chi-square test of independence on {n_test} held-out images. By construction consolidation carries no "
-        f"association (p = {p_cons:.2g}); it is the toy counterpart of the paper's invariant column, not a failure.",
+        decision=c14, kind="sanity check",
+        quote="the racial attribute is significantly correlated with all the five inspected diseases", source="App. F.2, Fig. 6",
+        evidence=f"chi-square test of independence on {n_test} held-out images. The toy prevalences differ by group by construction; "
+        f"consolidation carries no association (p = {p_cons:.2g}), the toy counterpart of the paper's invariant column.",
     )
     return claims.rows(["C13", "C14"])
 
 
-def _done1(check: pd.DataFrame, name: str, n_test: int) -> tuple[bool, dict, str]:
+def _done1(check: pd.DataFrame, name: str) -> tuple[Any, dict, str, int]:
+    """DONE-1's parts for one generator: effectiveness, disease status kept and the disease-region error, per target group."""
+    from .. import verdicts as vd
+
     sub = check.xs(name, level=0)
-    eff, kept_gen, kept_true = sub["effectiveness %"], sub["disease kept %"], sub["disease kept %, true cf"]
-    l1, far = sub["disease-region L1 to truth"], sub["random patient"]
-    near = bool((l1 < (sub["autoencoder floor"] + far) / 2).all())
-    holds = bool(eff.min() > 100 / 3 + 20 and (kept_gen >= kept_true - 10).all() and near)
-    ours = {"min effectiveness %": round(float(eff.min()), 1), "min disease kept %": round(float(kept_gen.min()), 1),
-            "max disease-region L1": round(float(l1.max()), 2), "min random-patient L1": round(float(far.min()), 2)}
-    evidence = (f"{name}, {n_test} test images, per target group: effectiveness above chance (33.3%) by 20 points; the disease "
-                f"predictors keep the patient's disease status within 10 points of their accuracy on the true counterfactual "
-                f"(generated: {kept_gen.round(1).tolist()}, truth: {kept_true.round(1).tolist()}, autoencoder reconstruction: "
-                f"{sub['disease kept %, AE reconstruction'].round(1).tolist()}); and the disease-region error to the truth is closer "
-                f"to the autoencoder floor ({float(sub['autoencoder floor'].iloc[0]):.2f}) than to a random patient's "
-                f"(generated: {l1.round(2).tolist()}, random patient: {far.round(2).tolist()}).")
-    return holds, ours, evidence
+    parts = {}
+    for g, r in sub.iterrows():
+        n = int(r["images"])
+        parts[f"{g} effectiveness"] = vd.decide_above(vd.binomial_interval(_count(r["effectiveness %"], n), n, unit="images"),
+                                                      1 / 3 + 0.2, quantity="effectiveness")
+        pairs = n * len(DISEASES)
+        kept = _difference_interval(_count(r["disease kept %"], pairs), pairs, _count(r["disease kept %, true cf"], pairs), pairs,
+                                    unit="image-disease pairs")
+        parts[f"{g} disease kept"] = vd.decide_above(kept, -0.1, inclusive=True, quantity="disease kept, generated minus true cf")
+        parts[f"{g} disease region"] = vd.decide_below(vd.normal_interval(r["L1 margin"], r["L1 margin se"], method=f"standard error over {n} images"),
+                                                       0.0, quantity="L1 to truth minus the midpoint of floor and random patient")
+    n_min = int(sub["images"].min())
+    ours = {"min effectiveness %": round(float(sub["effectiveness %"].min()), 1), "min disease kept %": round(float(sub["disease kept %"].min()), 1),
+            "max disease-region L1": round(float(sub["disease-region L1 to truth"].max()), 2),
+            "min random-patient L1": round(float(sub["random patient"].min()), 2)}
+    evidence = (f"{name}, per target group ({sub['images'].astype(int).tolist()} images): effectiveness above chance (1/3) by 20 "
+                f"points; the disease predictors keep the patient's disease status at most 10 points below their rate on the true "
+                f"counterfactual (generated: {sub['disease kept %'].round(1).tolist()}, truth: {sub['disease kept %, true cf'].round(1).tolist()}); "
+                f"and the disease-region error to the truth is closer to the autoencoder floor ({float(sub['autoencoder floor'].iloc[0]):.2f}) "
+                f"than to a random patient's (generated: {sub['disease-region L1 to truth'].round(2).tolist()}, random patient: "
+                f"{sub['random patient'].round(2).tolist()}).")
+    return _parts(parts, "every part for every target group"), ours, evidence, n_min
 
 
 def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -2090,6 +2383,8 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
+    from .. import verdicts as vd
+
     acc, check, mine, quality, variance, n_test, n_variance, t_star, mine_lambda, mi_steps = claims.require(
         results, ["judge_accuracy", "check", "mine", "quality", "variance", "n_test", "n_variance", "t_star",
                   "mine_lambda", "mi_steps"])
@@ -2100,170 +2395,350 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.record("mi_after", mi_after.statistic)
     claims.record("generation_quality", {f"{m}|{c[0]}|{c[1]}": float(v) for m, row in quality.iterrows() for c, v in row.items()})
     claims.record("variance_control", variance.round(4).to_dict())
+    full = "notebooks/params/full.yaml runs 1500 test images"
+    done1_source = "Sec. 1 (contributions); the bars (20 points above chance, 10 points of the true counterfactual's disease rate) are the book's DONE-1 bar, not the paper's"
 
-    holds, ours, evidence = _done1(check, "CLDM+D", n_test)
+    d, ours, evidence, n_min = _done1(check, "CLDM+D")
     claims.claim(
         "DONE-1",
         "Counterfactual images move the attribute predictor to the intended group well above chance while the disease "
         "region stays close to the true counterfactual.",
-        paper="effectiveness 83-93% (Tables 8, 10); no ground truth",
-        ours=ours, holds=holds, evidence=evidence,
+        paper="effectiveness 83-93% (Tables 8, 10); no ground truth", ours=ours, decision=d, quote=_PRESERVE, source=done1_source,
+        evidence=evidence, note=_undecided_note(d, 1 / 3 + 0.2, n_min, "images per target group", full),
     )
-    present = check.xs("CLDM+D", level=0)[[f"present kept %, {d}" for d in DISEASES]]
-    worst = present.stack().idxmin()
+    sub = check.xs("CLDM+D", level=0)
+    present = {f"{g}, {dis}": vd.decide_above(vd.binomial_interval(_count(r[f"present kept %, {dis}"], int(r[f"present n, {dis}"])),
+                                                                   int(r[f"present n, {dis}"]), unit="patients with the disease"),
+                                              0.9, inclusive=True, quantity="share of the disease still found")
+               for g, r in sub.iterrows() for dis in DISEASES}
+    d_present = _parts(present, "every target group and disease")
+    n_present = int(sub[[f"present n, {dis}" for dis in DISEASES]].min().min())
     claims.claim(
         "DONE-1-present",
         "Every disease a patient has is still found in at least 90% of their counterfactuals, for every target group.",
         paper="not measured (no ground truth)",
-        ours=present.round(1).to_dict(orient="index"), holds=bool(present.min().min() >= 90),
-        evidence=f"CLDM+D; share of patients with the disease whose counterfactual the disease predictor still calls positive, "
-        f"per target group and disease (the true counterfactuals: {check.xs('CLDM+D', level=0)['disease kept %, true cf'].round(1).tolist()} "
-        f"overall). Weakest: {worst[0]}, {worst[1]}.",
+        ours=sub[[f"present kept %, {dis}" for dis in DISEASES]].round(1).to_dict(orient="index"), decision=d_present,
+        quote=_PRESERVE, source="Sec. 1 (contributions); the 90% bar is the book's, not the paper's",
+        evidence="CLDM+D; share of patients with the disease whose counterfactual the disease predictor still calls positive, per "
+        f"target group and disease, each with its Clopper-Pearson interval (the true counterfactuals: "
+        f"{sub['disease kept %, true cf'].round(1).tolist()} overall).",
+        note=_undecided_note(d_present, 0.9, n_present, "patients with the rarest disease per target group", full),
     )
-    holds, ours, evidence = _done1(check, "CLDM", n_test)
+    d, ours, evidence, n_min = _done1(check, "CLDM")
     claims.claim(
         "DONE-1-paper-CLDM",
         "The same bar for the paper's CLDM, conditioned on the group alone and trained on the observed data.",
-        paper="effectiveness 83-93% (Tables 8, 10); disease preservation not measured",
-        ours=ours, holds=holds, evidence=evidence,
+        paper="effectiveness 83-93% (Tables 8, 10); disease preservation not measured", ours=ours, decision=d,
+        quote=_PRESERVE, source=done1_source, evidence=evidence,
+        note=_undecided_note(d, 1 / 3 + 0.2, n_min, "images per target group",
+                             "more test images do not fit the book's budget (all six generators of this notebook run on them); " + full),
     )
-    eff_cols = quality.xs("effectiveness %", axis=1, level=0).mean(axis=1)
-    fd = quality.xs("FD", axis=1, level=0).iloc[:, 0]
-    comp = quality.xs("composition L1", axis=1, level=0).mean(axis=1)
-    vae_names = [n for n in quality.index if n.startswith("VAE")]
-    order_eff = bool(eff_cols["DLDM"] >= eff_cols["CLDM"] > eff_cols[vae_names].max())
-    order_fd = bool(fd["DLDM"] <= fd["CLDM"] < fd[vae_names].min())
+
+    groups = [c for c in quality["effectiveness %"].columns if c != "all"]
+    vae_names = [m for m in quality.index if m.startswith("VAE")]
+    images = check.xs("CLDM", level=0)["images"].astype(int)
+    n_eff = int(images.sum())
+
+    def eff_k(model):
+        return sum(_count(quality.loc[model, ("effectiveness %", g)], int(n)) for g, n in zip(groups, images, strict=True))
+
+    def eff_gt(a, b):
+        return vd.decide_above(_difference_interval(eff_k(a), n_eff, eff_k(b), n_eff, unit="counterfactuals"), 0.0,
+                               quantity=f"effectiveness {a} - {b}")
+
+    def lower(metric, a, b):  # a's metric below b's, on a normal interval of the difference (independent errors: conservative)
+        m, s = quality.loc[[a, b], (metric, "all")].to_numpy(float), quality.loc[[a, b], (f"{metric} se", "all")].to_numpy(float)
+        return vd.decide_below(vd.normal_interval(m[0] - m[1], float(np.hypot(*s)), method="standard errors of the two models"),
+                               0.0, quantity=f"{metric} {a} - {b}")
+
+    parts = {"effectiveness DLDM > CLDM": eff_gt("DLDM", "CLDM"),
+             **{f"effectiveness CLDM > {v}": eff_gt("CLDM", v) for v in vae_names},
+             "FD DLDM < CLDM": lower("FD", "DLDM", "CLDM"),
+             **{f"FD CLDM < {v}": lower("FD", "CLDM", v) for v in vae_names},
+             **{f"composition {m} < CLDM": lower("composition L1", m, "CLDM") for m in [*vae_names, "DLDM"]}}
+    eff_cols = quality["effectiveness %"][groups].mean(axis=1)
+    c10 = _parts(parts, "every ordering of Tables 7-11")
     claims.claim(
         "C10",
-        "Generation ordering: effectiveness DLDM > CLDM > beta-VAEs; FD DLDM < CLDM < beta-VAEs; composition worst for the CLDM.",
+        "Generation ordering: effectiveness DLDM > CLDM > beta-VAEs; FD DLDM < CLDM < beta-VAEs; composition worst for the CLDM, better for the DLDM.",
         paper="eff 88.7-93.3 > 83.5-89.1 > 76.8-87.4; FID 21.8 < 22.1 < 23.9-25.1; composition CLDM 790-816 vs 230-350",
-        ours={"effectiveness": eff_cols.round(1).to_dict(), "FD": fd.round(3).to_dict(), "composition": comp.round(2).to_dict()},
-        holds=None if order_eff and order_fd else False,
-        evidence="toy scale, one seed. Effectiveness order CLDM > beta-VAEs: "
-        f"{bool(eff_cols['CLDM'] > eff_cols[vae_names].max())}; FD order CLDM < beta-VAEs: {bool(fd['CLDM'] < fd[vae_names].min())}; "
-        f"composition worst for the CLDM: {bool(comp['CLDM'] > comp[vae_names].max())}. "
-        "DLDM vs CLDM cannot differ meaningfully because phi moves latents by lambda = 1e-3 (C12), so the DLDM > CLDM part is untestable.",
+        ours={"effectiveness": eff_cols.round(1).to_dict(), "FD": quality[("FD", "all")].round(3).to_dict(),
+              "composition": quality[("composition L1", "all")].round(2).to_dict()},
+        decision=c10, quote="Overall we see significant improvements in the counterfactual effectiveness and the FID scores for DLDM.",
+        source="App. I, Tables 7-11",
+        change="the old rule could only give 'not reproduced' or 'inconclusive' and left out the composition it reported; it is now "
+        "every ordering the tables state (effectiveness, FD, and composition worst for the CLDM), each on an interval",
+        evidence=f"toy scale, one seed; effectiveness pooled over target groups ({n_eff} counterfactuals per model), FD with a "
+        "bootstrap standard error over images, composition with its standard error over images. With lambda = 1e-3 phi moves "
+        "each latent by 1e-3 (C12), so DLDM and CLDM cannot differ: those parts stay undecided at any size.",
     )
-    v = variance.iloc[:, 0].to_numpy()
+    v = variance
+    lo_t, hi_t = v.index[1], v.index[0]
+    diff = {m: vd.normal_interval(float(v[m].iloc[1] - v[m].iloc[0]), float(np.hypot(v[f"{m}, se"].iloc[0], v[f"{m}, se"].iloc[1])),
+                                  method=f"standard errors over {n_variance} images (independent errors: conservative)")
+            for m in ("pixel sd across draws (0-255)", "L1 to truth (0-255)")}
+    c11 = _parts({"less variance": vd.decide_below(diff["pixel sd across draws (0-255)"], 0.0, quantity=f"pixel sd at {lo_t} minus at {hi_t}"),
+                  "quality not worse": vd.decide_below(diff["L1 to truth (0-255)"], 0.0, inclusive=True,
+                                                       quantity=f"L1 to the true counterfactual at {lo_t} minus at {hi_t}")},
+                 "lower variance without a loss of quality")
     claims.claim(
         "C11",
-        "Less forward noise gives less variable counterfactuals with little loss of quality.",
-        paper="qualitative (App. H.1)",
-        ours=variance.round(2).to_dict(orient="index"),
-        holds=bool(v[1] < v[0] and variance["effectiveness %"].iloc[1] >= variance["effectiveness %"].iloc[0] - 10),
-        evidence=f"3 stochastic abductions of {n_variance} images at t* = {t_star} and {max(1, t_star // 4)}: the pixel sd across draws "
-        "must fall and the effectiveness must stay within 10 points. Less noise does lower the variance, but it also leaves too "
-        "little room to change the group, which is the quality that matters for a counterfactual.",
+        "Less forward noise gives less variable counterfactuals without a significant loss of quality.",
+        paper="qualitative (App. H.1)", ours=v.drop(columns=[c for c in v.columns if c.endswith(", se")]).round(2).to_dict(orient="index"),
+        decision=c11, quote="Experiments show that diffusion models achieves lower sample variance without significantly compromising "
+        "the quality of the generated images.", source="App. H.1",
+        change="the old rule also asked the effectiveness to stay within 10 points, which the paper does not state; the paper's "
+        "quantities are the sample variance and the image quality (here the distance to the true counterfactual)",
+        evidence=f"3 stochastic abductions of {n_variance} images at t* = {t_star} and {max(1, t_star // 4)}. Beyond the paper: less "
+        f"noise also leaves little room to change the group (effectiveness {v['effectiveness %'].iloc[0]:.0f}% -> "
+        f"{v['effectiveness %'].iloc[1]:.0f}%), which matters for a counterfactual.",
+        note=_undecided_note(c11, 0.0, n_variance, "images", "notebooks/params/full.yaml runs 200"),
     )
+    null_sd = [float(np.std(m.null, ddof=1)) if len(getattr(m, "null", ())) > 1 else np.nan for m in (mi_before, mi_after)]
+    iv12 = (vd.normal_interval(mi_before.statistic - mi_after.statistic, float(np.hypot(*null_sd)),
+                               method="held-out evaluation noise: sd of each bound's permutation null (critic training noise not included)")
+            if np.all(np.isfinite(null_sd)) else vd.Interval(mi_before.statistic - mi_after.statistic, np.nan, np.nan, "no permutation null"))
+    c12 = vd.decide_above(iv12, 0.0, quantity="MI bound of z0 minus MI bound of phi(z0)")
     claims.claim(
         "C12",
         "The disentangler lowers the MINE bound on I(phi(z0); A) below I(z0; A).",
         paper="implied by Sec. 3.3 (no number)",
         ours={"MI z0": round(mi_before.statistic, 4), "MI phi(z0)": round(mi_after.statistic, 4), "||phi(z)-z||": float(shift.mean())},
-        holds=bool(mi_after.statistic < mi_before.statistic - 0.05),
+        decision=c12, quote="to disentangle the CLDM representation vector from the chosen conditioning attribute", source="Sec. 3.3",
+        change="the old rule asked for a drop of 0.05 nats (a guess at the critics' noise); the drop is now decided on its interval",
         evidence=f"held-out DV bounds with fresh critics ({mi_steps} steps; permutation p {mi_before.pvalue:.2g} and {mi_after.pvalue:.2g}). "
-        f"With lambda = {mine_lambda:g}, phi moves each latent by exactly lambda, so it cannot remove information; a difference "
-        "within critic noise (0.05 nats) counts as not lower.",
+        f"With lambda = {mine_lambda:g}, phi moves each latent by exactly lambda, so it cannot remove information.",
+        note=("Undecided at any size: with the paper's lambda the two bounds estimate the same information." if c12.verdict == vd.UNDECIDED else ""),
     )
     return claims.rows(["DONE-1", "DONE-1-present", "DONE-1-paper-CLDM", "C10", "C11", "C12"])
 
 
-def _done2(rates: pd.DataFrame, label: str, alpha: float) -> tuple[pd.Series, pd.Series, int, int, bool]:
-    from scipy.stats import binomtest
+def _group_rate(audit: pd.DataFrame, mask: pd.Series, test: str, alpha: float, unit: str) -> Any:
+    from .. import verdicts as vd
 
-    inv, use = rates.loc[(label, _INVARIANT)], rates.loc[(label, _USES)]
-    n_inv, n_use = int(inv["classifiers"]), int(use["classifiers"])
-    ok = n_inv > 0 and binomtest(int(inv["rejected"]), n_inv, alpha, alternative="greater").pvalue > 0.05
-    return inv, use, n_inv, n_use, ok
+    return vd.binomial_interval(int((audit.loc[mask, f"p {test}"] < alpha).sum()), int(mask.sum()), unit=unit)
 
 
 def claims_06(results: Mapping[str, Any]) -> pd.DataFrame:
-    """Claims DONE-2 (CLDM+D, the paper's CLDM, the true counterfactuals), C6, C5, C9 and C15 of notebook 06.
+    """Claims DONE-2 (CLDM+D, the paper's CLDM, the true counterfactuals), C6, C5, C9, C15 and C15-universal of notebook 06.
 
     Also records the rejection rates.
 
     Parameters
     ----------
     results : mapping
-        ``audit`` (:func:`audit_cnn_zoo`), ``rates`` (:func:`rejection_rates`), ``align``
-        (:func:`plot_audit_pvalues`), ``alpha``, ``n_test``, ``rhos`` and ``n_zoo`` (number of classifiers).
+        ``audit`` (:func:`audit_cnn_zoo`), ``rates`` (:func:`rejection_rates`), ``alpha``, ``n_test``,
+        ``rhos``, ``n_zoo`` (number of classifiers) and ``seed``.
 
     Returns
     -------
     pandas.DataFrame
     """
-    audit, rates, align, alpha, n_test, rhos, n_zoo = claims.require(results, ["audit", "rates", "align", "alpha", "n_test", "rhos", "n_zoo"])
+    from .. import verdicts as vd
+
+    audit, rates, alpha, n_test, rhos, n_zoo, seed = claims.require(results, ["audit", "rates", "alpha", "n_test", "rhos", "n_zoo", "seed"])
     claims.record("rejection_rates", {f"{a}|{b}": r["rate"] for (a, b), r in rates.iterrows()})
     cit = "CIT-LR[CLDM+D]"
-    criteria = (f"CIT-LR with CLDM+D counterfactuals, alpha = {alpha}, {n_test} test images per test; one-sided binomial test of the "
-                f"invariant classifiers' rejection rate against alpha (p > 0.05 required); >= 80% rejections required for trace users.")
+    full = "notebooks/params/full.yaml trains 720 classifiers"
+    inv_mask, use_mask = audit["ECA"] >= 0.99, audit["ECA"] < 0.9
     variants = {
-        "DONE-2": ("CIT-LR (CLDM+D)",
-                   "CIT-LR does not reject classifiers that ignore the trace above alpha and rejects those that use it.", criteria),
-        "DONE-2-paper-CLDM": ("CIT-LR (paper CLDM)", "The same bar with the paper's CLDM (conditioned on the group alone) as the generator.",
-                              "same criteria as DONE-2; a failure means the generator, not the test, is wrong: it changes the diseases along with "
-                              "the group (previous notebook), so a classifier that ignores the trace still changes its predictions."),
-        "DONE-2-oracle": ("CIT-LR (true cf)",
-                          "The same bar with a perfect generator: CIT-LR fed the true counterfactuals does not reject classifiers that ignore the "
-                          "trace above alpha and rejects those that use it.",
-                          "same criteria as DONE-2 with g and h from the renderer's true counterfactuals: separates the test from the generator."),
+        "DONE-2": ("CIT-LR[CLDM+D]", "CIT-LR does not reject classifiers that ignore the trace above alpha and rejects those that use it.",
+                   f"CIT-LR with CLDM+D counterfactuals, alpha = {alpha}, {n_test} test images per test."),
+        "DONE-2-paper-CLDM": ("CIT-LR[CLDM]", "The same bar with the paper's CLDM (conditioned on the group alone) as the generator.",
+                              "as DONE-2 with the paper's CLDM: a failure means the generator, not the test, is wrong (it changes the "
+                              "diseases along with the group, previous notebook)."),
+        "DONE-2-oracle": ("CIT-LR[true]", "The same bar with a perfect generator: CIT-LR fed the true counterfactuals does not reject "
+                          "classifiers that ignore the trace above alpha and rejects those that use it.",
+                          "as DONE-2 with g and h from the renderer's true counterfactuals: separates the test from the generator."),
     }
-    for key, (label, statement, evidence) in variants.items():
-        inv, use, n_inv, n_use, ok = _done2(rates, label, alpha)
+    for key, (test, statement, evidence) in variants.items():
+        iv_inv = _group_rate(audit, inv_mask, test, alpha, "classifiers with ECA >= 0.99")
+        iv_use = _group_rate(audit, use_mask, test, alpha, "classifiers with ECA < 0.9")
+        d_inv = vd.decide_below(iv_inv, alpha, inclusive=True, quantity="rejection rate of classifiers that ignore the trace")
+        d_use = vd.decide_above(iv_use, 0.8, inclusive=True, quantity="rejection rate of trace users")
+        d = _parts({"ignores trace: not above alpha": d_inv, "uses trace: rejected": d_use}, "both groups")
         claims.claim(
-            key, statement,
-            paper="CIT-LR rejects when ECA is low and not when ECA is high (Sec. 6.3)",
-            ours={"rejection rate, ignores trace": inv["rate"], "rejection rate, uses trace": use["rate"], "n": [n_inv, n_use]},
-            holds=(None if min(n_inv, n_use) < 3 else bool(ok and use["rate"] >= 0.8)),
+            key, statement, paper="CIT-LR rejects when ECA is low and not when ECA is high (Sec. 6.3)",
+            ours={"rejection rate, ignores trace": iv_inv.estimate if iv_inv.defined else None,
+                  "rejection rate, uses trace": iv_use.estimate if iv_use.defined else None, "n": [int(inv_mask.sum()), int(use_mask.sum())]},
+            decision=d, quote=_IN_SUM,
+            source="Sec. 6.3; the groups (ECA >= 0.99 ignores the trace, < 0.9 uses it) and the 80% bar are the book's DONE-2 bar, not the paper's",
+            change="the old rule passed the invariant group when a one-sided binomial test did not reject alpha, which 8 classifiers "
+            "can never do; the rate's Clopper-Pearson interval must now lie at or below alpha",
             evidence=evidence,
+            note=" ".join(filter(None, (_undecided_note(d_inv, alpha, int(inv_mask.sum()), "classifiers that ignore the trace", full),
+                                        _undecided_note(d_use, 0.8, int(use_mask.sum()), "trace users", full)))),
         )
-    inv_rate, use_rate, n_inv, n_use, inv_ok = _done2(rates, "CIT-LR (CLDM+D)", alpha)
-    # Only panels whose classifiers spread over ECA say anything about alignment (consolidation's do not).
-    spread = audit.groupby("disease")["ECA"].agg(np.ptp)
-    informative = [d for d in DISEASES if spread[d] >= 0.05]
-    r_cit = align.xs("CIT-LR (CLDM+D)", level=0)["r"].loc[informative]
-    sd = align["resid_sd"].unstack(0).loc[informative]
-    dp_inv, eo_inv = rates.loc[("DP", _INVARIANT), "rate"], rates.loc[("EO", _INVARIANT), "rate"]
+    high = audit["ECA"] >= _HIGH
+    iv_cit_hi = _group_rate(audit, high, cit, alpha, f"classifiers with ECA >= {_HIGH}")
+    iv_cit_lo = _group_rate(audit, ~high, cit, alpha, f"classifiers with ECA < {_HIGH}")
+    iv_dp, iv_eo = (_group_rate(audit, high, t, alpha, f"classifiers with ECA >= {_HIGH}") for t in ("DP", "EO"))
+    c6 = _parts({
+        "CIT-LR: high ECA mostly not rejected": vd.decide_below(iv_cit_hi, _MOST, quantity=f"CIT-LR rejection rate at ECA >= {_HIGH}"),
+        "CIT-LR: low ECA mostly rejected": vd.decide_above(iv_cit_lo, _MOST, quantity=f"CIT-LR rejection rate at ECA < {_HIGH}"),
+        "DP rejects almost all high ECA": vd.decide_above(iv_dp, _ALMOST_ALL, quantity=f"DP rejection rate at ECA >= {_HIGH}"),
+        "EO rejects almost all high ECA": vd.decide_above(iv_eo, _ALMOST_ALL, quantity=f"EO rejection rate at ECA >= {_HIGH}"),
+    }, "all four")
     claims.claim(
         "C6",
-        "Real-data pattern: CIT-LR is not significant for high-ECA classifiers and significant for low-ECA ones; "
-        "DP/EO reject many high-ECA classifiers.",
+        f"Real-data pattern: CIT-LR is not significant for most classifiers with ECA >= {_HIGH} and significant for most below; "
+        f"DP and EO reject almost all (> {_ALMOST_ALL:.0%}) of those with ECA >= {_HIGH}.",
         paper="qualitative (Figs. 3-4)",
-        ours={"CIT-LR reject | ECA>=0.99": inv_rate["rate"], "CIT-LR reject | ECA<0.9": use_rate["rate"],
-              "DP reject | ECA>=0.99": dp_inv, "EO reject | ECA>=0.99": eo_inv},
-        holds=(None if min(n_inv, n_use) < 3 else bool(inv_ok and use_rate["rate"] >= 0.8 and dp_inv > inv_rate["rate"])),
-        evidence="rejection rates over the zoo at alpha = 0.05 (table above).",
+        ours={f"CIT-LR reject | ECA>={_HIGH}": iv_cit_hi.estimate if iv_cit_hi.defined else None,
+              f"CIT-LR reject | ECA<{_HIGH}": iv_cit_lo.estimate if iv_cit_lo.defined else None,
+              f"DP reject | ECA>={_HIGH}": iv_dp.estimate if iv_dp.defined else None, f"EO reject | ECA>={_HIGH}": iv_eo.estimate if iv_eo.defined else None},
+        decision=c6, quote=_HIGH_ECA + " ... " + _IN_SUM, source="Sec. 6.3, Figs. 3-4",
+        change=f"the paper's words set the high-ECA range at ECA >= {_HIGH} and say DP and EO reject 'almost all' of it; the old rule "
+        "used ECA >= 0.99 and < 0.9 and only asked DP to reject more often than CIT-LR",
+        evidence=f"rejection rates at alpha = {alpha} over the zoo ({len(audit)} classifiers), each with its Clopper-Pearson interval.",
+        note=_undecided_note(c6, _MOST, len(audit), "classifiers", full),
     )
-    pos_r = int((r_cit > 0).sum())
+    spread = audit.groupby("disease")["ECA"].agg(np.ptp)
+    informative = [d for d in DISEASES if spread.get(d, 0.0) >= 0.05]
+    panels = {d: audit[audit["disease"] == d] for d in informative}
+    iv = _alignment_parts(panels, "ECA", f"log10p {cit}", ["log10p DP", "log10p EO"], seed=seed)
+    c5 = _parts({"r > 0": vd.decide_above(iv["r"], 0.0, quantity="mean r(ECA, log10 p) of CIT-LR"),
+                 "higher correlation": vd.decide_above(iv["r gap"], 0.0, quantity="mean of r_CIT - max(r_DP, r_EO)"),
+                 "lower variance": vd.decide_below(iv["spread gap"], 0.0, quantity="mean of sqrt(1-r_CIT^2) - min(sqrt(1-r_DP^2), sqrt(1-r_EO^2))")},
+                "correlation and spread")
+    per = n_zoo // len(DISEASES)
     claims.claim(
         "C5",
-        "log p of CIT-LR rises with ECA (positive correlation) with a smaller residual spread than DP and EO.",
+        "log p of CIT-LR rises with ECA with a higher correlation and a smaller standardised residual spread than DP and EO.",
         paper="qualitative (Figs. 3-4)",
-        ours={"r CIT-LR per disease": r_cit.round(3).to_dict(), "resid sd": sd.round(3).to_dict(orient="index")},
-        holds=None if (r_cit.isna().any() or not informative) else bool(pos_r == len(informative) and (sd["CIT-LR (CLDM+D)"] < sd[["DP", "EO"]].min(axis=1)).all()),
-        evidence=f"Pearson r between ECA and log10 p per disease ({n_zoo // len(DISEASES)} classifiers each) on the diseases whose "
-        f"classifiers spread over ECA by at least 0.05 ({informative}); CIT-LR's residual sd must be below both DP's and EO's in each.",
+        ours={"mean r": round(iv["r"].estimate, 3), "mean r gap": round(iv["r gap"].estimate, 3), "mean spread gap": round(iv["spread gap"].estimate, 3)},
+        decision=c5, quote=_FIG3_WORDS, source="Sec. 6.3, Figs. 3-4",
+        change="the raw residual sd of log10 p is on each test's own scale and cannot be compared across tests; the spread is now "
+        "sqrt(1 - r^2), the residual sd in units of the test's own sd, and every part is bootstrapped over classifiers",
+        evidence=f"Pearson r between ECA and log10 p per disease ({per} classifiers each) on the diseases whose classifiers spread "
+        f"over ECA by at least 0.05 ({informative}), mean over those diseases.",
+        note=_undecided_note(c5, 0.0, per, "classifiers per disease", full),
     )
     neg = audit[f"mean d {cit}"] < 0
-    sig_neg = (neg & (audit[f"p {cit}"] < alpha)).sum()
+    sig_neg = int((neg & (audit[f"p {cit}"] < alpha)).sum())
+    iv9 = vd.binomial_interval(sig_neg, len(audit), unit="tests")
+    c9 = vd.decide_below(iv9, alpha / 2, inclusive=True, quantity="share of significantly negative mean differences")
     claims.claim(
         "C9",
         "The paired mean of y(g - h) is >= 0 up to noise (the functional is E[(g-h)^2]); the paper's tables show mixed signs.",
-        paper="mixed signs in Tables 12-13",
-        ours={"negative means": int(neg.sum()), "significant negative": int(sig_neg), "tests": len(audit)},
-        holds=bool(sig_neg <= max(1, 0.05 * len(audit))),
+        paper="mixed signs in Tables 12-13", ours={"negative means": int(neg.sum()), "significant negative": sig_neg, "tests": len(audit)},
+        decision=c9, quote=_NOTES_SIGN, source="notes §5 item 9, not in the paper",
+        change="the old rule allowed max(1, 5%) significant negatives; a two-sided test at alpha finds a negative mean significant "
+        f"at most alpha/2 = {alpha / 2:g} of the time when the functional is >= 0, and the share is now decided on its interval",
         evidence="sign of the CIT-LR mean difference over the zoo. With h the A-marginal of g, a significant negative mean can only "
-        "come from the generator: y is predicted on real images but g and h on generated ones, and E[y(g - h)] = E[(g - h)^2] "
-        "needs E[y | A, Z] = g, which fails when the counterfactuals change what the classifier sees.",
+        "come from the generator: y is predicted on real images but g and h on generated ones.",
+        note=_undecided_note(c9, alpha / 2, len(audit), "tests", full),
     )
-    sig = audit.assign(sig=audit[f"p {cit}"] < alpha).groupby("disease")["sig"].mean()
+    sig = audit.assign(sig=audit[f"p {cit}"] < alpha)
+    by = {d: vd.binomial_interval(int(sig.loc[sig["disease"] == d, "sig"].sum()), int((sig["disease"] == d).sum()), unit="classifiers")
+          for d in DISEASES}
+    c15 = _parts({"consolidation: most not significant": vd.decide_below(by["consolidation"], _MOST, quantity="share significant, consolidation"),
+                  **{f"{d}: most significant": vd.decide_above(by[d], _MOST, quantity=f"share significant, {d}") for d in ("cardiomegaly", "effusion")}},
+                 "the three diseases")
     claims.claim(
         "C15",
-        "Per-model tables: most models are non-significant for the disease unaffected by A (consolidation) and "
-        "significant for diseases where models pick up A-shortcuts; no model is invariant for all diseases.",
+        "Per-model tables: most models are non-significant for the disease unaffected by A (consolidation) and significant "
+        "for diseases where models pick up A-shortcuts.",
         paper="consolidation 1/10 (CheXpert), 2/10 (MIMIC) significant; others 5-10/10",
-        ours=sig.round(3).to_dict(),
-        holds=bool(sig["consolidation"] <= 0.2 and min(sig["cardiomegaly"], sig["effusion"]) >= 0.5),
+        ours={d: round(iv.estimate, 3) if iv.defined else None for d, iv in by.items()}, decision=c15,
+        quote="For cardiomegaly, edema and pleural effusion, most models show significant ... Whereas for consolidation, most "
+        "models, such as Densenet 121 or VGG13+BN shows non-significant results", source="App. I.1, Tables 12-13",
+        change="'most' is read as more than half on both sides; the old rule asked for at most 20% significant on consolidation "
+        "(the paper's counts, not its words) and moved 'no model is invariant for all diseases' to C15-universal",
         evidence=f"share of zoo members with CIT-LR p < {alpha} per disease; shortcut strengths {rhos} for the associated diseases.",
+        note=_undecided_note(c15, _MOST, per, "classifiers per disease", full),
     )
-    return claims.rows(["DONE-2", "DONE-2-paper-CLDM", "DONE-2-oracle", "C6", "C5", "C9", "C15"])
+    models = sig.groupby(["arch", "rho", "seed"])["sig"].any()
+    claims.claim(
+        "C15-universal",
+        "No model of the pool is invariant (non-significant) for every disease.",
+        paper="no model universally invariant", ours={"models significant for no disease": int((~models).sum()), "models": len(models)},
+        verdict=vd.SUBSTITUTE, quote="However no model our tested pool is universally invariant across all the diseases",
+        source="App. I.1, Tables 12-13",
+        evidence="models are (architecture, shortcut strength, seed) triples trained once per disease.",
+        note="the toy zoo trains some classifiers without a shortcut (rho = 0) on data whose trace does not predict the label, so it "
+        "holds models invariant by design; the paper's pool was trained on the observed data only, where every disease's label "
+        "is associated with the group.",
+    )
+    return claims.rows(["DONE-2", "DONE-2-paper-CLDM", "DONE-2-oracle", "C6", "C5", "C9", "C15", "C15-universal"])
+
+
+def claims_07(study: pd.DataFrame, *, alpha: float = 0.05, power_target: float = 0.9) -> pd.DataFrame:
+    """Claims D1-D4 of notebook 07 (CIT-LR when Z depends on A).
+
+    Parameters
+    ----------
+    study : pandas.DataFrame
+        Output of :func:`cflib.experiments.calibration.cit_lr_dependence_study` with the default and the paper's forms.
+    alpha : float
+        Level of the tests.
+    power_target : float
+        Power the default form must reach against the largest effect at the largest dependence.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    from .. import verdicts as vd
+
+    if not isinstance(study, pd.DataFrame):
+        raise TypeError(f"study must be the DataFrame of cit_lr_dependence_study, got {type(study).__name__}")
+    default, paper = "debiased, joint g (default)", "marginalize, separate g (paper)"
+    null = study[study["a_effect"] == 0]
+    eff, s_max, s_min = float(study["a_effect"].max()), float(study["dependence"].max()), float(null["dependence"].min())
+    full = "notebooks/params/full.yaml runs 1000 replications"
+
+    def row(form, dep, a_eff):
+        return study[(study["form"] == form) & (study["dependence"] == dep) & (study["a_effect"] == a_eff)].iloc[0]
+
+    def rate(r):
+        return vd.binomial_interval(int(r.rejections), int(r.n_rep), unit="replications")
+
+    def show(r):
+        return f"{r.rejections}/{r.n_rep}"
+
+    adjustment = "is assumed to form a valid adjustment set."
+    d_null = null[null["form"] == default]
+    claims.record("level_default", {f"{s:g}": float(v) for s, v in zip(d_null["dependence"], d_null["rate"], strict=True)})
+    level_change = (f"the old rule asked every 99% interval to contain alpha and every rate to be at most {2 * alpha:g}; holding the "
+                    f"level is now a rate whose interval lies at or below {2 * alpha:g}")
+    d1 = _parts({f"s={r.dependence:g}": vd.decide_below(rate(r), 2 * alpha, inclusive=True, quantity="rejection rate of an invariant classifier")
+                 for r in d_null.itertuples()}, "every dependence")
+    n_rep = int(study["n_rep"].iloc[0])
+    claims.claim(
+        "D1", "The default CIT-LR holds its level (rejection rate at most 2 alpha) for every strength of the Z-A dependence (Z a valid adjustment set)",
+        paper="Theorem 4.2 needs a valid adjustment set; Alg. 1 assumes Z independent of A",
+        ours="; ".join(f"s={r.dependence:g}: {show(r)}" for r in d_null.itertuples()), decision=d1,
+        quote=adjustment, source="Sec. 4.2, after Theorem 4.2 (the dependence study is the book's, not the paper's)", change=level_change,
+        evidence=f"rejections of an invariant classifier at alpha = {alpha}.",
+        note=_undecided_note(d1, 2 * alpha, n_rep, "replications per dependence", full),
+    )
+    r = row(default, s_max, eff)
+    claims.record("power_default", float(r.rate))
+    d2 = vd.decide_above(rate(r), power_target, inclusive=True, quantity="power of the default form")
+    claims.claim(
+        "D2", f"The default CIT-LR keeps power >= {power_target} against a classifier that uses A when Z depends on A",
+        paper="not studied", ours=f"effect {eff:g}, s={s_max:g}: {show(r)}", decision=d2,
+        quote="For a fixed non-invariant f (ECA < 1), the rejection rate → 1 as the test-set size N grows.",
+        source="notes §5 item 8, not in the paper", evidence="rate over replications.",
+        note=_undecided_note(d2, power_target, n_rep, "replications", full),
+    )
+    p0, p1 = row(paper, s_min, 0.0), row(paper, s_max, 0.0)
+    claims.record("level_paper_form", {"independent": float(p0.rate), "dependent": float(p1.rate)})
+    marginal = "Equivalent and cheaper, because Z ⊥ A: ĥ(z) = Σ_a P(a) ĝ(a,z)."
+    d3 = vd.decide_below(rate(p0), 2 * alpha, inclusive=True, quantity="rejection rate of an invariant classifier")
+    claims.claim(
+        "D3", "With Z independent of A (the paper's setting), the A-marginal h of Alg. 1 holds its level (rate at most 2 alpha)",
+        paper="assumed (Lemma D.3)", ours=show(p0), decision=d3, quote=marginal, source="notes §7.1 item 4, after Lemma D.3",
+        change=level_change, evidence=f"rejections of an invariant classifier at alpha = {alpha}, s = {s_min:g}.",
+        note=_undecided_note(d3, 2 * alpha, n_rep, "replications", full),
+    )
+    d4 = vd.decide_above(rate(p1), alpha, quantity="rejection rate of an invariant classifier")
+    claims.claim(
+        "D4", "Once Z depends on A the A-marginal h rejects an invariant classifier above alpha (why the default changed)",
+        paper="not stated (the paper assumes Z independent of A)", ours=f"s={s_max:g}: {show(p1)}", decision=d4,
+        quote=marginal, source="notes §7.1 item 4: the marginal h needs Z independent of A",
+        evidence=f"rejections of an invariant classifier at alpha = {alpha}, s = {s_max:g}.",
+        note=_undecided_note(d4, alpha, n_rep, "replications", full),
+    )
+    return claims.rows(["D1", "D2", "D3", "D4"])
