@@ -280,8 +280,7 @@ def _values(v: Any, name: str) -> np.ndarray:
     arr = np.asarray(v).reshape(-1)
     if arr.size == 0:
         raise ValidationError(f"{name} must not be empty: give at least one value")
-    if arr.dtype.kind in "fc":
-        check_finite(arr, name)
+    check_finite(arr, name)
     return arr
 
 
@@ -468,8 +467,7 @@ def _distance(name: str, d: Distance, a: np.ndarray, b: np.ndarray) -> np.ndarra
     out = np.asarray(d(a, b))
     if out.shape != (len(a),):
         raise ValidationError(f"the distance {name!r} ({_function_name(d)}) returned shape {out.shape}, expected ({len(a)},): one value per image")
-    if out.dtype.kind in "fc":
-        check_finite(out, f"the output of the distance {name!r}")
+    check_finite(out, f"the output of the distance {name!r}")
     return out
 
 

@@ -72,8 +72,7 @@ def check_parent_dict(pa: Any, names: Sequence[str], n: int | None, name: str) -
             raise ValidationError(f"{name}[{k!r}] has {len(v)} values but the image batch has {n}: give one value per image")
         if len(v) == 0:
             raise ValidationError(f"{name}[{k!r}] holds no values: give one value per image")
-        if v.dtype.kind in "fc":
-            check_finite(v, f"{name}[{k!r}]")
+        check_finite(v, f"{name}[{k!r}]")
     return out
 
 
@@ -104,8 +103,7 @@ def _batch(x: Any, what: str) -> Any:
     if len(x) == 0:
         raise ValidationError(f"{what} holds no units (length 0): give at least one")
     arr = np.asarray(x)
-    if arr.dtype.kind in "fc":
-        check_finite(arr, what)
+    check_finite(arr, what)
     return x
 
 
@@ -262,8 +260,7 @@ class FunctionModel:
             v = np.broadcast_to(v, (n,)).copy() if v.ndim == 0 else v.reshape(-1)
             if len(v) != n:
                 raise ValidationError(f"do[{k!r}] has {len(v)} values for {n} units: give one value or one per unit")
-            if v.dtype.kind in "fc":
-                check_finite(v, f"do[{k!r}]")
+            check_finite(v, f"do[{k!r}]")
             out[k] = v
         return out
 

@@ -79,12 +79,6 @@ def _root_values(values: Any) -> np.ndarray:
     return check_finite(arr, "values")
 
 
-def _finite_units(arr: np.ndarray, what: str) -> None:
-    """Refuse NaN and inf in a float array of any shape (one pass, no copy)."""
-    if arr.dtype.kind in "fc":
-        check_finite(arr, what)
-
-
 class RootMechanism:
     """A root whose noise is its value (the paper's choice for CelebA and for the digit).
 
@@ -295,7 +289,7 @@ class DeepSCM:
         if next(iter(sizes.values())) == 0:
             raise ValidationError(f"{what} holds no units (arrays of length 0): give at least one")
         for n, a in arrays.items():
-            _finite_units(a, f"{what}[{n!r}]")
+            check_finite(a, f"{what}[{n!r}]")
         return arrays, next(iter(sizes.values()))
 
     def _check_do(self, do: Mapping[str, Any] | None, n: int, shapes: Mapping[str, tuple[int, ...]] | None = None) -> Values:
@@ -315,7 +309,7 @@ class DeepSCM:
                     f"do[{k!r}] must be one value of shape {unit_shape} or {n} values of shape {(n, *unit_shape)}, got shape {arr.shape}"
                 )
             out[k] = np.array(arr)
-            _finite_units(out[k], f"do[{k!r}]")
+            check_finite(out[k], f"do[{k!r}]")
         return out
 
     # -- the three steps ------------------------------------------------------------------------

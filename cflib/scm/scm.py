@@ -130,8 +130,7 @@ class SCM:
         return arrays, next(iter(sizes.values()))
 
     def _check_interventions(self, interventions: Mapping[str, object], n: int | None) -> dict[str, object]:
-        if not isinstance(interventions, Mapping):
-            raise ValidationTypeError(f"do must be a mapping {{node: value}}, got {describe(interventions)} ({type(interventions).__name__})")
+        _mapping(interventions, "do")
         out: dict[str, object] = {}
         for k, v in interventions.items():
             if k not in self.graph.nodes:
