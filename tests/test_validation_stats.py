@@ -222,6 +222,8 @@ CASES: list[Case] = [
     case("plot_linear_power-columns", ValueError, ("power", "rejection_rate"),
          lambda: stats.plot_linear_power(POWER.drop(columns="rejection_rate"))),
     case("plot_linear_power-type", TypeError, "power", lambda: stats.plot_linear_power({"n": [1]})),
+    case("plot_linear_power-axes", TypeError, "axes[0]", lambda: stats.plot_linear_power(POWER, axes=[1, 2])),
+    case("plot_linear_power-axes-one", TypeError, "axes", lambda: stats.plot_linear_power(POWER, axes="ax")),
     # --- closeness
     case("cfclot_test-empty", ValueError, ("y", "at least 2"), lambda: stats.cfclot_test([], [], 0.1)),
     case("cfclot_test-nan", ValueError, ("y_cf", "NaN"), lambda: stats.cfclot_test(Y1, np.r_[np.nan, YCF1[1:]], 0.1)),
@@ -379,6 +381,7 @@ CASES: list[Case] = [
     case("plot_pvalue_vs_eca-band_k", ValueError, "band_k", lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], band_k=-1.0)),
     case("plot_pvalue_vs_eca-ylim", ValueError, "ylim", lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], ylim=(0.5, -30))),
     case("plot_pvalue_vs_eca-ylim-type", TypeError, "ylim", lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], ylim=5)),
+    case("plot_pvalue_vs_eca-ax", TypeError, "ax", lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], ax="left")),
     case("plot_pvalue_vs_eca-empty", ValueError, "eca", lambda: stats.plot_pvalue_vs_eca([], [])),
     case("rejection_summary-empty", ValueError, "pvalues", lambda: stats.rejection_summary([])),
     case("rejection_summary-range", ValueError, ("pvalues", "[0, 1]"), lambda: stats.rejection_summary([0.2, 1.5])),
@@ -440,6 +443,19 @@ def _results() -> dict[str, object]:
             "CITResult": stats.cit_lr_from_estimates(YHAT, G_EST, H_EST),
             "GroupParityResult": stats.demographic_parity_test(YHAT, A),
         }
+
+
+@pytest.mark.parametrize("ax", ["left", 0, np.zeros(2)], ids=["string", "int", "array"])
+def test_every_result_type_s_plot_refuses_what_is_not_axes(ax):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", cflib.CflibWarning)
+        results = [*_results().values(), stats.cfclot_test(Y1, YCF1, 0.1),
+                   stats.expected_counterfactual_accuracy(None, YHAT, 1 - YHAT)]
+    plotted = [res for res in results if hasattr(res, "plot")]  # LinearMMDResult has no plot
+    assert len(plotted) == 5
+    for res in plotted:
+        with pytest.raises(TypeError, match="ax must be a matplotlib Axes"):
+            res.plot(ax=ax)
 
 
 @pytest.mark.parametrize("alpha, error", [(0, ValueError), (1, ValueError), (1.5, ValueError), (-0.1, ValueError),

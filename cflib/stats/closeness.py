@@ -36,6 +36,7 @@ from ..runtime import as_generator, get_device
 from ..validation import (
     ValidationError,
     ValidationTypeError,
+    check_axes,
     check_choice,
     check_count,
     check_finite,
@@ -741,7 +742,7 @@ class CFCLOTResult:
         """
         import matplotlib.pyplot as plt
 
-        ax = plt.gca() if ax is None else ax
+        ax = plt.gca() if check_axes(ax) is None else ax
         if self.null_distribution is not None:
             ax.hist(self.null_distribution, bins=40, density=True, color="0.75", label=f"{self.method} null")
         elif self.sigma and self.sigma > 0:

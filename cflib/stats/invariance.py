@@ -54,6 +54,7 @@ from cflib.runtime import as_generator
 from cflib.validation import (
     ValidationError,
     ValidationTypeError,
+    check_axes,
     check_callable,
     check_choice,
     check_count,
@@ -328,7 +329,7 @@ class CITResult:
         """
         import matplotlib.pyplot as plt
 
-        ax = plt.gca() if ax is None else ax
+        ax = plt.gca() if check_axes(ax) is None else ax
         ax.hist(self.d, bins=min(40, max(10, self.n // 10)), color="#0072B2", alpha=0.8)
         ax.axvline(0.0, color="0.3", lw=1, ls="--")
         ax.axvline(self.mean_diff, color="#D55E00", lw=1.5, label=f"mean d = {self.mean_diff:.3g}")
@@ -427,7 +428,7 @@ class GroupParityResult:
         """
         import matplotlib.pyplot as plt
 
-        ax = plt.gca() if ax is None else ax
+        ax = plt.gca() if check_axes(ax) is None else ax
         rates = np.asarray(self.rates)
         counts = np.asarray(self.counts)
         se = np.sqrt(np.clip(rates * (1 - rates), 0, None) / np.maximum(counts, 1))
@@ -493,7 +494,7 @@ class ECAResult:
         """
         import matplotlib.pyplot as plt
 
-        ax = plt.gca() if ax is None else ax
+        ax = plt.gca() if check_axes(ax) is None else ax
         err = np.array([[self.eca - self.ci[0]], [self.ci[1] - self.eca]])
         ax.bar(["unchanged (ECA)"], [self.eca], yerr=err, color="#009E73", capsize=4)
         ax.bar(["changed"], [1 - self.eca], color="#D55E00")
@@ -1451,7 +1452,7 @@ def plot_pvalue_vs_eca(
             raise ValidationError(f"ylim must be (low, high) with low < high, got {ylim!r}")
     x = _as_1d(eca, "eca")
     y = np.clip(_log10_pvalues(log10_p, x.size), -300.0, 0.0)
-    ax = plt.gca() if ax is None else ax
+    ax = plt.gca() if check_axes(ax) is None else ax
     st = alignment_stats(x, y)
     y_show = y if ylim is None else np.maximum(y, ylim[0])
     ax.scatter(x, y_show, s=14, alpha=0.75, color=color, edgecolor="none")

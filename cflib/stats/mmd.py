@@ -30,6 +30,7 @@ from ..runtime import as_generator, get_device
 from ..validation import (
     ValidationError,
     ValidationTypeError,
+    check_axes,
     check_choice,
     check_count,
     describe,
@@ -319,7 +320,7 @@ class MMDTestResult:
         """Histogram of the permutation null with the observed statistic marked; returns the axes."""
         import matplotlib.pyplot as plt
 
-        ax = plt.gca() if ax is None else ax
+        ax = plt.gca() if check_axes(ax) is None else ax
         ax.hist(self.null_distribution, bins=40, color="0.7", label="permutation null")
         ax.axvline(self.statistic, color="C3", lw=2, label=f"observed (p = {self.pvalue:.3g})")
         ax.set_xlabel("MMD$^2_u$")

@@ -33,6 +33,7 @@ from ..runtime import as_generator
 from ..validation import (
     ValidationError,
     ValidationTypeError,
+    check_axes,
     check_columns,
     check_count,
     check_positive,
@@ -389,6 +390,10 @@ def plot_linear_power(power: pd.DataFrame, axes: Any = None) -> Any:
     from ..plotting import line_with_band, subplots
 
     check_columns(power, ["n", "test", "rejection_rate", "se", "seconds_per_test", "shift"], "power")
+    if axes is not None and (isinstance(axes, (str, bytes)) or not hasattr(axes, "__len__") or len(axes) != 2):
+        raise ValidationTypeError(f"axes must be None or two matplotlib Axes, got {describe(axes)}")
+    for i, a in enumerate([] if axes is None else axes):
+        check_axes(a, f"axes[{i}]")
     if axes is None:
         _, axes = subplots(1, 2, width=4.6)
     for t, g in power.groupby("test", sort=False):
