@@ -22,6 +22,7 @@ import pandas as pd
 
 from .. import claims
 from .. import verdicts as vd
+from ..validation import check_probability
 from .calibration import joint_decision
 
 __all__ = ["AXIOM_TOLERANCE", "correlation_interval", "seed_slopes", "claims_01", "claims_02"]
@@ -73,6 +74,7 @@ def correlation_interval(r: float, n: int, *, level: float = 0.95) -> vd.Interva
         raise ValueError(f"r must be a correlation in [-1, 1], got {r!r}")
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
         raise ValueError(f"n must be a non-negative integer (units), got {n!r}")
+    level = check_probability(level, "level")
     method = f"{100 * level:g}% Fisher z interval, {int(n)} units"
     if n < 4:
         return vd.Interval(r, math.nan, math.nan, method + " (fewer than 4 units)")
