@@ -9,27 +9,32 @@ The chapter's studies over repeated samples, the tables and figures its notebook
   Props. 1-2 on true counterfactuals;
 * :func:`a2_terms_study`: Theorem 1's integrated terms against ``n`` (App. A.2, Fig. 7) and the per-bin
   Term I against its ground truth (Fig. 8);
-* :func:`compas_effects`, :func:`fig5_bars`, :func:`compare_fig5`, :func:`algorithm1`: COMPAS (Fig. 5,
-  Algorithm 1);
-* :func:`cookbook_study`: Algorithm 1 verdicts over repeated samples of the COMPAS-like SFM (claim 14);
+* :func:`compas_effects`, :func:`effects_table`, :func:`fig5_bars`, :func:`compare_fig5`, :func:`algorithm1`:
+  COMPAS (Fig. 5, Algorithm 1);
+* :func:`compas_fair_risk`, :func:`compas_truth`, :func:`cookbook_study`: the oracle fair predictor, the
+  population truth and Algorithm 1 over repeated samples of the COMPAS-like SFM (claims 13-14);
 * :func:`pareto_study`, :func:`pareto_front`, :func:`effects_kept`: SPM against iPPM along the
   business-necessity spectrum (Sec. 4, Fig. 6);
-* :func:`claims_01` ... :func:`claims_04`: the verdicts of notebooks 01-04.
+* :func:`claims_01` ... :func:`claims_04`: the verdicts of notebooks 01-04, each an estimate with its
+  interval decided by a rule of :mod:`cflib.verdicts` written from the paper's words.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binom
 
 from .. import claims
+from .. import verdicts as vd
 from ..data.fairness_sim import (
     A2_ATE,
     LinearSFMParams,
+    _compas_py,  # the COMPAS-like SFM's mechanisms, integrated over by compas_fair_risk
+    _compas_w,
     a2_oracle_predictor,
     appendix_a2_scm,
     compas_like_sfm,
@@ -64,6 +69,7 @@ __all__ = [
     "COMPAS_OUTCOMES",
     "PAPER_FIG5",
     "PAPER_FIG5_HALFWIDTH",
+    "EQUIVALENCE_MARGIN",
     "coverage_study",
     "coverage_table",
     "plot_standardised_errors",
@@ -78,6 +84,9 @@ __all__ = [
     "fig8_arrays",
     "fig8_within_1sd",
     "compas_effects",
+    "effects_table",
+    "compas_fair_risk",
+    "compas_truth",
     "fig5_bars",
     "compare_fig5",
     "algorithm1",
@@ -104,8 +113,46 @@ PAPER_FIG5 = pd.DataFrame({"Y": [-0.0008, -0.0506, -0.0317], "Ŷ NP": [0.06, -0.
 PAPER_FIG5_HALFWIDTH = pd.DataFrame({"Y": [0.0259, 0.0124, 0.0153], "Ŷ NP": [0.0296, 0.0153, 0.0158], "Ŷ FP": [0.0111, 0.0198, 0.0122]},
                                     index=["DE", "IE", "SE"])
 
+#: Margin of the claims that an effect is zero or that two effects are equal (1 percentage point, notes Sec. 7.8):
+#: such a claim is reproduced only when the effect's whole 95% interval lies within it.
+EQUIVALENCE_MARGIN = 0.01
+
 _EFFECTS = ("DE", "IE", "SE")
 _INNER = slice(1, -1)  # interior bins of a binned score (the tails carry binning bias)
+_CHUNKS = 10  # disjoint chunks of a population sample for batch-means standard errors
+
+
+def _chunk_se(frame: pd.DataFrame, stat: Any, chunks: int = _CHUNKS) -> np.ndarray:
+    """Batch-means standard error of ``stat(frame)``: the spread of ``stat`` over disjoint chunks of the rows.
+
+    The rows are independent units, so the statistic on the whole frame has about ``1 / chunks`` of the
+    variance of the statistic on one chunk: ``se = sd(chunk values) / sqrt(chunks)``.
+    """
+    parts = [np.asarray(stat(frame.iloc[k::chunks]), dtype=float) for k in range(chunks)]
+    return np.std(parts, axis=0, ddof=1) / np.sqrt(chunks)
+
+
+def _batch_interval(estimate: float, se: float) -> vd.Interval:
+    return vd.normal_interval(estimate, se, method=f"batch-means standard error over {_CHUNKS} disjoint chunks of the population")
+
+
+def _reps_interval(values: Any, unit: str = "repetitions") -> vd.Interval:
+    return vd.mean_interval(np.asarray(values, dtype=float), unit=unit)
+
+
+def _if_interval(estimate: float, se: float) -> vd.Interval:
+    return vd.normal_interval(estimate, se, method="influence-function standard error")
+
+
+def _all_of(parts: Sequence[vd.Decision], what: str) -> vd.Decision:
+    """:func:`cflib.verdicts.combine`, keeping the interval of the first part whose verdict is the joint one.
+
+    Every part's rule and interval are listed in the joint rule.
+    """
+    joint = vd.combine(parts, rule=what)
+    shown = next((p for p in parts if p.verdict == joint.verdict), None)
+    rule = joint.rule + " (" + "; ".join(f"{p.rule} [{p.interval}]" for p in parts) + ")"
+    return vd.Decision(joint.verdict, shown.interval if shown else None, rule)
 
 
 def _progress(it, show: bool, desc: str):
@@ -272,8 +319,87 @@ def pareto_study(
     return (pd.DataFrame(rows), first) if return_predictions else pd.DataFrame(rows)
 
 
+@functools.lru_cache(maxsize=4)
+def _fair_risk_curves(draws: int, seed: int) -> np.ndarray:
+    """``E[Y | x1, z1, age]`` on :data:`_AGES` for ``z1 = 0, 1`` (rows), by scrambled Sobol points over the mediators' noise."""
+    from scipy.stats import qmc
+
+    u = qmc.Sobol(3, scramble=True, seed=seed).random(draws)
+    shape = (_AGES.size, draws)
+    uj, up, ud = (np.broadcast_to(u[:, k], shape) for k in range(3))
+    age, one = np.broadcast_to(_AGES[:, None], shape), np.ones(shape)
+    return np.array([_compas_py(one, male * one, age, *_compas_w(one, male * one, age, uj, up, ud)).mean(axis=1) for male in (0.0, 1.0)])
+
+
+#: Ages of the interpolation grid of :func:`compas_fair_risk` (risk is smooth in age; older ages are clamped).
+_AGES = np.linspace(18.0, 100.0, 83)
+
+
+def compas_fair_risk(data: pd.DataFrame, *, draws: int = 2048, seed: int = 0) -> np.ndarray:
+    """``E[Y | x1, Z]`` of the COMPAS-like SFM for every row: the oracle fair score for BN = {SE}.
+
+    A predictor that reads only ``Z`` (and noise of its own) has Ctf-DE = Ctf-IE = 0, both at the
+    unit level and as the estimator identifies them from ``(X, Z, W)``, and its Ctf-SE equals that of
+    ``Y`` because ``E[Y_{x1} | x] = E[E[Y | x1, Z] | x]`` (notes Sec. 7.16: "build the oracle at x1").
+    The mediators' noise is integrated out by scrambled Sobol points shared by every age, on a grid
+    of ages one year apart, then interpolated.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Rows of :func:`~cflib.data.fairness_sim.compas_like_sfm` (columns ``z1``, ``z2``).
+    draws : int
+        Sobol points over the three mediator noises (a power of 2).
+    seed : int
+        Scrambling of the Sobol points.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``E[Y | x1, z1, z2]`` per row.
+    """
+    curves = _fair_risk_curves(int(draws), int(seed))
+    z1, z2 = data["z1"].to_numpy(int), data["z2"].to_numpy(float)
+    return np.where(z1 == 1, np.interp(z2, _AGES, curves[1]), np.interp(z2, _AGES, curves[0]))
+
+
+def compas_truth(n: int, *, seed: int = 0, chunks: int = _CHUNKS) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """Population Ctf measures of the COMPAS-like SFM's ``y``, ``np`` and oracle ``fp``, with Monte Carlo standard errors.
+
+    The measures come from ``n`` units (:func:`~cflib.data.fairness_sim.compas_like_sfm` with
+    ``return_truth=True``; the oracle is that of :func:`compas_fair_risk`, so its DE and IE are exactly
+    0); the standard errors from ``chunks`` further populations of ``n / chunks`` units.
+
+    Parameters
+    ----------
+    n : int
+    seed : int
+    chunks : int
+
+    Returns
+    -------
+    (dict, dict)
+        ``{outcome: {TV, DE, IE, SE}}`` and their standard errors, with ``"fp - y"`` (the gap of the
+        oracle's measures from Y's) in the second.
+    """
+    def one(m: int, s: Any) -> dict[str, dict[str, float]]:
+        d, t = compas_like_sfm(m, seed=s, return_truth=True)
+        p1 = compas_fair_risk(d)
+        t["fp"] = ctf_truth(d.x.to_numpy(), p1, p1, p1)
+        t["fp - y"] = {k: t["fp"][k] - t["y"][k] for k in t["y"]}
+        return t
+
+    truth = one(n, seed)
+    parts = [one(max(n // chunks, 100), np.random.default_rng((seed, k))) for k in range(chunks)]
+    se = {o: {m: float(np.std([p[o][m] for p in parts], ddof=1) / np.sqrt(chunks)) for m in truth[o]} for o in truth}
+    del truth["fp - y"]
+    return truth, se
+
+
 def cookbook_study(n: int, reps: int, *, bn: set[str] = frozenset({"Z"}), learner: Any = "hgb", seed: int = 0, test: str = "difference", margin: float | None = None, progress: bool = False) -> pd.DataFrame:
     """Algorithm 1 on repeated samples of the COMPAS-like SFM, for the Northpointe-like score and the oracle FP.
+
+    The oracle FP is ``1{U < E[Y | x1, Z]}`` (:func:`compas_fair_risk`) with its own uniform noise ``U``.
 
     Parameters
     ----------
@@ -297,7 +423,10 @@ def cookbook_study(n: int, reps: int, *, bn: set[str] = frozenset({"Z"}), learne
     rows = []
     for r in _progress(range(reps), progress, "samples"):
         d = compas_like_sfm(n, seed=seed * 10_007 + r)
-        d = d.assign(diff_np=d.y - d.np, diff_fp=d.y - d.fp)
+        # The oracle of compas_fair_risk replaces the simulator's fp (which reads the mediators' noise); its own noise
+        # comes from a separate stream, so the sample itself is unchanged.
+        fp = (np.random.default_rng((seed, r, 1)).random(n) < compas_fair_risk(d)).astype(int)
+        d = d.assign(fp=fp, diff_np=d.y - d.np, diff_fp=d.y - fp)
         est = ctf_effects(d, sfm, ["y", "np", "fp", "diff_np", "diff_fp"], learner=learner, seed=r)
         for p in ("np", "fp"):
             res = causal_predictive_parity(d, sfm, "y", p, bn, test=test, margin=margin, estimates={"y": est["y"], "y_hat": est[p], "diff": est["diff_" + p]})
@@ -363,14 +492,20 @@ def discrete_identification(n: int, *, seed: int = 0) -> tuple[pd.DataFrame, dic
     Returns
     -------
     (pandas.DataFrame, dict, dict)
-        The comparison table (rows DE, IE, SE; Eqs. 54-55 with Eq. 7's sign, Monte Carlo, Eq. 56 as
-        printed), the exact identified measures and the Monte Carlo ones.
+        The comparison table (rows DE, IE, SE; Eqs. 54-55 with Eq. 7's sign, Monte Carlo, the Monte
+        Carlo standard error, Eq. 56 as printed), the exact identified measures and the Monte Carlo ones.
     """
     exact = identify_discrete(discrete_sfm_joint())
     d = discrete_sfm(n, seed=seed)
-    mc = ctf_truth(d.x.values, d.y_x0.values.astype(float), d.y_x1.values.astype(float), d.y_x1_wx0.values.astype(float))
+    y0, y1, y10 = (d[c].to_numpy(float) for c in ("y_x0", "y_x1", "y_x1_wx0"))
+    mc = ctf_truth(d.x.values, y0, y1, y10)
+    x0 = d.x.to_numpy() == 0
+    n0, n1 = int(x0.sum()), int((~x0).sum())
+    mc_se = {"DE": np.std((y10 - y0)[x0], ddof=1) / np.sqrt(n0), "IE": np.std((y10 - y1)[x0], ddof=1) / np.sqrt(n0),
+             "SE": np.sqrt(np.var(y1[x0], ddof=1) / n0 + np.var(y1[~x0], ddof=1) / n1)}
     ident = pd.DataFrame({"Eqs. 54-55, Eq. 7 sign": [exact[m] for m in _EFFECTS],
                           "Monte Carlo counterfactuals": [mc[m] for m in _EFFECTS],
+                          "Monte Carlo se": [float(mc_se[m]) for m in _EFFECTS],
                           "Eq. 56 as printed": [np.nan, np.nan, exact["SE_eq56_as_printed"]]}, index=list(_EFFECTS))
     return ident, exact, mc
 
@@ -400,9 +535,9 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     ----------
     results : mapping
         ``residual`` (identity residual of one sample), ``max_residual`` (over the coverage study),
-        ``reps``, ``n_boot``, ``n``, ``learner``, ``lin_gap`` (:func:`linearity_gap`), ``within_3se``
-        (bools, one per measure), ``coverage`` (coverage per measure, a Series), ``identification``,
-        ``exact``, ``mc`` (:func:`discrete_identification`), ``n_discrete``, ``whitebox`` (plug-in DE),
+        ``reps``, ``n_boot``, ``n``, ``learner``, ``lin_gap`` (:func:`linearity_gap`), ``coverage``
+        (coverage per measure over ``reps`` samples, a Series), ``identification``
+        (:func:`discrete_identification`'s table), ``n_discrete``, ``whitebox`` (plug-in DE),
         ``dr_de`` and ``dr_de_se`` (the DR estimate of the same DE and its standard error).
 
     Returns
@@ -410,38 +545,73 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for these claims.
     """
-    claims.require(results, ["residual", "max_residual", "reps", "n_boot", "n", "learner", "lin_gap", "within_3se", "coverage",
-                    "identification", "exact", "mc", "n_discrete", "whitebox", "dr_de", "dr_de_se"])
+    claims.require(results, ["residual", "max_residual", "reps", "n_boot", "n", "learner", "lin_gap", "coverage",
+                             "identification", "n_discrete", "whitebox", "dr_de", "dr_de_se"])
     r = results
     reps, n_boot, n_discrete = r["reps"], r["n_boot"], r["n_discrete"]
     worst = max(r["residual"], r["max_residual"])
     claims.claim("C1", "Prop. 3: TV = Ctf-DE - Ctf-IE - Ctf-SE holds exactly for the estimator, in-sample and in every bootstrap replicate.",
-                 paper="exact identity", ours=worst, holds=bool(worst < 1e-10),
-                 evidence=f"max residual over {reps} samples x 20 bootstrap replicates and one sample x {n_boot} replicates; tolerance 1e-10")
+                 paper="exact identity", ours=worst, kind="sanity check",
+                 quote="The statistical parity measure admits a decomposition into its direct, indirect, and spurious variations",
+                 source="Prop. 3, Eq. 8",
+                 decision=vd.decide_below(vd.exact(worst, method="largest residual over every sample and bootstrap replicate (rounding only)"),
+                                          1e-10, inclusive=True, quantity="max |TV - (DE - IE - SE)|"),
+                 evidence=f"max residual over {reps} samples x 20 bootstrap replicates and one sample x {n_boot} replicates. "
+                          "The estimator shares its two counterfactual means between the measures, so the identity holds by construction")
     lin_gap = r["lin_gap"]
     claims.claim("C3", "Linearity: Ctf(Y) - Ctf(Y_hat) = Ctf(Y - Y_hat) with linear learners and shared folds.",
-                 paper="exact", ours=lin_gap, holds=bool(lin_gap < 1e-9), evidence="same folds and propensities; tolerance 1e-9")
+                 paper="exact", ours=lin_gap, kind="sanity check",
+                 quote="Ctf-CE(Y) − Ctf-CE(Ŷ) = Ctf-CE(Y − Ŷ) for the estimator, with shared folds and nuisance learners that are linear in the outcome",
+                 source="notes §5 claim 3, not in the paper",
+                 decision=vd.decide_below(vd.exact(lin_gap, method="one sample, the same folds and propensities (rounding only)"), 1e-9,
+                                          inclusive=True, quantity="max |Ctf(Y) - Ctf(Y_hat) - Ctf(Y - Y_hat)|"),
+                 evidence="same folds and propensities; an identity of the estimator")
     coverage = pd.Series(r["coverage"])
-    ok3, cover_ok = bool(np.all(r["within_3se"])), bool((coverage >= 0.90).all())
-    claims.claim("C6", "Linear SFM: DR estimates within 3 SE of the closed forms, 95% CIs cover at >= 90%.",
-                 paper="closed forms DE=b_x, IE=-b_w a_xw, SE=-(b_z+b_w a_zw)(mu1-mu0)",
-                 ours={"within_3se": ok3, "coverage": coverage.round(3).to_dict()},
-                 holds=(ok3 and cover_ok) if reps >= 100 else (None if ok3 and cover_ok else False),
-                 evidence=f"n={r['n']}, {reps} repetitions, influence-function normal intervals, learner={r['learner']}")
-    ident, exact, mc = r["identification"], r["exact"], r["mc"]
-    ident_gap = float((ident.iloc[:, 0] - ident.iloc[:, 1]).abs().max())
-    claims.claim("C7", "App. B: Eqs. 54-55 and Eq. 56 with Eq. 7's sign match counterfactual Monte Carlo; Eq. 56 as printed has the wrong sign.",
-                 paper="Eq. 56 printed with the opposite sign (erratum)", ours={"max_gap": ident_gap, "SE_eq7": exact["SE"], "SE_eq56": exact["SE_eq56_as_printed"], "SE_mc": mc["SE"]},
-                 holds=bool(ident_gap < 0.003 * max(1, (1e6 / n_discrete) ** 0.5)), evidence=f"exact joint vs {n_discrete} Monte Carlo units; tolerance 0.003 at 1e6 units")
+    parts = [vd.decide_above(vd.binomial_interval(round(float(c) * reps), reps, unit="samples"), 0.90, inclusive=True,
+                             quantity=f"coverage of {m}'s 95% interval") for m, c in coverage.items()]
+    claims.claim("C6", "Linear SFM: the DR estimator's 95% intervals cover the closed forms of TV, DE, IE and SE at >= 90%.",
+                 paper="closed forms DE=b_x, IE=-b_w a_xw, SE=-(b_z+b_w a_zw)(mu1-mu0)", ours={"coverage": coverage.round(3).to_dict()},
+                 kind="sanity check",
+                 quote="95% CIs should cover at about the nominal rate (coverage ≥ 90% over 100 repetitions)", source="notes §5 claim 6, not in the paper",
+                 decision=_all_of(parts, "coverage >= 0.90 for every measure"),
+                 change="the single-sample 'within 3 SE' part is dropped: it is one draw of what the coverage over all samples measures",
+                 note="undecided while a coverage's Clopper-Pearson interval contains 0.90: about 400 samples decide a coverage of 0.93 or more, "
+                      "1000 (params/full.yaml) one of 0.92",
+                 evidence=f"n={r['n']}, {reps} samples, influence-function normal intervals, learner={r['learner']}; it checks cflib's estimator against Def. 3")
+    ident = r["identification"]
+    mc_se = ident["Monte Carlo se"]
+    parts = [vd.decide_within(vd.normal_interval(ident.loc[m, "Monte Carlo counterfactuals"] - ident.loc[m, "Eqs. 54-55, Eq. 7 sign"], mc_se[m],
+                                                 method=f"Monte Carlo standard error, {n_discrete} units"),
+                              -0.003, 0.003, quantity=f"{m}: Monte Carlo - identification formula") for m in _EFFECTS]
+    parts.append(vd.decide_within(vd.normal_interval(ident.loc["SE", "Monte Carlo counterfactuals"] + ident.loc["SE", "Eq. 56 as printed"], mc_se["SE"],
+                                                     method=f"Monte Carlo standard error, {n_discrete} units"),
+                                  -0.003, 0.003, quantity="SE: Monte Carlo + Eq. 56 as printed (opposite sign)"))
+    claims.claim("C7", "App. B: Eqs. 54-55 and Eq. 56 with Eq. 7's sign match counterfactual Monte Carlo; Eq. 56 as printed has the opposite sign.",
+                 paper="Eq. 56 printed with the opposite sign (erratum)",
+                 ours={"gap": (ident.iloc[:, 1] - ident.iloc[:, 0]).round(5).to_dict(), "SE_eq56": float(ident.loc["SE", "Eq. 56 as printed"])},
+                 quote="are identifiable from observational data, that is, they can be computed uniquely from the observational distribution $P(V)$",
+                 source="Prop. 4 and App. B, Eqs. 54-56",
+                 decision=_all_of(parts, "every formula within 0.003 of the Monte Carlo counterfactuals"),
+                 change="the band is a fixed ±0.003 (the notes' tolerance) around an interval from the Monte Carlo standard error; "
+                        "it was 0.003 scaled by sqrt(1e6 / n) around the point",
+                 note="undecided while the Monte Carlo interval is wider than the band: 1e6 units decide it",
+                 evidence=f"exact joint vs {n_discrete} Monte Carlo units from the same units' noise")
     wb, dr = r["whitebox"], r["dr_de"]
-    claims.claim("C17", "White-box cross-check: DR Ctf-DE(y_hat|x0) equals the plug-in mean of f(x1,.) - f(x0,.) within 2 SE.",
-                 paper="(notes' check)", ours={"whitebox": wb, "dr": dr},
-                 holds=bool(abs(dr - wb) < 2 * r["dr_de_se"] + 1e-9), evidence="non-linear f(x, z, w) = 0.5x + tanh(w) + 0.3xz^2, DR with gradient boosting, one sample, IF standard error")
+    tol = 0.1 * abs(wb)
+    claims.claim("C17", "White-box cross-check: DR Ctf-DE(y_hat|x0) equals the plug-in mean of f(x1,.) - f(x0,.) within 10% of it.",
+                 paper="(notes' check)", ours={"whitebox": wb, "dr": dr, "se": r["dr_de_se"]}, kind="sanity check",
+                 quote="For a white-box predictor f, the DR Ctf-DE(ŷ|x0) equals the direct plug-in mean_{x0}[f(x1,Z,W) − f(x0,Z,W)] within 2 SE.",
+                 source="notes §5 claim 17, not in the paper",
+                 decision=vd.decide_within(_if_interval(dr - wb, r["dr_de_se"]), -tol, tol, quantity="DR DE - plug-in DE"),
+                 change="'within 2 SE' passes any estimate when the SE is large; equality now needs the difference's 95% interval "
+                        "inside ±10% of the plug-in value",
+                 note="undecided while the interval is wider than the band: the book's n = 2000 decides it",
+                 evidence="non-linear f(x, z, w) = 0.5x + tanh(w) + 0.3xz^2, DR with gradient boosting, one sample, IF standard error")
     return claims.rows(["C1", "C3", "C6", "C7", "C17"])
 
 
 # ---------------------------------------------------------------------------- notebook 02
-def a2_three_terms(n: int, *, bins: int = 20, seed: int = 0) -> tuple[PPDecomposition, float]:
+def a2_three_terms(n: int, *, bins: int = 20, seed: int = 0) -> tuple[PPDecomposition, float, dict[str, float]]:
     """Theorem 1's three terms per bin of the efficient predictor on the App. A.2 SCM, from true counterfactuals.
 
     Parameters
@@ -454,18 +624,22 @@ def a2_three_terms(n: int, *, bins: int = 20, seed: int = 0) -> tuple[PPDecompos
 
     Returns
     -------
-    (PPDecomposition, float)
-        The decomposition and the ATE ``E[Y_x1 - Y_x0]`` of the sample.
+    (PPDecomposition, float, dict)
+        The decomposition, the ATE ``E[Y_x1 - Y_x0]`` of the sample, and the batch-means standard
+        errors (:data:`_CHUNKS` disjoint chunks) of the integrated Term III and of the ATE.
     """
     pop = appendix_a2_scm(n, seed=seed)
     u1 = pop.w1 - pop.x
     u2 = pop.w2 - (pop.w1**2 / 4 - pop.x / 3)
     w1_1 = 1 + u1  # the x1-world mediators of every unit
     w2_1 = w1_1**2 / 4 - 1 / 3 + u2
-    yh_x1 = a2_oracle_predictor(1, w1_1, w2_1)
-    yh_x0 = a2_oracle_predictor(0, pop.w1_x0, pop.w2_x0)
-    three = pp_decomposition_counterfactual(pop.x, pop.y_x0, pop.y_x1, yh_x0, yh_x1, bins=bins)
-    return three, float((pop.y_x1 - pop.y_x0).mean())
+    pop = pop.assign(yh_x1=a2_oracle_predictor(1, w1_1, w2_1), yh_x0=a2_oracle_predictor(0, pop.w1_x0, pop.w2_x0))
+
+    def terms(p: pd.DataFrame) -> PPDecomposition:
+        return pp_decomposition_counterfactual(p.x, p.y_x0, p.y_x1, p.yh_x0, p.yh_x1, bins=bins)
+
+    se = _chunk_se(pop, lambda p: [terms(p).integrated["term_III"], (p.y_x1 - p.y_x0).mean()])
+    return terms(pop), float((pop.y_x1 - pop.y_x0).mean()), {"term_III": float(se[0]), "ate": float(se[1])}
 
 
 def corollary1(coefficients: Mapping[str, float], n: int, *, rng: np.random.Generator, seed: int = 0
@@ -486,23 +660,34 @@ def corollary1(coefficients: Mapping[str, float], n: int, *, rng: np.random.Gene
     Returns
     -------
     (pandas.DataFrame, PPDecomposition, PPDecomposition, pandas.DataFrame)
-        The table (rows Term I, Term II (+III), PPM, SPM; columns closed form, efficient, noisy, the
-        decomposition means over interior deciles), both decompositions (10 bins) and the sample.
+        The table (rows Term I, Term II (+III), PPM, SPM, mean |PPM|; columns closed form, efficient,
+        noisy, the decomposition means over interior deciles, then the batch-means standard errors of the two
+        sample columns), both decompositions (10 bins) and the sample (with the noise in ``noise``).
     """
     cf = linear_pp_terms(**coefficients)
     lin = linear_mediation_scm(n, **coefficients, seed=seed)
-    noise = rng.standard_normal(len(lin))
-    eff = pp_decomposition_counterfactual(lin.x, lin.y_x0, lin.y_x1, lin.y_hat_x0, lin.y_hat_x1, bins=10)
-    noisy = pp_decomposition_counterfactual(lin.x, lin.y_x0, lin.y_x1, lin.y_hat_x0 + noise, lin.y_hat_x1 + noise, bins=10)
+    lin["noise"] = rng.standard_normal(len(lin))
 
-    def column(d: PPDecomposition, score: np.ndarray) -> list[float]:
-        t = d.table
-        return [t.term_I.iloc[_INNER].mean(), (t.term_II + t.term_III).iloc[_INNER].mean(), t.ppm.iloc[_INNER].mean(), spm(lin.x, score)]
+    def decompositions(d: pd.DataFrame) -> tuple[PPDecomposition, PPDecomposition]:
+        return (pp_decomposition_counterfactual(d.x, d.y_x0, d.y_x1, d.y_hat_x0, d.y_hat_x1, bins=10),
+                pp_decomposition_counterfactual(d.x, d.y_x0, d.y_x1, d.y_hat_x0 + d.noise, d.y_hat_x1 + d.noise, bins=10))
 
-    table = pd.DataFrame({"closed form (efficient)": [cf["term_I"], cf["term_II"], 0.0, cf["spm"]],
-                          "efficient, interior bins": column(eff, lin.y_hat),
-                          "efficient + N(0,1) noise": column(noisy, lin.y_hat + noise)},
-                         index=["Term I", "Term II (+III)", "PPM", "SPM"])
+    def column(dec: PPDecomposition, x: pd.Series, score: pd.Series) -> list[float]:
+        t = dec.table
+        return [t.term_I.iloc[_INNER].mean(), (t.term_II + t.term_III).iloc[_INNER].mean(), t.ppm.iloc[_INNER].mean(), spm(x, score),
+                t.ppm.iloc[_INNER].abs().mean()]
+
+    def columns(d: pd.DataFrame) -> np.ndarray:
+        eff, noisy = decompositions(d)
+        return np.array([column(eff, d.x, d.y_hat), column(noisy, d.x, d.y_hat + d.noise)]).T
+
+    eff, noisy = decompositions(lin)
+    se = _chunk_se(lin, columns)
+    table = pd.DataFrame({"closed form (efficient)": [cf["term_I"], cf["term_II"], 0.0, cf["spm"], 0.0],
+                          "efficient, interior bins": column(eff, lin.x, lin.y_hat),
+                          "efficient + N(0,1) noise": column(noisy, lin.x, lin.y_hat + lin.noise),
+                          "se (efficient)": se[:, 0], "se (noisy)": se[:, 1]},
+                         index=["Term I", "Term II (+III)", "PPM", "SPM", "mean |PPM|"])
     return table, eff, noisy, lin
 
 
@@ -517,17 +702,24 @@ def calibration_vs_parity(lin: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Rows ``Y, efficient Y_hat, SP-forced Y_hat``; columns ``SPM, iPPM (10 bins), iPPM interior bins``.
+        Rows ``Y, efficient Y_hat, SP-forced Y_hat``; columns ``SPM, iPPM (10 bins), iPPM interior bins``,
+        ``SPM - TV(Y)`` and the batch-means standard errors ``se SPM - TV(Y)`` and ``se iPPM interior bins``.
     """
-    sp_forced = demean_by_group(lin.y_hat, lin.x)
-    return pd.DataFrame({"SPM": [spm(lin.x, lin.y), spm(lin.x, lin.y_hat), spm(lin.x, sp_forced)],
-                         "iPPM (10 bins)": [np.nan, ippm(lin.x, lin.y, lin.y_hat, 10), ippm(lin.x, lin.y, sp_forced, 10)],
-                         "iPPM interior bins": [np.nan, ppm_table(lin.x, lin.y, lin.y_hat, 10).ppm.iloc[_INNER].mean(),
-                                                ppm_table(lin.x, lin.y, sp_forced, 10).ppm.iloc[_INNER].mean()]},
-                        index=["Y", "efficient Y_hat", "SP-forced Y_hat"])
+    def table(d: pd.DataFrame) -> pd.DataFrame:
+        sp_forced = demean_by_group(d.y_hat, d.x)
+        t = pd.DataFrame({"SPM": [spm(d.x, d.y), spm(d.x, d.y_hat), spm(d.x, sp_forced)],
+                          "iPPM (10 bins)": [np.nan, ippm(d.x, d.y, d.y_hat, 10), ippm(d.x, d.y, sp_forced, 10)],
+                          "iPPM interior bins": [np.nan, ppm_table(d.x, d.y, d.y_hat, 10).ppm.iloc[_INNER].mean(),
+                                                 ppm_table(d.x, d.y, sp_forced, 10).ppm.iloc[_INNER].mean()]},
+                         index=["Y", "efficient Y_hat", "SP-forced Y_hat"])
+        return t.assign(**{"SPM - TV(Y)": t.SPM - t.SPM.iloc[0]})
+
+    out = table(lin)
+    se = pd.DataFrame(_chunk_se(lin, table), index=out.index, columns=out.columns)
+    return out.assign(**{"se SPM - TV(Y)": se["SPM - TV(Y)"], "se iPPM interior bins": se["iPPM interior bins"]})
 
 
-def efficient_ctf_gap(n: int, *, seed: int = 0) -> tuple[float, float]:
+def efficient_ctf_gap(n: int, *, seed: int = 0) -> pd.DataFrame:
     """Paired DR estimates of ``Ctf(Y - Y_hat)`` for the efficient predictor on the linear SFM of notebook 1.
 
     Parameters
@@ -539,14 +731,14 @@ def efficient_ctf_gap(n: int, *, seed: int = 0) -> tuple[float, float]:
 
     Returns
     -------
-    (float, float)
-        The largest ``|estimate|`` over DE, IE, SE and the largest ``|estimate| / se``.
+    pandas.DataFrame
+        Rows DE, IE, SE: ``estimate`` and ``se`` (influence function) of ``Ctf(Y - Y_hat)``.
     """
     big = linear_sfm(n, seed=seed + 1)
     big = big.assign(diff=big.y - big.y_hat)
     cpp = ctf_effects(big, StandardFairnessModel("x", ["z"], ["w"], "y"), ["y", "y_hat", "diff"], learner="linear", seed=seed)
     d = cpp["diff"]
-    return max(abs(d.estimate[m]) for m in _EFFECTS), max(abs(d.estimate[m]) / d.se[m] for m in _EFFECTS)
+    return pd.DataFrame({"estimate": [d.estimate[m] for m in _EFFECTS], "se": [d.se[m] for m in _EFFECTS]}, index=list(_EFFECTS))
 
 
 def make_transport_learner(name: str) -> Any:
@@ -608,65 +800,141 @@ def fig8_within_1sd(est: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return np.abs(np.nanmean(est, 0) - np.nanmean(truth, 0)) <= np.maximum(np.nanstd(est, 0), 1e-9)
 
 
+def _two_sample_interval(a: Any, b: Any, unit: str = "repetitions") -> vd.Interval:
+    """Normal interval of ``mean(a) - mean(b)`` for two independent samples (undefined with fewer than two values in either)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    est = float(a.mean() - b.mean())
+    if min(a.size, b.size) < 2:
+        return vd.Interval(est, np.nan, np.nan, f"two-sample interval, {a.size} and {b.size} {unit} (fewer than two: no spread)")
+    se = float(np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
+    return vd.normal_interval(est, se, method=f"two-sample standard error, {a.size} and {b.size} {unit}")
+
+
 def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     """Claims C2, C4, C5, C8, C9, C10, C11 and C12 of notebook 02 (Theorem 1, Corollary 1, Props. 1-2, App. A.2).
 
     Parameters
     ----------
     results : mapping
-        ``three_residual`` and ``term_III`` (:func:`a2_three_terms`), ``n_population``, ``bins``,
-        ``cor1``, ``eff_table``, ``noisy_table`` (:func:`corollary1`'s table and the two decompositions'
-        tables), ``prop`` (:func:`calibration_vs_parity`), ``cpp_gap``, ``cpp_z``, ``n_cpp``
-        (:func:`efficient_ctf_gap` and its sample size), ``integ`` (:func:`a2_terms_study`), ``ns``,
-        ``within`` (:func:`fig8_within_1sd`), ``fig8_truth`` (true Term I, reps by bins), ``ate``, ``reps``.
+        ``three_residual``, ``term_III`` and ``se`` (:func:`a2_three_terms`: its residual, integrated Term III
+        and standard errors), ``n_population``, ``bins``, ``cor1``, ``eff_table``, ``noisy_table``
+        (:func:`corollary1`'s table and the two decompositions' tables), ``prop`` (:func:`calibration_vs_parity`),
+        ``cpp`` and ``n_cpp`` (:func:`efficient_ctf_gap` and its sample size), ``integ`` (:func:`a2_terms_study`),
+        ``ns``, ``within`` (:func:`fig8_within_1sd`), ``fig8_truth`` (true Term I, reps by bins), ``ate``, ``reps``.
 
     Returns
     -------
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for these claims.
     """
-    claims.require(results, ["three_residual", "term_III", "n_population", "bins", "cor1", "eff_table", "noisy_table", "prop", "cpp_gap",
-                    "cpp_z", "n_cpp", "integ", "ns", "within", "fig8_truth", "ate", "reps"])
+    claims.require(results, ["three_residual", "term_III", "se", "n_population", "bins", "cor1", "eff_table", "noisy_table", "prop", "cpp",
+                             "n_cpp", "integ", "ns", "within", "fig8_truth", "ate", "reps"])
     r = results
-    n_population, bins, cor1, prop, integ, ns, reps = r["n_population"], r["bins"], r["cor1"], r["prop"], r["integ"], r["ns"], r["reps"]
+    n_population, bins, cor1, prop, integ, ns, reps, se = (r[k] for k in ("n_population", "bins", "cor1", "prop", "integ", "ns", "reps", "se"))
     cf = dict(zip(("term_I", "term_II", "spm"), cor1.iloc[[0, 1, 3], 0], strict=True))
-    tol3 = 0.02 * max(1.0, (400_000 / n_population) ** 0.5)
     claims.claim("C2", "Proof of Thm. 1: PPM = Term I + Term II + Term III in every bin; Term III ~ 0 when Z is empty.",
                  paper="identity; Term III = 0 without Z", ours={"residual": r["three_residual"], "iTerm_III": r["term_III"]},
-                 holds=bool(r["three_residual"] < 1e-10 and abs(r["term_III"]) < tol3), evidence=f"true counterfactuals, n={n_population}, {bins} bins; Term III tolerance {tol3:.3f} (0.02 at 400k units, scaled by 1/sqrt(n))")
-    lin_ok = bool(abs(cor1.iloc[0, 1] - cf["term_I"]) < 0.03 and abs(cor1.iloc[1, 1] - cf["term_II"]) < 0.03 and abs(cor1.iloc[2, 1]) < 0.03 and abs(cor1.iloc[3, 1] - cf["spm"]) < 0.03)
+                 quote="Since there are no backdoor paths between X and Y , \\hat{Y} , Term (III) vanishes.", source="App. A.1, Eqs. 32-34",
+                 decision=_all_of([vd.decide_below(vd.exact(r["three_residual"], method="largest per-bin residual (rounding only)"), 1e-10,
+                                                   inclusive=True, quantity="max |PPM - (I + II + III)|"),
+                                   vd.decide_within(_batch_interval(r["term_III"], se["term_III"]), -0.02, 0.02, quantity="iTerm III")],
+                                  "the identity and a vanishing Term III"),
+                 change="Term III's band is a fixed ±0.02 around an interval; it was 0.02 scaled by sqrt(400000 / n) around the point",
+                 note="undecided while Term III's interval is wider than ±0.02: 400000 units decide it",
+                 evidence=f"true counterfactuals of the App. A.2 SCM, n={n_population}, {bins} bins")
+    eff_col, noisy_col = cor1.iloc[:, 1], cor1.iloc[:, 2]
+    se_eff, se_noisy = cor1["se (efficient)"], cor1["se (noisy)"]
+    targets = {"Term I": cf["term_I"], "Term II (+III)": cf["term_II"], "PPM": 0.0, "SPM": cf["spm"]}
     claims.claim("C4", "Corollary 1: Term I = TE and Term II = -TE for an efficient predictor in the linear SCM; PPM = 0 and SPM = TE.",
-                 paper=f"Term I = {cf['term_I']:.2f}, Term II = {cf['term_II']:.2f}", ours=cor1.iloc[:, 1].round(3).to_dict(), holds=lin_ok,
-                 evidence=f"true counterfactuals, n={n_population}, interior deciles; tolerance 0.03")
+                 paper=f"Term I = {cf['term_I']:.2f}, Term II = {cf['term_II']:.2f}", ours=eff_col.round(3).to_dict(),
+                 quote="For the additional special case of linear SCMs, the terms appearing in the decomposition in Eq. 10 can be computed explicitly",
+                 source="Sec. 3, Corollary 1, Eqs. 11-12",
+                 decision=_all_of([vd.decide_within(_batch_interval(eff_col[k] - t, se_eff[k]), -0.03, 0.03, quantity=f"{k} - closed form")
+                                   for k, t in targets.items()], "every term within 0.03 of its closed form"),
+                 note="undecided while an interval is wider than ±0.03: 400000 units decide it",
+                 evidence=f"true counterfactuals, n={n_population}, interior deciles")
     eff, noisy = r["eff_table"], r["noisy_table"]
+    dev = float(max(np.abs(eff.term_I - cf["term_I"]).max(), np.abs(noisy.term_I - cf["term_I"]).max()))
     claims.claim("C5", "Homogeneous effects: Term I = TE for any predictor (efficient or noisy) in the linear SCM.",
-                 paper="Term I = TE", ours={"efficient": float(eff.term_I.mean()), "noisy": float(noisy.term_I.mean())},
-                 holds=bool(np.allclose(eff.term_I, cf["term_I"]) and np.allclose(noisy.term_I, cf["term_I"])), evidence="every bin, exact up to rounding")
-    claims.claim("C8", "Prop. 1: the efficient predictor satisfies PP (|PPM| small in interior bins); iPPM of the fitted learner shrinks with n.",
-                 paper="PP holds for E[Y|x,w]", ours={"linear_interior_ppm": float(cor1.iloc[2, 1]), "a2_ippm_by_n": integ.groupby("n").ppm.mean().round(3).to_dict()},
-                 holds=bool(abs(cor1.iloc[2, 1]) < 0.02 and abs(integ[integ.n == max(ns)].ppm.mean()) <= abs(integ[integ.n == min(ns)].ppm.mean()) + 0.05),
-                 evidence="interior-bin PPM tolerance 0.02; fitted A.2 iPPM at the largest n no larger than at the smallest (+0.05)")
-    sp_ok = bool(abs(prop.loc["SP-forced Y_hat", "SPM"]) < 1e-8 and abs(prop.loc["SP-forced Y_hat", "iPPM interior bins"]) > 0.5)
+                 paper="Term I = TE", ours={"efficient": float(eff.term_I.mean()), "noisy": float(noisy.term_I.mean()), "max_deviation": dev},
+                 kind="sanity check",
+                 quote="for any set of units selected by x_1, \\widehat{y} , the effect in Term (I) *does not depend on the constructed predictor \\widehat{Y}*",
+                 source="Sec. 3, after Eq. 14",
+                 decision=vd.decide_below(vd.exact(dev, method="every bin, true counterfactuals; the unit-level effect is the constant TE"), 1e-9,
+                                          inclusive=True, quantity="max |Term I - TE| over bins and both predictors"),
+                 evidence="every bin; in a linear SCM every unit's effect is TE (Eq. 36), so this holds by construction")
+    top, bottom = integ[integ.n == max(ns)].ppm.abs(), integ[integ.n == min(ns)].ppm.abs()
+    claims.claim("C8", "Prop. 1 and Fig. 7: the efficient predictor satisfies PP (interior-bin PPM ~ 0); the fitted learner's |iPPM| falls as n grows.",
+                 paper="PP holds for E[Y|x,w]; iPPM closer to 0 as n grows",
+                 ours={"linear_interior_ppm": float(eff_col["PPM"]), "a2_abs_ippm_by_n": integ.assign(a=integ.ppm.abs()).groupby("n").a.mean().round(3).to_dict()},
+                 quote="The figure illustrates that as the number of samples increases, the predictor \\widehat{Y} is closer to calibration "
+                       "(iPPM is closer to 0), as predicted by Prop. 1.", source="App. A.2 (Fig. 7) and Prop. 1",
+                 decision=_all_of([vd.decide_within(_batch_interval(eff_col["PPM"], se_eff["PPM"]), -0.02, 0.02, quantity="interior-bin PPM, efficient predictor"),
+                                   vd.decide_below(_two_sample_interval(top, bottom), 0.0,
+                                                   quantity=f"|iPPM| at n={max(ns)} - |iPPM| at n={min(ns)} (fitted learner)")],
+                                  "calibration of the efficient predictor and a falling |iPPM|"),
+                 change="the paper says iPPM gets closer to 0 as n grows: the fitted learner's |iPPM| must now fall from the smallest to the largest n "
+                        "(the old rule let it grow by up to 0.05)",
+                 note=f"undecided while an interval straddles its bound; {reps} repetitions per n here, the paper's 20 in params/full.yaml. With 20 bins "
+                      "the oracle's own iPPM is about 0.03 (binning bias, notes §2.13), so |iPPM| stops falling near that value",
+                 evidence=f"linear SCM with n={n_population} (batch-means se); App. A.2 with {reps} repetitions at n={min(ns)} and n={max(ns)}")
+    sp = prop.loc["SP-forced Y_hat"]
     claims.claim("C9", "Prop. 2: a predictor forced to SP has PPM bounded away from 0 when TV(Y) != 0; the efficient one has SPM = TV(Y).",
-                 paper="SP and PP exclusive unless Y indep. X", ours=prop.round(3).to_dict(), holds=sp_ok and bool(abs(prop.iloc[1, 0] - prop.iloc[0, 0]) < 0.05),
-                 evidence="linear SCM, group-demeaned efficient predictor; tolerance 0.05")
+                 paper="SP and PP exclusive unless Y indep. X", ours=prop.round(3).to_dict(),
+                 quote="are mutually exclusive except in degenerate cases when $Y \\perp\\!\\!\\!\\perp X$", source="Prop. 2",
+                 decision=_all_of([vd.decide_below(vd.exact(abs(sp["SPM"]), method="group-demeaned predictor (rounding only)"), 1e-8, inclusive=True,
+                                                   quantity="|SPM| of the SP-forced predictor"),
+                                   vd.decide_above(_batch_interval(sp["iPPM interior bins"], sp["se iPPM interior bins"]), 0.5,
+                                                   quantity="interior-bin iPPM of the SP-forced predictor"),
+                                   vd.decide_within(_batch_interval(prop.loc["efficient Y_hat", "SPM - TV(Y)"], prop.loc["efficient Y_hat", "se SPM - TV(Y)"]),
+                                                    -0.05, 0.05, quantity="SPM(efficient) - TV(Y)")],
+                                  "SP-forced: SPM 0 and iPPM above 0.5; efficient: SPM = TV(Y) within 0.05"),
+                 note="undecided while an interval straddles its bound: 400000 units decide it",
+                 evidence=f"linear SCM, n={n_population}, group-demeaned efficient predictor")
+    cpp = r["cpp"]
     claims.claim("C10", "The efficient learner E[Y|X,Z,W] has the same Ctf-DE/IE/SE as Y (causal predictive parity for all effects).",
-                 paper="(notes' observation; implied by Prop. 4)", ours={"max_gap": r["cpp_gap"], "max_z": r["cpp_z"]}, holds=bool(r["cpp_z"] < 3),
-                 evidence=f"paired DR estimates of Ctf(Y - Y_hat) on the linear SFM, n={r['n_cpp']}; |estimate| < 3 SE for DE, IE and SE")
-    noisy_ppm = float(noisy.ppm.iloc[_INNER].abs().mean())
-    claims.claim("C11", "Caveat: CPP for all effects does not imply PP (efficient + noise keeps SPM but |PPM| ~ 0.5).",
-                 paper="BN = all 'leads to PP' (intuitive, no theorem)", ours={"spm_noisy": float(cor1.iloc[3, 2]), "mean_abs_ppm_noisy": noisy_ppm},
-                 holds=bool(noisy_ppm > 0.3 and abs(cor1.iloc[3, 2] - cf["spm"]) < 0.03), evidence="linear SCM, interior bins")
-    within, tru8, ate = np.asarray(r["within"]), np.asarray(r["fig8_truth"]), r["ate"]
+                 paper="(notes' observation; implied by Prop. 4)", ours=cpp.round(4).to_dict(), kind="sanity check",
+                 quote="An efficient learner Ŷ = E[Y | X, Z, W] satisfies CPP for all three effects exactly, at population level.",
+                 source="notes §2.7, not in the paper",
+                 decision=_all_of([vd.decide_within(_if_interval(cpp.loc[m, "estimate"], cpp.loc[m, "se"]), -0.05, 0.05, quantity=f"Ctf-{m}(Y - Y_hat)")
+                                   for m in _EFFECTS], "every effect of Y - Y_hat within ±0.05"),
+                 change="'|estimate| < 3 SE' cannot confirm an equality; each effect's 95% interval must now lie within ±0.05 (the chapter's "
+                        "tolerance for SPM = TV(Y) in the same linear models)",
+                 note="undecided while an interval is wider than ±0.05: n = 100000 decides it",
+                 evidence=f"paired DR estimates of Ctf(Y - Y_hat) on the linear SFM, n={r['n_cpp']}; Y - Y_hat is the outcome noise, so the "
+                          "population effects are 0 by construction")
+    claims.claim("C11", "Caveat: CPP for all effects does not imply PP (efficient + noise keeps SPM but its interior |PPM| is large).",
+                 paper="BN = all 'leads to PP' (intuitive, no theorem)", ours={"spm_noisy": float(noisy_col["SPM"]), "mean_abs_ppm_noisy": float(noisy_col["mean |PPM|"])},
+                 kind="sanity check", quote="CPP on all three effects does not imply PP.",
+                 source="notes §2.7 and §5 claim 11, not in the paper (a caveat to its 'will lead to predictive parity')",
+                 decision=_all_of([vd.decide_above(_batch_interval(noisy_col["mean |PPM|"], se_noisy["mean |PPM|"]), 0.3, quantity="interior mean |PPM|, noisy"),
+                                   vd.decide_within(_batch_interval(noisy_col["SPM"] - cf["spm"], se_noisy["SPM"]), -0.03, 0.03, quantity="SPM(noisy) - TE")],
+                                  "miscalibrated yet the same SPM"),
+                 evidence=f"linear SCM, n={n_population}, interior bins; independent noise keeps every mean and breaks calibration by construction")
+    tru8, ate = np.asarray(r["fig8_truth"]), r["ate"]
+    within = np.asarray(r["within"], dtype=bool)
     big_n = integ[integ.n == max(ns)]
-    fig8_ok = bool(within.mean() >= 0.6)
-    u_shape = bool(np.nanmean(tru8, 0)[[0, -1]].min() > np.nanmean(tru8, 0)[bins // 2 - 2: bins // 2 + 2].mean())
-    i1, i2 = float(big_n.term_I.mean()), float(big_n.term_II.mean())
-    c12 = bool(i1 > 1.2 and i2 < -1.2 and np.allclose(integ.term_I + integ.term_II, integ.ppm) and u_shape and fig8_ok and abs(ate - A2_ATE) < 0.02)
+    mid = slice(bins // 2 - 2, bins // 2 + 2)
+    with np.errstate(all="ignore"):  # a bin without units of one group has no Term I: such repetitions are left out
+        u_shape = np.minimum(tru8[:, 0], tru8[:, -1]) - tru8[:, mid].mean(axis=1)
+    u_shape = u_shape[np.isfinite(u_shape)]
+    identity = float(np.max(np.abs(integ.term_I + integ.term_II - integ.ppm)))
+    parts = [vd.decide_above(_reps_interval(big_n.term_I), 1.2, quantity=f"iTerm I at n={max(ns)}"),
+             vd.decide_below(_reps_interval(big_n.term_II), -1.2, quantity=f"iTerm II at n={max(ns)}"),
+             vd.decide_below(vd.exact(identity, method="every sample (rounding only)"), 1e-10, inclusive=True, quantity="max |iTerm I + iTerm II - iPPM|"),
+             vd.decide_above(_reps_interval(u_shape), 0.0, quantity="true Term I: smaller tail bin minus the middle four bins"),
+             vd.decide_above(vd.binomial_interval(int(within.sum()), within.size, unit="bins") if tru8.shape[0] > 1 else
+                             vd.Interval(float(within.mean()), np.nan, np.nan, "one repetition: no spread to compare with"), 0.6, inclusive=True,
+                             quantity="share of bins whose mean estimate is within 1 sd of the truth"),
+             vd.decide_within(_batch_interval(ate - A2_ATE, r["se"]["ate"]), -0.02, 0.02, quantity="ATE - 1.6111")]
     claims.claim("C12", "App. A.2: iTerm I ~ +1.7 and iTerm II ~ -1.7 cancel; per-bin Term I is U-shaped and the estimate tracks the truth; ATE = 1.6111.",
-                 paper="Figs. 7-8 (qualitative)", ours={"iTerm_I": i1, "iTerm_II": i2, "iPPM": float(big_n.ppm.mean()), "bins_within_1sd": float(within.mean()), "ATE": ate},
-                 holds=c12 if reps >= 5 else None,
-                 evidence=f"{reps} repetitions per n, n up to {max(ns)}; estimate within 1 sd of truth in >= 60% of bins; U-shape of true Term I")
+                 paper="Figs. 7-8 (qualitative)", ours={"iTerm_I": float(big_n.term_I.mean()), "iTerm_II": float(big_n.term_II.mean()), "iPPM": float(big_n.ppm.mean()),
+                                                        "bins_within_1sd": float(within.mean()), "ATE": ate},
+                 quote="iTerm I and iTerm II are different from 0, and cancel each other out, as predicted by Thm. 1 … the terms Term I_i are estimated correctly",
+                 source="App. A.2, Figs. 7-8",
+                 decision=_all_of(parts, "every part of Figs. 7-8"),
+                 note="t intervals need at least 2 repetitions; the paper used 20 per n and 50 for Fig. 8 (params/full.yaml: 20)",
+                 evidence=f"{reps} repetitions per n, n up to {max(ns)}; Fig. 8 at its n over {within.size} bins")
     return claims.rows(["C2", "C4", "C5", "C8", "C9", "C10", "C11", "C12"])
 
 
@@ -694,7 +962,8 @@ def compas_effects(data: pd.DataFrame, sfm: StandardFairnessModel, *, learner: A
     -------
     (pandas.DataFrame, dict)
         ``data`` with the columns ``fp, fp_score, proj_score`` and the differences added, and
-        ``{column: CtfEffects}``.
+        ``{column: CtfEffects}``, with ``"fp_adapted"``: ``Ŷ FP`` decomposed on the adapted ``Z`` and ``W``
+        (the paper's choice).
     """
     from ..fairness.compas import COMPAS_W_PARENTS
 
@@ -704,7 +973,28 @@ def compas_effects(data: pd.DataFrame, sfm: StandardFairnessModel, *, learner: A
     predictors = ("northpointe", "fp", "proj_score")
     data = data.assign(**{"d_" + k: data.two_year_recid - data[k] for k in predictors})
     cols = list(COMPAS_OUTCOMES.values()) + ["d_" + k for k in predictors]
-    return data, ctf_effects(data, sfm, cols, learner=learner, n_folds=n_folds, n_boot=n_boot, seed=seed)
+    est = ctf_effects(data, sfm, cols, learner=learner, n_folds=n_folds, n_boot=n_boot, seed=seed)
+    adapted = pd.DataFrame({c: fp[c + "_adapted"].to_numpy() for c in [*sfm.z, *sfm.w]}).assign(
+        **{sfm.x: data[sfm.x].to_numpy(), "fp": data["fp"].to_numpy()})
+    est["fp_adapted"] = ctf_effects(adapted, sfm, "fp", learner=learner, n_folds=n_folds, seed=seed)
+    return data, est
+
+
+def effects_table(est: Mapping[str, Any]) -> pd.DataFrame:
+    """TV, Ctf-DE/IE/SE with standard errors and intervals of every outcome, and of ``Ŷ FP`` on the adapted covariates.
+
+    Parameters
+    ----------
+    est : mapping
+        Second output of :func:`compas_effects`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (outcome label, measure): ``estimate, se, ci_low, ci_high, pvalue``.
+    """
+    labels = {**COMPAS_OUTCOMES, "Ŷ FP (adapted Z, W)": "fp_adapted"}
+    return pd.concat({k: est[v].summary().rename_axis("measure") for k, v in labels.items()}, names=["outcome"])
 
 
 def fig5_bars(data: pd.DataFrame, est: Mapping[str, Any]) -> dict[str, dict[str, tuple[float, float, float]]]:
@@ -816,56 +1106,104 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     Parameters
     ----------
     results : mapping
-        ``population`` (:func:`~cflib.fairness.parity.cookbook_population` per outcome, indexed by
-        (outcome, effect)), ``truth``, ``n_truth``, ``rates`` (:func:`cookbook_summary`), ``reps_sim``,
-        ``n_sim``, ``learner``, ``n_folds``, ``compare`` (:func:`compare_fig5`), ``tv_y``, ``tv_np``,
-        ``verdicts`` (:func:`algorithm1`'s table) and ``fp_estimate`` (the fair predictor's estimates by measure).
+        ``truth`` and ``truth_se`` (:func:`compas_truth`), ``n_truth``, ``rates`` (:func:`cookbook_summary`),
+        ``reps_sim``, ``n_sim``, ``learner``, ``n_folds``, ``tv_y``, ``tv_np``, ``effects`` (:func:`effects_table`),
+        ``verdicts`` (:func:`algorithm1`'s table) and ``margin`` (the equivalence margin).
 
     Returns
     -------
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for these claims.
     """
-    claims.require(results, ["population", "truth", "n_truth", "rates", "reps_sim", "n_sim", "learner", "n_folds", "compare", "tv_y", "tv_np",
-                    "verdicts", "fp_estimate"])
+    claims.require(results, ["truth", "truth_se", "n_truth", "rates", "reps_sim", "n_sim", "learner", "n_folds", "tv_y", "tv_np", "effects",
+                             "verdicts", "margin"])
     r = results
-    pop, truth, reps_sim, learner, compare, verdicts = r["population"], r["truth"], r["reps_sim"], r["learner"], r["compare"], r["verdicts"]
-    pop_np_fails = bool(not pop.loc[("np", "DE"), "passed"] and not pop.loc[("np", "IE"), "passed"])
-    pop_fp_ok = bool(pop.loc[("fp", "DE"), "passed"] and pop.loc[("fp", "IE"), "passed"])
-    se_gap = abs(truth["fp"]["SE"] - truth["y"]["SE"])
-    claims.claim("C13", "Alg. 1 at population level (COMPAS-like SFM, BN={SE}): NP fails DE and IE, oracle FP passes DE and IE, its SE is close to Y's.",
+    truth, tse, reps_sim, learner, effects, verdicts, margin = (r[k] for k in ("truth", "truth_se", "reps_sim", "learner", "effects", "verdicts", "margin"))
+    oracle_change = ("the oracle fair predictor is now 1{U < E[Y | x1, Z]} with its own noise U: it reads Z only, so its zero DE and IE are what the "
+                     "estimator identifies and its SE equals Y's (notes §7.16: 'build the oracle at x1'). The old oracle read each unit's "
+                     "counterfactual mediators W_{x0}, i.e. the mediators' exogenous noise, which the SFM rules out")
+    gap = truth["fp"]["SE"] - truth["y"]["SE"]
+    atol = 0.005
+    claims.claim("C13", "Alg. 1 at population level (COMPAS-like SFM, BN={SE}): NP fails DE and IE; the oracle FP passes DE and IE and its SE equals Y's.",
                  paper="NP fails DE, IE; FP passes (COMPAS, Sec. 4)",
-                 ours={"np_DE": truth["np"]["DE"], "np_IE": truth["np"]["IE"], "fp_SE_gap": se_gap, "y_passes_under_BN_SE": bool(pop.xs("y")["passed"].all())},
-                 holds=bool(pop_np_fails and pop_fp_ok and se_gap < 0.005),
-                 evidence=f"counterfactual truth from {r['n_truth']} units, tolerance 0.005. Note: Y itself fails BN={{SE}} (its own IE is {truth['y']['IE']:.3f}), so 'Y passes trivially' holds only for BN = all")
+                 ours={"np_DE": truth["np"]["DE"], "np_IE": truth["np"]["IE"], "fp_DE": truth["fp"]["DE"], "fp_IE": truth["fp"]["IE"], "fp_SE_gap": gap},
+                 kind="sanity check",
+                 quote="We conclude that Northpointe’s predictions \\hat{Y}^{NP} violate the legal doctrines of fairness, while our predictions "
+                       "\\hat{Y}^{FP} do not", source="Sec. 4 (here on the notes' COMPAS-like SFM at population level, notes §4.3)",
+                 decision=_all_of([vd.decide_above(_batch_interval(truth["np"]["DE"], tse["np"]["DE"]), atol, quantity="NP's Ctf-DE"),
+                                   vd.decide_below(_batch_interval(truth["np"]["IE"], tse["np"]["IE"]), -atol, quantity="NP's Ctf-IE"),
+                                   vd.decide_within(_batch_interval(truth["fp"]["DE"], tse["fp"]["DE"]), -atol, atol, quantity="FP's Ctf-DE"),
+                                   vd.decide_within(_batch_interval(truth["fp"]["IE"], tse["fp"]["IE"]), -atol, atol, quantity="FP's Ctf-IE"),
+                                   vd.decide_within(_batch_interval(gap, tse["fp - y"]["SE"]), -atol, atol, quantity="Ctf-SE(FP) - Ctf-SE(Y)")],
+                                  f"Algorithm 1 on the population truth, tolerance {atol}"),
+                 change=oracle_change,
+                 evidence=f"counterfactual truth from {r['n_truth']} units. The simulator gives NP a direct race effect and the oracle reads Z only, "
+                          f"so this holds by construction. Y itself fails BN={{SE}} (its own IE is {truth['y']['IE']:.3f})")
     r_np, r_fp = float(r["rates"].get("np", np.nan)), float(r["rates"].get("fp", np.nan))
     k_np, k_fp = round((1 - r_np) * reps_sim), round(r_fp * reps_sim)
-    # Against the claim (rate >= 0.8): P(at most k successes | 0.8) < 0.05 rejects it; >= 10 samples all >= 80% confirm it.
-    refuted = bool(binom.cdf(k_np, reps_sim, 0.8) < 0.05 or binom.cdf(k_fp, reps_sim, 0.8) < 0.05)
-    c14 = False if refuted else (bool(1 - r_np >= 0.8 and r_fp >= 0.8) if reps_sim >= 10 else None)
-    claims.claim("C14", "Finite-sample Alg. 1 (n ~ 7000, alpha=0.05): NP -> FAIL and oracle FP -> SUCCESS in >= 80% of samples.",
-                 paper="(notes' check of the paper's procedure)", ours={"np_fail_rate": 1 - r_np, "fp_success_rate": r_fp},
-                 holds=c14,
-                 evidence=f"{reps_sim} samples of n={r['n_sim']}, paired difference rule, learner={learner}; one-sided binomial test of rate >= 0.8 at 5%. "
-                          "The oracle FP reads each unit's own noise (U_J, U_P) shared with W, which the SFM rules out, so its observational Ctf-IE is not its unit-level 0")
+    claims.claim("C14", "Finite-sample Alg. 1 (n ~ 7000, alpha=0.05): NP -> FAIL and the oracle FP -> SUCCESS in >= 80% of samples.",
+                 paper="(notes' check of the paper's procedure)", ours={"np_fail_rate": 1 - r_np, "fp_success_rate": r_fp}, kind="sanity check",
+                 quote="NP → FAIL and FP → SUCCESS in ≥ 80% of replications, using the bootstrap/IF test at α = 0.05",
+                 source="notes §5 claim 14, not in the paper (which says only that 'one needs to perform hypothesis testing')",
+                 decision=_all_of([vd.decide_above(vd.binomial_interval(k_np, reps_sim, unit="samples"), 0.8, inclusive=True, quantity="NP's FAIL rate"),
+                                   vd.decide_above(vd.binomial_interval(k_fp, reps_sim, unit="samples"), 0.8, inclusive=True, quantity="FP's SUCCESS rate")],
+                                  "both rates at least 0.8"),
+                 change=oracle_change,
+                 note="undecided while a rate's Clopper-Pearson interval contains 0.8. Three tests at 5% pass a fair predictor about 0.95^3 = 0.86 of "
+                      "the time, and about 150 samples separate 0.86 from 0.8 (params/full.yaml: 200); 17 samples decide an all-FAIL NP",
+                 evidence=f"{reps_sim} samples of n={r['n_sim']}, paired difference rule at 5%, learner={learner}; it checks cflib's Algorithm 1 "
+                          "on a world whose answer is known")
     tv_y, tv_np = r["tv_y"], r["tv_np"]
+    data_fact = "the full 7214 rows, no sampling (exact)"
     claims.claim("C15a", "COMPAS data facts: TV(Y) = 8.64% and TV(Northpointe) = 16.94%.",
-                 paper={"TV_Y": 0.0864, "TV_NP": 0.1694}, ours={"TV_Y": tv_y, "TV_NP": tv_np},
-                 holds=bool(round(tv_y, 4) == 0.0864 and round(tv_np, 4) == 0.1694), evidence="7214 unfiltered rows, x0 = Caucasian; exact to 4 decimals")
-    sig_y_np = bool(compare["significance agrees"][["Y", "Ŷ NP"]].values.all())
-    signs_y_np = bool(compare["sign agrees"].loc[["IE", "SE"], ["Y", "Ŷ NP"]].values.all() and compare["sign agrees"].loc["DE", "Ŷ NP"])
+                 paper={"TV_Y": 0.0864, "TV_NP": 0.1694}, ours={"TV_Y": tv_y, "TV_NP": tv_np}, kind="sanity check",
+                 quote="TV(Y) = +8.64% and TV(NP) = +16.94% (exact data facts)",
+                 source="notes §5 claim 15, not in the paper (it shows SPM only as bars of Fig. 5); checks the script's coding of the data",
+                 decision=_all_of([vd.decide_within(vd.exact(tv_y, method=data_fact), 0.08635, 0.08645, quantity="TV(Y)"),
+                                   vd.decide_within(vd.exact(tv_np, method=data_fact), 0.16935, 0.16945, quantity="TV(NP)")],
+                                  "both equal to 4 decimals"),
+                 evidence="7214 unfiltered rows, x0 = Caucasian")
+
+    def iv(outcome: str, m: str) -> vd.Interval:
+        return _if_interval(effects.loc[(outcome, m), "estimate"], effects.loc[(outcome, m), "se"])
+
+    np_parts = [vd.decide_above(iv("Ŷ NP", "DE"), 0.0, quantity="Ctf-DE(NP)"), vd.decide_below(iv("Ŷ NP", "IE"), 0.0, quantity="Ctf-IE(NP)")]
     np_se_differs = verdicts.loc[("Ŷ NP", "difference"), "SE"] != "pass"
-    claims.claim("C15b", "COMPAS Fig. 5: DE(Y) ~ 0 (n.s.), IE(Y) ~ -5%, SE(Y) ~ -3%, DE(NP) ~ +6% (significant), IE(NP) ~ -7.7% (significant): signs and significance.",
-                 paper={k: compare["paper"][k].to_dict() for k in ("Y", "Ŷ NP")}, ours={k: compare["ours"][k].to_dict() for k in ("Y", "Ŷ NP")},
-                 holds=bool(sig_y_np and signs_y_np),
+    claims.claim("C15b", "COMPAS Fig. 5: DE(NP) > 0, IE(NP) < 0 and IE(Y) < 0, significantly; SE(Y) < 0 and SE(NP) < 0 as in Eqs. 27-28.",
+                 paper={k: PAPER_FIG5[k].to_dict() for k in ("Y", "Ŷ NP")},
+                 ours={k: effects.xs(k)["estimate"].round(4).to_dict() for k in ("Y", "Ŷ NP")},
+                 quote="Northpointe’s predictions clearly violate the disparate treatment doctrine … the indirect effect, which is not in the business "
+                       "necessity set, is different from 0 for the Northpointe’s predictions … the indirect effect is different from 0 for the true "
+                       "outcome (red bar), indicating a bias in the current real world", source="Sec. 4, Eqs. 21-29 and Fig. 5",
+                 decision=_all_of([*np_parts, vd.decide_below(iv("Y", "IE"), 0.0, quantity="Ctf-IE(Y)"),
+                                   vd.decide_below(iv("Y", "SE"), 0.0, quantity="Ctf-SE(Y)"), vd.decide_below(iv("Ŷ NP", "SE"), 0.0, quantity="Ctf-SE(NP)")],
+                                  "the paper's signs, each 95% interval excluding 0"),
+                 change="the part 'DE(Y) not significant' is dropped: the paper's words say nothing of it, and a non-significant estimate cannot "
+                        "confirm a zero effect",
                  evidence=f"cross-fitted AIPW ({learner}, {r['n_folds']} folds), 95% IF intervals; SE(NP) vs SE(Y) paired test: "
                           f"{'differ' if np_se_differs else 'no difference'} (the paper saw no violation)")
-    np_verdict, fp_verdict = verdicts.loc[("Ŷ NP", "difference"), "Algorithm 1"], verdicts.loc[("Ŷ FP", "difference"), "Algorithm 1"]
-    claims.claim("C15c", "COMPAS Alg. 1 (BN={SE}): Northpointe fails (DE and IE); the fairadapt-style FP passes.",
-                 paper="NP FAIL (DE, IE); FP SUCCESS", ours={"NP": np_verdict, "FP": fp_verdict, "FP_DE": r["fp_estimate"]["DE"], "FP_IE": r["fp_estimate"]["IE"],
-                                                         "proj": verdicts.loc[("Ŷ proj", "equivalence"), "Algorithm 1"]},
-                 holds=bool(np_verdict == "FAIL" and fp_verdict == "SUCCESS"),
-                 evidence="NP part reproduced. FP decomposed on the original covariates (the paper used the adapted ones): a transported predictor carries a direct effect through the map T_x")
+    fp = "Ŷ FP (adapted Z, W)"
+    se_gap = effects.loc[(fp, "SE"), "estimate"] - effects.loc[("Y", "SE"), "estimate"]
+    se_gap_se = float(np.hypot(effects.loc[(fp, "SE"), "se"], effects.loc[("Y", "SE"), "se"]))
+    fp_parts = [vd.decide_within(iv(fp, "DE"), -margin, margin, quantity="Ctf-DE(FP), adapted covariates"),
+                vd.decide_within(iv(fp, "IE"), -margin, margin, quantity="Ctf-IE(FP), adapted covariates"),
+                vd.decide_within(vd.normal_interval(se_gap, se_gap_se, method="influence-function standard errors, taken as independent"),
+                                 -margin, margin, quantity="Ctf-SE(FP) - Ctf-SE(Y)")]
+    claims.claim("C15c", "COMPAS Alg. 1 (BN={SE}): Northpointe fails (DE and IE); the fairadapt-style FP, decomposed on the adapted covariates, passes.",
+                 paper="NP FAIL (DE, IE); FP SUCCESS",
+                 ours={"NP": verdicts.loc[("Ŷ NP", "difference"), "Algorithm 1"], "FP_adapted": effects.xs(fp)["estimate"].round(4).to_dict(),
+                       "FP_original_covariates": verdicts.loc[("Ŷ FP", "difference"), "Algorithm 1"],
+                       "proj": verdicts.loc[("Ŷ proj", "equivalence"), "Algorithm 1"]},
+                 quote="We conclude that Northpointe’s predictions \\hat{Y}^{NP} violate the legal doctrines of fairness, while our predictions "
+                       "\\hat{Y}^{FP} do not", source="Sec. 4, Eqs. 21-29",
+                 decision=_all_of([*np_parts, *fp_parts], f"NP's effects away from 0; FP's DE, IE and SE gap within ±{margin:g}"),
+                 change="FP is now decomposed on the adapted Z and W, as the paper did (it was decomposed on the original covariates, where the "
+                        "transport map is a direct effect); Algorithm 1 asserts Ctf-DE = Ctf-IE = 0 and equal SEs, so FP's 95% intervals must lie "
+                        f"within ±{margin:g} (a non-significant effect cannot confirm a zero)",
+                 note=f"undecided while an interval of FP's effects reaches past ±{margin:g}; the half-widths shrink as 1/sqrt(n) and COMPAS has "
+                      "only 7214 rows, so no larger sample of these data exists (C14 checks the procedure on synthetic samples)",
+                 evidence=f"cross-fitted AIPW ({learner}, {r['n_folds']} folds), 95% IF intervals; decomposed on the original covariates FP gives "
+                          f"{verdicts.loc[('Ŷ FP', 'difference'), 'Algorithm 1']} and E[Y | x1, Z] gives {verdicts.loc[('Ŷ proj', 'equivalence'), 'Algorithm 1']} (equivalence rule)")
     return claims.rows(["C13", "C14", "C15a", "C15b", "C15c"])
 
 
@@ -908,14 +1246,15 @@ def effects_kept(first: Mapping[str, pd.DataFrame], data: pd.DataFrame, sfm: Sta
     -------
     pandas.DataFrame
         Indexed by BN label: ``TV, DE, IE, SE`` as "estimate [low, high]" text, and ``_se``, ``_ie``
-        (estimates) and ``_sig`` (significance per effect) for the claims.
+        (estimates), ``_sd`` (standard errors per effect) and ``_sig`` (significance per effect) for the claims.
     """
     rows = []
     for lab, fp in first.items():
         ad = pd.DataFrame({c: fp[c + "_adapted"] for c in [*sfm.z, *sfm.w]}).assign(nonwhite=data.nonwhite.values, score=fp.score.values)
         e = ctf_effects(ad, sfm, "score", learner=learner, n_folds=n_folds, seed=seed)
         rows.append({"BN": lab, **{m: f"{e.estimate[m]:+.3f} [{e.ci[m][0]:+.3f}, {e.ci[m][1]:+.3f}]" for m in MEASURES},
-                     "_se": e.estimate["SE"], "_ie": e.estimate["IE"], "_sig": {m: e.significant(m) for m in _EFFECTS}})
+                     "_se": e.estimate["SE"], "_ie": e.estimate["IE"], "_sd": {m: e.se[m] for m in _EFFECTS},
+                     "_sig": {m: e.significant(m) for m in _EFFECTS}})
     return pd.DataFrame(rows).set_index("BN")
 
 
@@ -925,30 +1264,48 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     Parameters
     ----------
     results : mapping
-        ``front`` (:func:`pareto_front`, with rows ``∅``, ``Z``, ``W``, ``Z, W``), ``kept``
-        (:func:`effects_kept`), ``reps``, ``quantile``, ``bins``.
+        ``study`` (:func:`pareto_study`, with BN labels ``∅``, ``Z``, ``W``, ``Z, W``), ``front``
+        (:func:`pareto_front`), ``kept`` (:func:`effects_kept`), ``reps``, ``quantile``, ``bins``.
 
     Returns
     -------
     pandas.DataFrame
         The rows of :func:`cflib.claims.claims_table` for these claims.
     """
-    claims.require(results, ["front", "kept", "reps", "quantile", "bins"])
+    claims.require(results, ["study", "front", "kept", "reps", "quantile", "bins"])
     f, kept, reps = results["front"], results["kept"], results["reps"]
-    order_spm = bool(f.loc["∅", "spm_mean"] < f.loc["Z, W", "spm_mean"])
-    order_ippm = bool(abs(f.loc["∅", "ippm_mean"]) > abs(f.loc["Z, W", "ippm_mean"]))
-    lo, hi = min(f.loc["∅", "spm_mean"], f.loc["Z, W", "spm_mean"]), max(f.loc["∅", "spm_mean"], f.loc["Z, W", "spm_mean"])
-    between = bool(all(lo - 0.02 <= f.loc[k, "spm_mean"] <= hi + 0.02 for k in ("Z", "W")))
+    # The adaptations of every BN set share their seeds by repetition, so the comparisons are paired by repetition.
+    spm_, ippm_ = (results["study"].pivot(index="rep", columns="bn", values=v) for v in ("spm", "ippm"))
+    unit = "repetitions (paired)"
+    parts = [vd.decide_above(_reps_interval(spm_["Z, W"] - spm_["∅"], unit), 0.0, quantity="SPM(Z, W) - SPM(∅)"),
+             vd.decide_above(_reps_interval(ippm_["∅"].abs() - ippm_["Z, W"].abs(), unit), 0.0, quantity="|iPPM(∅)| - |iPPM(Z, W)|")]
+    for k in ("Z", "W"):
+        parts += [vd.decide_above(_reps_interval(spm_[k] - spm_["∅"], unit), -0.02, quantity=f"SPM({k}) - SPM(∅)"),
+                  vd.decide_above(_reps_interval(spm_["Z, W"] - spm_[k], unit), -0.02, quantity=f"SPM(Z, W) - SPM({k})")]
     claims.claim("C16", "Fig. 6: SPM lowest for BN=∅ and highest for BN={Z,W}; iPPM the reverse; Z and W in between.",
                  paper="qualitative ordering (Z contributes little)", ours=f.round(4).to_dict(),
-                 holds=(bool(order_spm and order_ippm and between) if reps >= 5 else None),
-                 evidence=f"{reps} adaptations per BN set, SPM at the {results['quantile']:.0%} quantile, iPPM over {results['bins']} bins; 'between' with 0.02 slack"
-                          + ("" if reps >= 5 else "; fewer than 5 repetitions: undecided at this scale"))
-    se_removed = bool(not kept.loc["∅", "_sig"]["SE"] and not kept.loc["W", "_sig"]["SE"])
-    ie_removed = bool(not kept.loc["∅", "_sig"]["IE"] and not kept.loc["Z", "_sig"]["IE"])
-    claims.claim("C16b", "The transport removes the targeted effects: no significant Ctf-SE when Z is not in BN, no significant Ctf-IE when W is not in BN.",
+                 quote="yields the lowest SPM, but the largest iPPM. Conversely, $\\text{BN} = \\{Z, W\\}$ yields the lowest iPPM, but the largest SPM. "
+                       "The BN sets Z, W interpolate between the two notions", source="Sec. 4, Fig. 6",
+                 decision=_all_of(parts, "the ends ordered and Z, W between them (0.02 slack)"),
+                 note="t intervals need at least 2 repetitions; the paper used 10 (params/full.yaml)",
+                 evidence=f"{reps} adaptations per BN set, SPM at the {results['quantile']:.0%} quantile, iPPM over {results['bins']} bins")
+    margin = EQUIVALENCE_MARGIN
+
+    def removed(bn: str, m: str) -> vd.Decision:
+        return vd.decide_within(_if_interval(kept.loc[bn, "_se" if m == "SE" else "_ie"], kept.loc[bn, "_sd"][m]), -margin, margin,
+                                quantity=f"Ctf-{m} at BN = {bn}")
+
+    claims.claim("C16b", "The transport removes the targeted effects: Ctf-SE ~ 0 when Z is not in BN, Ctf-IE ~ 0 when W is not in BN.",
                  paper="(issue requirement; the paper's script never removed SE)",
-                 ours={"SE_removed": se_removed, "IE_removed": ie_removed, "IE_by_BN": {k: float(kept.loc[k, "_ie"]) for k in f.index},
-                       "SE_by_BN": {k: float(kept.loc[k, "_se"]) for k in f.index}},
-                 holds=bool(se_removed and ie_removed), evidence="DR decomposition of each score on the adapted covariates, 95% IF intervals (first repetition)")
+                 ours={"IE_by_BN": {k: float(kept.loc[k, "_ie"]) for k in f.index}, "SE_by_BN": {k: float(kept.loc[k, "_se"]) for k in f.index}},
+                 kind="sanity check",
+                 quote="That is, if $\\text{BN} = W$, then our procedure removes the spurious effect, but keeps the indirect effect intact "
+                       "(other choices of the BN set are similar)", source="Sec. 4, Pareto frontier",
+                 decision=_all_of([removed("∅", "SE"), removed("W", "SE"), removed("∅", "IE"), removed("Z", "IE")],
+                                  f"every removed effect within ±{margin:g}"),
+                 change=f"'no significant effect' cannot confirm a removal: each removed effect's 95% interval must now lie within ±{margin:g} "
+                        "(the chapter's equivalence margin)",
+                 note=f"undecided while an interval reaches past ±{margin:g}; COMPAS has only 7214 rows, so no larger sample of these data exists",
+                 evidence="DR decomposition of each score on the adapted covariates, 95% IF intervals (first repetition); on the adapted "
+                          "covariates cflib's transport removes these effects by construction")
     return claims.rows(["C16", "C16b"])
