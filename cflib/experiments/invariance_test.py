@@ -1940,11 +1940,23 @@ def _count(rate_percent: float, n: int) -> int:
 def _deciding_size(interval: Any, threshold: float, n: int, unit: str) -> str:
     """What size would move ``interval`` off ``threshold``, if intervals shrink as 1/sqrt(size)."""
     est, low, high = interval.estimate, interval.low, interval.high
-    if not interval.defined or est == threshold:
+    if not interval.defined:
+        return f"its interval is undefined with {n} {unit} ({interval.method}); more {unit} are needed"
+    if est == threshold:
         return f"no size decides it while the estimate sits at {threshold:g}"
-    half = (est - low) if est > threshold else (high - est)
-    factor = (half / abs(est - threshold)) ** 2
-    return f"about {int(np.ceil(n * factor))} {unit} (now {n}) would decide it if the estimate stayed at {est:.3g}"
+    if "Clopper-Pearson" in interval.method:  # exact: search the size whose interval at the same rate leaves the threshold
+        from ..verdicts import binomial_interval
+
+        for size in np.unique(np.geomspace(max(n, 1), 1000 * max(n, 1), 400).astype(int)):
+            iv = binomial_interval(int(round(est * size)), int(size))
+            if not iv.low <= threshold <= iv.high:
+                break
+        else:
+            return f"more than {1000 * n} {unit} (now {n}) would be needed at a rate of {est:.3g}"
+    else:  # a normal-type interval shrinks as 1/sqrt(size)
+        half = (est - low) if est > threshold else (high - est)
+        size = int(np.ceil(n * (half / abs(est - threshold)) ** 2))
+    return f"about {size} {unit} (now {n}) would decide it if the estimate stayed at {est:.3g}"
 
 
 def _undecided_note(decision: Any, threshold: float, n: int, unit: str, where: str) -> str:
