@@ -492,6 +492,7 @@ def audit(
                        "reference": "invariance-test, eqs. 7-8"}
         clot = cfclot_test(y_hat, y_cf, epsilon, alpha=alpha, seed=seed)
         details["CF-CLOT"] = clot
+        notes = tuple(dict.fromkeys((*notes, *clot.warnings)))  # e.g. too few pairs for the normal threshold
         rows["CF-CLOT"] = {"estimate": clot.statistic, "ci_low": math.nan, "ci_high": math.nan, "pvalue": clot.pvalue,
                            "verdict": _verdict_test(clot.pvalue, alpha, f"not {epsilon}-close (N-TE > {epsilon})",
                                                     f"no evidence against {epsilon}-closeness"),

@@ -262,3 +262,19 @@ def test_small_groups_are_warned_about_in_the_report(tmp_path):
     assert r.warnings and any("units" in w for w in r.warnings)
     assert json.loads(r.to_json(tmp_path / "r.json").read_text())["warnings"] == list(r.warnings)
     assert "Warning:" in r.to_html(tmp_path / "r.html").read_text()
+
+
+def test_too_few_pairs_for_cf_clot_reach_the_report():
+    """CF-CLOT's own warning (too few pairs for its normal threshold) is recorded like the effects' warnings."""
+    import warnings
+
+    class FlipX:
+        def counterfactual(self, obs, do):
+            return {"x": np.asarray(do["x"])}
+
+    d = linear_world(n=28, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = audit(lambda f: f.w.to_numpy() + f.x.to_numpy(), d, sfm=SFM, counterfactual=FlipX(), z=["z"], n_boot=0,
+                  learner="linear", progress=False)
+    assert any(w.startswith("cfclot_test") and "30 pairs" in w for w in r.warnings)
