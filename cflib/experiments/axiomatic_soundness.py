@@ -12,7 +12,7 @@ The chapter's five notebooks call this module. Grouped by notebook:
   :func:`table1_configs`, :func:`soundness_study`, :func:`rank_robustness`, :func:`figure1` and
   :func:`claims_03` (C2-C5, C8-C10, C12, C14, C19);
 - 04, Table 5 (shapes) and the trade-offs of Tables 6-7, Figures 7, 8 and 11: :func:`shapes_study`,
-  :func:`trade_off_row`, :func:`beta_sweep`, :func:`partial_abduction`, :func:`temperature_sweep` and
+  :func:`trade_off_images`, :func:`beta_sweep`, :func:`partial_abduction`, :func:`temperature_sweep` and
   :func:`claims_04` (C15-C18);
 - 05, the metrics against the true counterfactual error (beyond the paper): :func:`truth_zoo`,
   :func:`true_error_table`, :func:`metric_truth_correlations` and :func:`claims_05` (B1).
@@ -32,6 +32,7 @@ import pandas as pd
 from scipy import stats
 
 from .. import claims, plotting
+from .. import verdicts as vd
 from ..data import colour_digits as cd
 from ..data import shapes as sh
 from ..metrics import axioms as ax
@@ -42,6 +43,7 @@ from ..models.vae import ConditionalVAE
 
 __all__ = [
     "BLOCKS",
+    "QUOTES",
     "DIGIT_HUE_ORACLES",
     "HueOracle",
     "ORACLE_SEED",
@@ -87,8 +89,9 @@ __all__ = [
     "table1_configs",
     "table5",
     "temperature_sweep",
-    "trade_off_row",
+    "trade_off_images",
     "true_error_table",
+    "truth_effectiveness",
     "truth_zoo",
 ]
 
@@ -105,6 +108,9 @@ SCM_TITLES = {"unconfounded": "(a) unconfounded", "confounded": "(b) confounded,
 ORACLE_SEED = 392
 
 _PARENTS = ("digit", "hue")
+
+#: Tables 2-4's effectiveness columns: (intervened, measured) -> higher is better.
+_RANK_COLUMNS = {("digit", "digit"): True, ("digit", "hue"): False, ("hue", "digit"): True, ("hue", "hue"): False}
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -199,6 +205,123 @@ def summary_value(summary: pd.DataFrame, metric: str, intervened: str = "null", 
     if q.empty:
         raise ValueError(f"no summary row for metric={metric!r}, intervened={intervened!r}, measured={measured!r}, step={step}, {labels}")
     return float(q["mean"].iloc[0])
+
+
+# ----------------------------------------------------------------------------------------------------
+# Verdict helpers: the paper's words, per-image values and the intervals the claims decide on
+# ----------------------------------------------------------------------------------------------------
+#: The paper's words (verbatim) that each claim checks, and where they are. Claims that are not the
+#: paper's quote the implementation notes or say that they are the book's own.
+QUOTES: dict[str, tuple[str, str]] = {
+    "C1": ("We can see that the identity function achieves perfect composition and reversibility but, as expected, fails at effectiveness.",
+           "Sec. 4.1, 'Comparing with poor counterfactuals'; Table 1, identity row (0.00 / 10.50 / 32.98)"),
+    "C2": ("close to the value without the encoder $l_1^{(10)} = 19.04 \\ (0.09)$",
+           "Sec. 4.1; Table 1, 'VAE w/o encoder' row: 19.04 (0.09) as composition and as reversibility too"),
+    "C3": ("$l_1^{(10)} = 17.36 \\ (0.62)$, close to the value without the encoder $l_1^{(10)} = 19.04 \\ (0.09)$, indicating that the VAE "
+           "progressively loses the identity of the image and converges to a random sample (Figure 1a).", "Sec. 4.1, Figure 1a"),
+    "C4": ("To obtain lower bounds for the soundness metrics, we include two models that, by design, cannot perform abduction: the identity "
+           "function and a VAE without the encoder at inference time (Bernoulli VAE, $\\beta = 1$).", "Sec. 4.1; Table 1, unconfounded block"),
+    "C5": ("reversibility^(1) ≥ composition^(1) for the VAEs (two applications vs one). Holds in every VAE row of Table 1, e.g. 7.67 vs 5.98.",
+           "notes §5 item 5, read from Table 1; the paper's text does not state it"),
+    "C6": ("This implies the existence of a null transformation f(x, pa, pa) = x since if $pa^* = pa$, then x is not affected. … "
+           "Then, the composition of $f_1(\\cdot)$ and $f_2(\\cdot)$ is commutative",
+           "Sec. 3.1.1 (composition, effectiveness $Pa(f(x, pa, pa^*)) = pa^*$); App. C.1, Lemma C.1, eqs. 11-12"),
+    "C7": ("In this paper, we opted to use the l_1 distance, which is a metric, because we can directly interpret its value as the average "
+           "pixel intensity by which two images differ.", "App. B"),
+    "C8": ("For the confounded scenario without full support, we see a significant drop in performance", "Sec. 4.1, 'Comparing models and scenarios'; Table 1"),
+    "C9": ("which we cannot recover even when using a simulated intervention since the lack of support prevents us from sampling points from "
+           "some areas of the joint distribution.", "Sec. 4.1, 'Comparing models and scenarios'; Table 1"),
+    "C10": ("Nevertheless, when the confounded distribution has full support, we can recover the performance using a simulated intervention "
+            "or selecting an appropriate β penalty for the VAE.", "Sec. 4.1, 'Comparing models and scenarios'; Table 1"),
+    "C11": ("In the absence of interventional data, we use simulated interventions by resampling the data – note that this is only possible "
+            "when the observed joint distribution has full support over the product of marginals.", "Sec. 3.3, eq. 4"),
+    "C12": ("The GAN with composition constraint has the best hue effectiveness (1.84 / 1.77) and the best composition (5.25 with SI). "
+            "It has the *worst* digit reversibility (10.75)", "notes §5 item 12, read from Table 1; the paper's text does not state it"),
+    "C13": ("When training the pseudo-oracles on the confounded scenario w/ full support, we obtain a digit accuracy of 90.67% and hue absolute "
+            "error of 6.34% – down from 99.18% and 1.38% respectively, for the oracles trained on unconfounded data. However, using a "
+            "simulated intervention, we obtained 96.70% and 4.11% for the digit accuracy and hue absolute error, respectively.",
+            "Sec. 4.1, 'Measuring effectiveness using pseudo-oracles trained on biased data'"),
+    "C14": ("Regardless, we show in Tables 2, 3 that the relative performance ranking of the models is only slightly affected by the "
+            "decrease in oracle quality due to confounding.", "Sec. 4.1; Tables 2-4 captions (0.8(3) / 0.75, 0.8(3) / 0.625, 0.91(6) / 0.6875)"),
+    "C15": ("The lack of exogenous factors explains the consistency in the composition scores after repeated null interventions.",
+            "Sec. 4.2; Table 5 (VAE composition 1.62 at m = 1 and m = 10)"),
+    "C16": ("Conversely, abducting only a subset trends the model towards obeying the conditioning at the cost of faithfulness to the input "
+            "observation. In other words, there is a trade-off between effectiveness and composition/reversibility.", "Sec. 4.3; Table 6, Figure 7"),
+    "C17": ("Notice how no penalty (β =1) yields the best likelihood, composition and reversibility at the cost of low effectiveness "
+            "(i.e. ignored counterfactual conditioning under full abduction).", "App. F, Table 7 caption (β = 1, 3, 5, 7, 10)"),
+    "C17-nll": ("Notice how no penalty (β =1) yields the best likelihood", "App. F, Table 7 caption; NLL 2.874 -> 4.446 bits/dim for β = 1 -> 10"),
+    "C18": ("Notice how low prior temperatures affect the effectiveness of cycled back images the most (Figure (a)).", "App. F, Figure 8 caption"),
+    "C19": ("The process is repeated for the remaining columns, showing progressive degradation away from the original observation.",
+            "App. F, Figure 13 caption"),
+    "B1": ("use the axiomatic constraints to restrict the set of functions that could represent the counterfactual, thus deriving distance "
+           "metrics between the approximate and ideal functions.", "Abstract; the check against true counterfactuals is this book's, not in the paper or the notes"),
+}
+
+
+def _claim(key: str, statement: str, *, decision: vd.Decision | None = None, verdict: str | None = None, kind: str = "reproduction",
+           undecided: str = "", **kw: Any) -> None:
+    """Record a claim with the paper's words of :data:`QUOTES`; ``undecided`` is the note kept only when the decision is undecided."""
+    quote, source = QUOTES[key]
+    if decision is not None and decision.verdict == vd.UNDECIDED and undecided:
+        kw["note"] = undecided
+    if decision is not None:
+        claims.claim(key, statement, decision=decision, quote=quote, source=source, kind=kind, **kw)
+    else:
+        claims.claim(key, statement, verdict=verdict, quote=quote, source=source, kind=kind, **kw)
+
+
+def _all(parts: Any, rule: str) -> vd.Decision:
+    """:func:`cflib.verdicts.combine` of parts that must all hold, keeping for the report the interval of the first
+    part whose verdict is the joint one, and every distinct part rule."""
+    parts = list(parts)
+    joint = vd.combine(parts, rule=rule)
+    shown = next((p for p in parts if p.verdict == joint.verdict), None)
+    rules = "; ".join(dict.fromkeys(p.rule for p in parts))
+    return vd.Decision(joint.verdict, shown.interval if shown is not None else None, f"{joint.rule} (parts: {rules})")
+
+
+def _consistent(interval: vd.Interval, value: float, *, quantity: str) -> vd.Decision:
+    """A value predicted by construction (a chance level, an oracle's own accuracy) lies inside the interval.
+
+    reproduced if the interval contains ``value``, not reproduced if it excludes it, undecided when the
+    interval is undefined. Used only for sanity checks, whose prediction is exact.
+    """
+    rule = f"{quantity} = {value:g}: reproduced if its interval contains {value:g}, not reproduced if it excludes it"
+    if not interval.defined:
+        return vd.Decision(vd.UNDECIDED, interval, rule)
+    inside = interval.low <= value <= interval.high
+    return vd.Decision(vd.REPRODUCED if inside else vd.NOT_REPRODUCED, interval, rule)
+
+
+def _difference(a: Any, b: Any, *, unit: str = "test images") -> vd.Interval:
+    """Normal interval of ``mean(a) - mean(b)`` from two samples (Welch standard error; conservative for paired samples)."""
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if min(a.size, b.size) < 2:
+        return vd.Interval(float("nan"), float("nan"), float("nan"), f"difference of means, {a.size} and {b.size} {unit} (too few)")
+    se = float(np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
+    return vd.normal_interval(a.mean() - b.mean(), se, method=f"Welch standard error of a difference of means, {a.size} and {b.size} {unit}")
+
+
+def _paired(a: Any, b: Any, *, unit: str = "test images") -> vd.Interval:
+    """t interval of the mean per-image difference ``a - b`` (the same images under two conditions)."""
+    return vd.mean_interval(np.asarray(a, dtype=float) - np.asarray(b, dtype=float), unit=f"{unit}, paired")
+
+
+def _image_values(f: ax.CounterfactualFunction, x: np.ndarray, pa: Mapping[str, np.ndarray], do: Mapping[str, np.ndarray], oracles: Mapping[str, Any], *,
+                  m: int, cycles: int, extra: Mapping[str, Mapping[str, Any]] | None = None) -> dict[tuple[str, str, str, int, str], np.ndarray]:
+    """Per-image values behind :func:`~cflib.metrics.axioms.soundness_report`'s means (same keys, same scale: effectiveness x 100).
+
+    Keys are ``(metric, intervened, measured, step, oracles)``; the intervals of the claims are taken over these images.
+    """
+    out = {("composition", "null", "image", j + 1, "none"): v for j, v in enumerate(ax.composition(f, x, pa, m))}
+    for k, dv in do.items():
+        out |= {("reversibility", k, "image", c + 1, "none"): v for c, v in enumerate(ax.reversibility(f, x, pa, k, dv, cycles))}
+        eff, xs = ax.effectiveness(f, x, pa, k, dv, oracles, return_images=True)
+        out |= {("effectiveness", k, j, 1, "main"): 100.0 * np.asarray(s, dtype=float) for j, s in eff.items()}
+        ps = {**pa, k: np.asarray(dv).reshape(-1)}
+        for fam, orc in (extra or {}).items():
+            out |= {("effectiveness", k, j, 1, fam): 100.0 * np.asarray(o.score(xs, ps[j]), dtype=float) for j, o in orc.items()}
+    return out
 
 
 def plot_composition_reversibility(summary: pd.DataFrame, models: Sequence[str], *, band: bool = False, reference: str | None = None, where: str = "") -> np.ndarray:
@@ -348,79 +471,146 @@ def commutativity_study(truth: GroundTruth, x: np.ndarray, pa: Mapping[str, np.n
         Rows ``Colour-Digits`` and ``shapes scene``; columns ``commutativity l1 (max)``, ``composition l1 (max)``.
     """
     comm_digits = ax.commutativity(truth, x, pa, "digit", do["digit"], "hue", do["hue"])
+    joint_digits = _joint_gap(truth, x, pa, {"digit": do["digit"], "hue": do["hue"]})
     scene = sh.shapes_scene(resolution=16)
     scene = scene.subset(np.random.default_rng(seed).permutation(len(scene))[:n_shapes])
     truth_shapes = GroundTruth(sh.true_counterfactual, sh.FACTORS)
     rng = np.random.default_rng(seed)
-    comm_shapes = ax.commutativity(truth_shapes, scene.x, scene.parents, "shape", rng.integers(0, 3, len(scene)), "object_hue", rng.integers(0, 4, len(scene)))
+    shape_do = {"shape": rng.integers(0, 3, len(scene)), "object_hue": rng.integers(0, 4, len(scene))}
+    comm_shapes = ax.commutativity(truth_shapes, scene.x, scene.parents, "shape", shape_do["shape"], "object_hue", shape_do["object_hue"])
+    joint_shapes = _joint_gap(truth_shapes, scene.x, scene.parents, shape_do)
     comp_shapes = ax.composition(truth_shapes, scene.x, scene.parents, m=3)
     comp_digits = summary.query("model == 'ground truth' and metric == 'composition'")["mean"].max()
-    return pd.DataFrame({"commutativity l1 (max)": [comm_digits.max(), comm_shapes.max()], "composition l1 (max)": [comp_digits, comp_shapes.max()]},
-                        index=["Colour-Digits", "shapes scene"])
+    return pd.DataFrame({"commutativity l1 (max)": [comm_digits.max(), comm_shapes.max()], "joint l1 (max)": [joint_digits.max(), joint_shapes.max()],
+                         "composition l1 (max)": [comp_digits, comp_shapes.max()]}, index=["Colour-Digits", "shapes scene"])
 
 
-def _l1_is_a_metric(seed: int) -> bool:
+def _joint_gap(f: ax.CounterfactualFunction, x: np.ndarray, pa: Mapping[str, np.ndarray], do: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Per-image l1 between the two partial interventions applied in turn and the joint one (eq. 12: both give g(eps, pa1*, pa2*))."""
+    (a, da), (b, db) = do.items()
+    step = {**pa, a: da}
+    return ax.l1_distance(f(f(x, pa, step), step, {**step, b: db}), f(x, pa, {**pa, a: da, b: db}))
+
+
+def truth_effectiveness(truth: GroundTruth, train: cd.ColourDigits, test: cd.ColourDigits, do: Mapping[str, np.ndarray], oracles: Mapping[str, Any]) -> pd.DataFrame:
+    """Per test image: the oracles' scores on the true counterfactuals and on the clean image, and whether the oracle saw the counterfactual.
+
+    The true ``do(digit = d')`` counterfactual is the bank exemplar of class ``d'`` with the image's style
+    rank, so most of them are exemplars the digit oracle was trained on (in another hue). Effectiveness
+    of the truth is then compared with the oracle's clean accuracy only on counterfactuals it did not see.
+
+    Parameters
+    ----------
+    truth : GroundTruth
+        The true Colour-Digits counterfactual function.
+    train : ColourDigits
+        The oracle's training split (its ``base`` exemplars are the ones the oracle saw).
+    test : ColourDigits
+        Test split.
+    do : dict
+        ``"digit"`` and ``"hue"`` -> counterfactual values.
+    oracles : dict
+        Digit and hue oracles.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per test image: ``target exemplar``, ``seen by the oracle``, ``digit correct`` (on the
+        counterfactual), ``clean digit correct``, ``hue error`` (on the ``do(hue)`` counterfactual) and
+        ``clean hue error``.
+    """
+    _, labels, rank = cd.digit_bank(test.resolution)
+    per_class = int(np.bincount(labels, minlength=10).min())
+    target = np.asarray(do["digit"]) * per_class + np.rint(test.style * per_class - 0.5).astype(int)
+    if not np.array_equal(labels[target], do["digit"]) or not np.allclose(rank[target], test.style):
+        raise ValueError("the digit bank is not ordered by class and style rank; truth_effectiveness cannot locate the counterfactual exemplars")
+    x, pa = test.x, test.parents
+    dig = truth(x, pa, {**pa, "digit": do["digit"]})
+    hue = truth(x, pa, {**pa, "hue": do["hue"]})
+    return pd.DataFrame({"target exemplar": target, "seen by the oracle": np.isin(target, train.base),
+                         "digit correct": oracles["digit"].score(dig, do["digit"]), "clean digit correct": oracles["digit"].score(x, pa["digit"]),
+                         "hue error": oracles["hue"].score(hue, do["hue"]), "clean hue error": oracles["hue"].score(x, pa["hue"])})
+
+
+def _l1_violation(seed: int) -> float:
+    """Largest violation of the metric properties of the l1 distance on random images (0 for a metric on the 0-255 scale)."""
     a, b, c = np.random.default_rng(seed).random((3, 50, 3, 8, 8))
     d = ax.l1_distance
-    return bool(np.all(d(a, a) == 0) and np.allclose(d(a, b), d(b, a)) and np.all(d(a, c) <= d(a, b) + d(b, c) + 1e-9)
-                and np.isclose(d(np.zeros((1, 3, 2, 2)), np.ones((1, 3, 2, 2)))[0], 255))
+    return float(max(np.abs(d(a, a)).max(), np.abs(d(a, b) - d(b, a)).max(), np.max(d(a, c) - d(a, b) - d(b, c)),
+                     -min(d(a, b).min(), 0.0), abs(d(np.zeros((1, 3, 2, 2)), np.ones((1, 3, 2, 2)))[0] - 255)))
+
+
+#: Float rounding on the 0-255 scale: distances below this are zero (a thousandth of one grey level).
+FLOAT_ZERO = 1e-3
 
 
 def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
-    """Claims C1 (identity), C6 (ground truth) and C7 (the l1 distance is a metric) of notebook 01.
+    """Claims C1 (identity), C6 (ground truth) and C7 (the l1 distance is a metric) of notebook 01: all sanity checks.
 
     Parameters
     ----------
     results : dict
         ``summary`` (:func:`score_functions` of ``"identity"`` and ``"ground truth"``), ``clean`` (oracle
         scores on clean images, parent -> value), ``do_digit`` and ``digit`` (counterfactual and current
-        digits), ``m``, ``cycles``, ``commutativity`` (:func:`commutativity_study`) and ``seed``.
+        digits), ``m``, ``cycles``, ``commutativity`` (:func:`commutativity_study`), ``truth_effectiveness``
+        (:func:`truth_effectiveness`) and ``seed``.
 
     Returns
     -------
     pandas.DataFrame
         The rows of C1, C6 and C7.
     """
-    claims.require(results, ["summary", "clean", "do_digit", "digit", "m", "cycles", "commutativity", "seed"], "claims_01")
-    s, clean, m, cycles = results["summary"], results["clean"], results["m"], results["cycles"]
+    claims.require(results, ["summary", "clean", "do_digit", "digit", "m", "cycles", "commutativity", "truth_effectiveness", "seed"], "claims_01")
+    s, m, cycles, te = results["summary"], results["m"], results["cycles"], results["truth_effectiveness"]
+    n = len(results["digit"])
 
     def val(model: str, metric: str, intervened: str = "null", measured: str = "image", step: int = 1) -> float:
         return summary_value(s, metric, intervened, measured, step, model=model)
 
-    def comp_rev(model: str) -> tuple[float, float]:
+    def comp_rev(model: str) -> float:
         comp = max(val(model, "composition", step=j) for j in range(1, m + 1))
-        return comp, max(val(model, "reversibility", k, step=c) for k in _PARENTS for c in range(1, cycles + 1))
+        return max(comp, *(val(model, "reversibility", k, step=c) for k in _PARENTS for c in range(1, cycles + 1)))
 
-    id_comp, id_rev = comp_rev("identity")
-    id_dacc = val("identity", "effectiveness", "digit", "digit")
-    id_herr = val("identity", "effectiveness", "hue", "hue")
-    p_same = 100 * float(np.mean(np.asarray(results["do_digit"]) == np.asarray(results["digit"])))
-    se_h = 100 * np.sqrt(1 / 48 / len(results["digit"]))
+    id_dist, id_dacc, id_herr = comp_rev("identity"), val("identity", "effectiveness", "digit", "digit"), val("identity", "effectiveness", "hue", "hue")
     claims.record("identity_digit_accuracy", id_dacc)
     claims.record("identity_hue_error", id_herr)
-    claims.claim(
-        "C1", "Identity: composition and reversibility are exactly 0 for every m; effectiveness is at chance "
-        "(digit accuracy = P(do = current), hue error = chance: 1/3 linear, here 1/4 circular).",
-        paper="0 / 0 / 10.50 % digit, 32.98 hue (linear)",
-        ours=f"max comp {id_comp:.1f}, max rev {id_rev:.1f}, digit {id_dacc:.2f} % (P(do=current) {p_same:.2f} %), hue {id_herr:.2f}",
-        holds=bool(id_comp == 0 and id_rev == 0 and abs(id_dacc - p_same * clean["digit"] / 100) < 2 and abs(id_herr - 25) < 4 * se_h),
-        evidence=f"exact zeros; digit accuracy within 2 points of P(do=current) x oracle accuracy; hue error within 4 s.e. ({se_h:.2f}) of 25",
-    )
-    gt_comp, gt_rev = comp_rev("ground truth")
-    gt_eff = [val("ground truth", "effectiveness", k, j) for k in _PARENTS for j in _PARENTS]
-    comm = float(results["commutativity"]["commutativity l1 (max)"].max())
-    claims.claim(
-        "C6", "A ground-truth counterfactual function scores 0 on composition and reversibility, oracle-level "
-        "effectiveness, and its partial functions commute (Lemma C.1).",
-        paper="qualitative (Lemma A.1, C.1)",
-        ours=f"comp/rev 0, effectiveness {np.round(gt_eff, 2).tolist()} vs clean {np.round(list(clean.values()), 2).tolist()}, commutativity max {comm:.2g}",
-        holds=bool(gt_comp == 0 and gt_rev < 1e-3 and abs(gt_eff[0] - clean["digit"]) < 1.0 and gt_eff[3] < 1.0 and comm < 1e-3),
-        evidence="exact zeros up to float rounding (< 1e-3 on the 0-255 scale); digit accuracy within 1 point of the oracle's clean accuracy",
-    )
-    l1_ok = _l1_is_a_metric(results["seed"])
-    claims.claim("C7", "The l1 distance is a metric (zero on equal images, symmetric, triangle inequality) on the 0-255 scale.",
-                 paper="App. B", ours="all properties hold on 50 random image triples" if l1_ok else "a property fails",
-                 holds=l1_ok, evidence="exact checks on random images; black vs white image = 255")
+    acc = vd.binomial_interval(int(round(id_dacc * n / 100)), n, unit="test images")
+    herr = vd.normal_interval(id_herr, 100 * np.sqrt(1 / 48 / n), method=f"standard error of a uniform circular error on [0, 0.5], {n} test images")
+    parts = [vd.decide_within(vd.exact(id_dist), 0, 0, quantity="largest composition / reversibility distance of the identity"),
+             _consistent(acc, 0.1, quantity="identity's digit accuracy (chance: do-values drawn from 10 near-balanced classes)"),
+             _consistent(herr, 25.0, quantity="identity's hue error x 100 (circular chance)")]
+    _claim("C1", "Identity: composition and reversibility are exactly 0 for every m; effectiveness is at chance "
+           "(digit accuracy 1/10, hue error: chance 1/3 linear, here 1/4 circular).",
+           paper="0 / 0 / 10.50 % digit, 32.98 hue (linear)", ours=f"largest distance {id_dist:.1f}, digit {id_dacc:.2f} %, hue {id_herr:.2f}",
+           decision=_all(parts, rule="distances exactly 0; digit accuracy and hue error consistent with chance"),
+           evidence=f"digit accuracy {acc}; hue error {herr}", kind="sanity check")
+    comm = results["commutativity"]
+    gt_dist = comp_rev("ground truth")
+    lemma = float(max(comm["commutativity l1 (max)"].max(), comm["joint l1 (max)"].max()))
+    unseen = te[~te["seen by the oracle"]]
+    d_eff = _difference(unseen["digit correct"], te["clean digit correct"], unit="unseen true counterfactuals vs clean test images")
+    h_eff = _difference(te["hue error"], te["clean hue error"], unit="true counterfactuals vs clean test images")
+    parts = [vd.decide_below(vd.exact(gt_dist), FLOAT_ZERO, inclusive=True, quantity="largest composition / reversibility distance of the truth"),
+             vd.decide_below(vd.exact(lemma), FLOAT_ZERO, inclusive=True, quantity="largest gap between the two orders and the joint intervention"),
+             _consistent(d_eff, 0.0, quantity="digit accuracy on unseen true counterfactuals minus on clean test images"),
+             _consistent(h_eff, 0.0, quantity="hue error on true counterfactuals minus on clean test images")]
+    _claim("C6", "A ground-truth counterfactual function scores 0 on composition and reversibility; its effectiveness equals the "
+           "oracle's on clean images (on counterfactuals the oracle did not train on); its partial functions commute and equal "
+           "the joint intervention (Lemma C.1).",
+           paper="qualitative (Sec. 3.1.1, Lemma A.1, Lemma C.1)",
+           ours=f"largest distance {gt_dist:.2g}, largest commutativity / joint gap {lemma:.2g}; digit accuracy {100 * unseen['digit correct'].mean():.2f} % on "
+           f"{len(unseen)} unseen counterfactuals vs {100 * te['clean digit correct'].mean():.2f} % clean",
+           decision=_all(parts, rule="zero distances and Lemma C.1 gaps (float rounding); effectiveness consistent with the oracle's clean scores"),
+           evidence=f"digit accuracy difference {d_eff}; hue error difference {h_eff}; {int(te['seen by the oracle'].sum())} of {len(te)} "
+           "counterfactuals are exemplars the oracle trained on and are left out of the digit comparison", kind="sanity check",
+           change="the old rule asked the digit accuracy on every true counterfactual to be within 1 point of the clean accuracy, both ways; most "
+           "of those counterfactuals are exemplars the oracle trained on, so it read them better than clean test images; Lemma C.1 also "
+           "says both orders equal the joint intervention g(eps, pa1*, pa2*), now checked")
+    viol = _l1_violation(results["seed"])
+    _claim("C7", "The l1 distance is a metric (zero on equal images, symmetric, triangle inequality) on the 0-255 scale.",
+           paper="App. B", ours=f"largest violation {viol:.2g} on 50 random image triples; black vs white = 255",
+           decision=vd.decide_below(vd.exact(viol), 1e-9, inclusive=True, quantity="largest violation of a metric property"),
+           evidence="exact checks on random images", kind="sanity check")
     return claims.rows(["C1", "C6", "C7"])
 
 
@@ -609,7 +799,8 @@ def oracle_quality(scms: Mapping[str, cd.ColourDigits], si: Mapping[str, np.ndar
     Returns
     -------
     pandas.DataFrame
-        Rows per family; columns ``digit accuracy (%)`` and ``hue error (x100)``.
+        Rows per family; columns ``digit accuracy (%)``, ``hue error (x100)`` and their standard errors over
+        the test images (``digit accuracy s.e.``, ``hue error s.e.``).
     """
     full = scms["confounded_full_support"]
     families = {
@@ -621,7 +812,9 @@ def oracle_quality(scms: Mapping[str, cd.ColourDigits], si: Mapping[str, np.ndar
     quality = {}
     for name, (d, idx, arch) in families.items():
         orc = fit_oracles(d.x, d.parents, DIGIT_HUE_ORACLES, arch=arch, steps=steps, indices=idx, seed=seed, device=device)
-        quality[name] = {"digit accuracy (%)": 100 * orc["digit"].score(test.x, test.digit).mean(), "hue error (x100)": 100 * orc["hue"].score(test.x, test.hue).mean()}
+        d_ok, h_err = 100 * np.asarray(orc["digit"].score(test.x, test.digit), dtype=float), 100 * np.asarray(orc["hue"].score(test.x, test.hue), dtype=float)
+        quality[name] = {"digit accuracy (%)": d_ok.mean(), "hue error (x100)": h_err.mean(),
+                         "digit accuracy s.e.": d_ok.std(ddof=1) / np.sqrt(len(d_ok)), "hue error s.e.": h_err.std(ddof=1) / np.sqrt(len(h_err))}
     return pd.DataFrame(quality).T
 
 
@@ -643,35 +836,43 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.require(results, ["scms", "si", "hue_bins", "dependence", "oracle_quality"], "claims_02")
     scms, si, bins, dep, quality = (results[k] for k in ("scms", "si", "hue_bins", "dependence", "oracle_quality"))
     claims.record("si_dependence", dep.round(4).to_dict())
-    claims.record("oracle_quality", quality.round(2).to_dict())
+    claims.record("oracle_quality", quality[["digit accuracy (%)", "hue error (x100)"]].round(2).to_dict())
     cf, nf = scms["confounded_full_support"], scms["confounded"]
     before_nf, _, _ = cd.joint_histogram(nf.parents, bins=bins)
     after_nf, _, _ = cd.joint_histogram(_resampled(nf, si["confounded"]), bins=bins, discrete=["digit"])
     reps = np.bincount(si["confounded_full_support"], minlength=len(cf))
     cell = cd.cell_index(cf.parents, bins=bins)
-    same_within_cell = all(len(np.unique(reps[cell == c])) == 1 for c in np.unique(cell))
+    unequal = sum(len(np.unique(reps[cell == c])) > 1 for c in np.unique(cell))
+    filled = int(np.sum(after_nf[before_nf == 0] > 0))
     dep_b, dep_a = dep.loc["confounded_full_support", "before"], dep.loc["confounded_full_support", "after SI"]
-    claims.claim(
-        "C11", "SI resampler: after resampling, the binned joint is the product of the marginals; empty cells stay "
-        "empty; every sample of a cell is repeated the same integer number of times.",
-        paper="eq. 4 / official code", ours=f"max |joint - product| {dep_b:.4f} -> {dep_a:.4f}; "
-        f"{int((before_nf == 0).sum())} empty cells stay empty; equal repeats within cells: {same_within_cell}",
-        holds=bool(dep_a < 0.1 * dep_b and np.all(after_nf[before_nf == 0] == 0) and same_within_cell),
-        evidence="dependence reduced more than 10-fold with full support; exact checks of holes and repeat counts",
-    )
-    d_acc, h_err = quality["digit accuracy (%)"], quality["hue error (x100)"]
+    _claim("C11", "SI resampler: after resampling, the binned joint is the product of the marginals; empty cells stay "
+           "empty; every sample of a cell is repeated the same integer number of times.",
+           paper="eq. 4 / official code", ours=f"max |joint - product| {dep_b:.4f} -> {dep_a:.4f}; "
+           f"{int((before_nf == 0).sum())} empty cells, {filled} filled by SI; cells with unequal repeats: {unequal}",
+           decision=_all([vd.decide_below(vd.exact(dep_a / dep_b), 0.1, quantity="dependence after SI / before (full support)"),
+                                vd.decide_within(vd.exact(filled + unequal), 0, 0, quantity="empty cells filled plus cells with unequal repeats")],
+                               rule="dependence reduced more than 10-fold (integer repeat counts leave a rounding residue); holes and repeats exact"),
+           evidence="exact computations on the resampled indices", kind="sanity check")
+    acc, err, acc_se, err_se = (quality[c] for c in ("digit accuracy (%)", "hue error (x100)", "digit accuracy s.e.", "hue error s.e."))
     u, c, s = "unconfounded (CNN)", "confounded (CNN)", "confounded + SI (CNN)"
-    order = d_acc[u] > d_acc[s] > d_acc[c] and h_err[u] < h_err[s] < h_err[c]
-    partial_order = d_acc[u] > d_acc[c] and h_err[u] < h_err[c]
-    claims.claim(
-        "C13", "Oracles trained on confounded data are worse on unconfounded test data, and SI helps them "
-        "(digit 99.18 -> 90.67 -> 96.70 %; hue error 1.38 -> 6.34 -> 4.11).",
-        paper="99.18 / 90.67 / 96.70 %; 1.38 / 6.34 / 4.11",
-        ours=f"{d_acc.iloc[0]:.2f} / {d_acc.iloc[1]:.2f} / {d_acc.iloc[2]:.2f} %; {h_err.iloc[0]:.2f} / {h_err.iloc[1]:.2f} / {h_err.iloc[2]:.2f}",
-        holds=True if order else (None if partial_order else False),
-        evidence="ordering unconfounded > confounded + SI > confounded on both parents (one oracle seed; "
-        "a partial ordering, confounded worst but SI not in between, counts as inconclusive)",
-    )
+
+    def diff(col: pd.Series, se: pd.Series, a: str, b: str) -> vd.Interval:
+        return vd.normal_interval(col[a] - col[b], float(np.hypot(se[a], se[b])), method="standard errors over the test images of two oracles")
+
+    parts = {"confounded oracle worse on the digit": vd.decide_above(diff(acc, acc_se, u, c), 0, quantity="digit accuracy, unconfounded - confounded oracle"),
+             "confounded oracle worse on the hue": vd.decide_above(diff(err, err_se, c, u), 0, quantity="hue error, confounded - unconfounded oracle"),
+             "SI helps on the digit": vd.decide_above(diff(acc, acc_se, s, c), 0, quantity="digit accuracy, SI - confounded oracle"),
+             "SI helps on the hue": vd.decide_above(diff(err, err_se, c, s), 0, quantity="hue error, confounded - SI oracle")}
+    _claim("C13", "Oracles trained on confounded data are worse on unconfounded test data, and SI helps them "
+           "(digit 99.18 -> 90.67 -> 96.70 %; hue error 1.38 -> 6.34 -> 4.11).",
+           paper="99.18 / 90.67 / 96.70 %; 1.38 / 6.34 / 4.11",
+           ours=f"{acc[u]:.2f} / {acc[c]:.2f} / {acc[s]:.2f} %; {err[u]:.2f} / {err[c]:.2f} / {err[s]:.2f}",
+           decision=_all(parts.values(), rule="confounded oracle worse than the unconfounded one, and the SI oracle better than the confounded one, on both parents"),
+           evidence="; ".join(f"{k}: {d.verdict} ({d.interval})" for k, d in parts.items()) + " (one oracle seed; intervals over test images)",
+           change="the paper's words say the confounded oracle is worse and SI helps ('However, using a simulated intervention...'); the old rule "
+           "also required the SI oracle to stay below the unconfounded one and called a partial ordering inconclusive",
+           undecided="a hue part that straddles 0 is decided by more test images: the hue error differences are hundredths of a point "
+           "(our 8x8 colour images make the hue easy to read for every oracle)")
     return claims.rows(["C11", "C13"])
 
 
@@ -768,7 +969,7 @@ def table1_configs(models: Sequence[str], gan_configs: Sequence[Sequence[str]]) 
 def soundness_study(configs: Sequence[tuple[str, str, str]], train: Mapping[str, cd.ColourDigits], si: Mapping[str, np.ndarray], test: cd.ColourDigits,
                     do: Mapping[str, Mapping[str, np.ndarray]], oracles: Mapping[str, Any], extra: Mapping[str, Mapping[str, Any]], *,
                     n_seeds: int, steps: int, gan_steps: int, gan_lr: float, batch_size: int, width: int, m: int, cycles: int, seed: int,
-                    device: str = "auto") -> tuple[pd.DataFrame, dict[tuple[str, str, str, int], Any]]:
+                    device: str = "auto") -> tuple[pd.DataFrame, dict[tuple[str, str, str, int], Any], dict[tuple[str, str, str], dict[tuple[str, str, str, int, str], np.ndarray]]]:
     """Train every configuration for every seed, add the identity and no-encoder baselines, and score them all.
 
     Parameters
@@ -800,13 +1001,20 @@ def soundness_study(configs: Sequence[tuple[str, str, str]], train: Mapping[str,
         :func:`~cflib.metrics.axioms.summarise` by block, SI and model.
     trained : dict
         ``(block, SI flag, model, seed index)`` -> trained model.
+    images : dict
+        ``(block, SI flag, model label)`` -> ``(metric, intervened, measured, step, oracles)`` -> per-test-image
+        values (mean over seeds), the units of the claims' intervals.
     """
     enc = digit_hue_encoder()
-    reports, trained = [], {}
+    reports, trained, images = [], {}, {}
 
     def score(f: ax.CounterfactualFunction, block: str, flag: str, name: str, sd: int) -> None:
         labels = {"block": block, "SI": flag, "model": name, "seed": sd}
         reports.append(ax.soundness_report(f, test.x, test.parents, do[block], oracles, m=m, cycles=cycles, labels=labels, extra_oracles=extra))
+        values = _image_values(f, test.x, test.parents, do[block], oracles, m=m, cycles=cycles, extra=extra)
+        mean = images.setdefault((block, flag, name), {})
+        for key, v in values.items():  # running mean over seeds, per image
+            mean[key] = mean.get(key, 0.0) + (v - mean.get(key, 0.0)) / (sd + 1)
 
     for sd in range(n_seeds):
         for block, flag, name in configs:
@@ -818,7 +1026,7 @@ def soundness_study(configs: Sequence[tuple[str, str, str]], train: Mapping[str,
             score(ax.ModelFunction.sample(model, enc, len(test), seed=seed + sd), block, flag, MODEL_LABELS[name], sd)  # one function per test image
         score(Identity(enc.names), "unconfounded", "no", "identity", sd)
         score(NoEncoderVAE(trained[(*configs[0], sd)], enc, len(test), seed=seed + sd), "unconfounded", "no", "VAE w/o encoder", sd)
-    return ax.summarise(pd.concat(reports, ignore_index=True), by=["block", "SI", "model"]), trained
+    return ax.summarise(pd.concat(reports, ignore_index=True), by=["block", "SI", "model"]), trained, images
 
 
 def figure1_models(trained: Mapping[tuple[str, str, str, int], Any], models: Sequence[str], configs: Sequence[tuple[str, str, str]]) -> tuple[Any, Any]:
@@ -890,14 +1098,38 @@ def rank_robustness(summary: pd.DataFrame) -> tuple[dict[tuple[int, str], pd.Dat
     rank_changes : pandas.DataFrame
         Mean absolute rank change, one row per table, one column per block.
     """
-    cols = {("digit", "digit"): True, ("digit", "hue"): False, ("hue", "digit"): True, ("hue", "hue"): False}
     rank_tables, changes = {}, {}
     for fam, table_no in [("biased", 2), ("biased + SI", 3), ("linear", 4)]:
         for b in ("confounded", "confounded_full_support"):
-            t = ax.effectiveness_ranks(summary[summary.block == b], ["SI", "model"], fam, cols)
+            t = ax.effectiveness_ranks(summary[summary.block == b], ["SI", "model"], fam, _RANK_COLUMNS)
             rank_tables[table_no, b] = t
             changes[f"Table {table_no}: {fam}", BLOCKS[b]] = t["abs diff"].mean()
     return rank_tables, pd.Series(changes).unstack()
+
+
+def _rank_change_interval(images: Mapping[tuple[str, str, str], Mapping[tuple, np.ndarray]], block: str, family: str, *, n_boot: int = 500,
+                          seed: int = 0) -> vd.Interval:
+    """Mean |change of average rank| (Tables 2-4) of one block and oracle family, with a bootstrap over the test images."""
+    from scipy.stats import rankdata
+
+    configs = [k for k in images if k[0] == block]
+    cols = list(_RANK_COLUMNS)
+    sign = np.array([-1.0 if better else 1.0 for better in _RANK_COLUMNS.values()])[None, :, None]
+
+    def stack(fam: str) -> np.ndarray:
+        return np.stack([np.stack([images[c]["effectiveness", k, j, 1, fam] for k, j in cols]) for c in configs])  # (configs, 4, images)
+
+    main, alt = stack("main"), stack(family)
+
+    def change(idx: np.ndarray) -> np.ndarray:  # idx: (draws, images) -> (draws,)
+        r = [rankdata(sign * v[:, :, idx].mean(-1), axis=0).mean(1) for v in (main, alt)]  # (configs, draws)
+        return np.abs(r[1] - r[0]).mean(0)
+
+    n = main.shape[-1]
+    est = float(change(np.arange(n)[None])[0])
+    draws = change(np.random.default_rng(seed).integers(0, n, (n_boot, n)))
+    low, high = np.quantile(draws, [0.025, 0.975])
+    return vd.Interval(est, float(low), float(high), f"95% percentile bootstrap over {n} test images, {n_boot} draws ({len(configs)} configurations)")
 
 
 def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -906,108 +1138,164 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     Parameters
     ----------
     results : dict
-        ``summary`` (:func:`soundness_study`), ``models`` (VAE configuration names, the first being the
-        Bernoulli beta=1 reference), ``gan_configs``, ``m``, ``cycles`` and ``rank_changes``
-        (:func:`rank_robustness`).
+        ``summary`` and ``images`` (:func:`soundness_study`), ``models`` (VAE configuration names, the
+        first being the Bernoulli beta=1 reference), ``gan_configs``, ``m``, ``cycles`` and
+        ``rank_changes`` (:func:`rank_robustness`).
 
     Returns
     -------
     pandas.DataFrame
         The rows of the recorded claims.
     """
-    claims.require(results, ["summary", "models", "gan_configs", "m", "cycles", "rank_changes"], "claims_03")
-    summary, models, m, cycles, rank_changes = (results[k] for k in ("summary", "models", "m", "cycles", "rank_changes"))
+    claims.require(results, ["summary", "images", "models", "gan_configs", "m", "cycles", "rank_changes"], "claims_03")
+    summary, images, models, m, cycles, rank_changes = (results[k] for k in ("summary", "images", "models", "m", "cycles", "rank_changes"))
     run_gan = ("confounded_full_support", "yes") in [tuple(c) for c in results["gan_configs"]]
 
     def v(block: str, si_flag: str, model: str, metric: str, intervened: str = "null", measured: str = "image", step: int = 1, oracles_: str | None = None) -> float:
         extra = {} if oracles_ is None else {"oracles": oracles_}
         return summary_value(summary, metric, intervened, measured, step, block=block, SI=si_flag, model=model, **extra)
 
+    def img(block: str, si_flag: str, model: str, metric: str, intervened: str = "null", measured: str = "image", step: int = 1) -> np.ndarray:
+        key = (block, si_flag, model)
+        if key not in images:
+            raise ValueError(f"images has no configuration {key}; pass soundness_study's per-image values")
+        return images[key][metric, intervened, measured, step, "main" if metric == "effectiveness" else "none"]
+
     def eff(block: str, si_flag: str, model: str, intervened: str, measured: str) -> float:
         return v(block, si_flag, model, "effectiveness", intervened, measured, oracles_="main")
 
+    def ev(parts: Mapping[str, vd.Decision]) -> str:
+        return "; ".join(f"{k}: {d.interval}" for k, d in parts.items())
+
+    one_model = ("intervals over the test images of one trained model per configuration (training seeds add variance the interval does not "
+                 "hold); the full scale (notebooks/params/full.yaml: 28x28 images, 5 seeds) would decide it")
     claims.record("rank_changes", {f"{i} | {c}": float(x) for (i, c), x in rank_changes.stack().items()})
     vaes = [MODEL_LABELS[k] for k in models]
     b1 = MODEL_LABELS[models[0]]
-    ne = [v("unconfounded", "no", "VAE w/o encoder", "composition", step=s) for s in range(1, m + 1)]
-    ne += [v("unconfounded", "no", "VAE w/o encoder", "reversibility", k, step=c) for k in _PARENTS for c in range(1, cycles + 1)]
-    ne_dacc = eff("unconfounded", "no", "VAE w/o encoder", "digit", "digit")
-    claims.claim("C2", "VAE without encoder (noise fixed per image): composition^(1) = composition^(m) = reversibility^(c).",
-                 paper="19.04 in all three columns; digit accuracy 97.08 %", ours=f"{min(ne):.3f} .. {max(ne):.3f}; digit accuracy {ne_dacc:.1f} %",
-                 holds=bool(max(ne) - min(ne) < 1e-3 * max(ne)), evidence=f"all {len(ne)} distances equal to 0.1 % relative")
-    comp1 = {n: v("unconfounded", "no", n, "composition", step=1) for n in vaes}
-    compm = {n: v("unconfounded", "no", n, "composition", step=m) for n in vaes}
+    uc, ne_name = ("unconfounded", "no"), "VAE w/o encoder"
+    ne = np.stack([img(*uc, ne_name, "composition", step=j) for j in range(1, m + 1)]
+                  + [img(*uc, ne_name, "reversibility", k, step=c) for k in _PARENTS for c in range(1, cycles + 1)])
+    spread = float((ne.max(0) - ne.min(0)).max() / ne.mean())
+    ne_dacc = eff(*uc, ne_name, "digit", "digit")
+    _claim("C2", "VAE without encoder (noise fixed per image): composition^(1) = composition^(m) = reversibility^(c).",
+           paper="19.04 in all three columns; digit accuracy 97.08 %", ours=f"{ne.mean(1).min():.3f} .. {ne.mean(1).max():.3f}; digit accuracy {ne_dacc:.1f} %",
+           decision=vd.decide_below(vd.exact(spread, method="per image, exact: the decoder never reads the image"), 1e-3, inclusive=True,
+                                    quantity="largest per-image spread of the distances / their mean"),
+           evidence=f"all {len(ne)} distances of every test image equal to float rounding", kind="sanity check")
+    comp1 = {n: v(*uc, n, "composition", step=1) for n in vaes}
+    compm = {n: v(*uc, n, "composition", step=m) for n in vaes}
     claims.record("composition_1_and_m", {n: [comp1[n], compm[n]] for n in vaes})
-    claims.claim("C3", f"A VAE's composition^(m) increases with m and approaches the no-encoder level (m = 1 -> {m}).",
-                 paper="5.98 -> 17.36 vs 19.04 (Bernoulli beta=1)",
-                 ours="; ".join(f"{n}: {comp1[n]:.2f} -> {compm[n]:.2f}" for n in vaes) + f"; no encoder {ne[0]:.2f}",
-                 holds=all(compm[n] > comp1[n] for n in vaes), evidence=f"composition^({m}) > composition^(1) for every VAE in the unconfounded block (one seed per model)")
-    id_d = eff("unconfounded", "no", "identity", "digit", "digit")
-    vae_d = [eff("unconfounded", "no", n, "digit", "digit") for n in vaes]
-    claims.claim("C4", "Unconfounded ordering: 0 = identity < VAE composition^(1) < no-encoder composition; digit effectiveness identity << VAEs.",
-                 paper="0 < 5.98-6.86 < 19.04; 10.5 % vs 97-99.5 %",
-                 ours=f"0 < {min(comp1.values()):.2f}-{max(comp1.values()):.2f} < {ne[0]:.2f}; {id_d:.1f} % vs {min(vae_d):.1f}-{max(vae_d):.1f} %",
-                 holds=all(0 < comp1[n] < ne[0] for n in vaes) and min(vae_d) > id_d + 30, evidence="strict inequalities; digit accuracy gap > 30 points")
-    pairs = [(r.block, r.SI, r.model) for r in summary[(summary.metric == "composition") & summary.model.isin(vaes)][["block", "SI", "model"]].drop_duplicates().itertuples()]
-    rev_ge = [min(v(b, s, n, "reversibility", k) for k in _PARENTS) >= v(b, s, n, "composition") for b, s, n in pairs]
-    claims.claim("C5", "reversibility^(1) >= composition^(1) for the VAEs (two applications against one).",
-                 paper="holds in every VAE row of Table 1", ours=f"{sum(rev_ge)} of {len(rev_ge)} VAE rows",
-                 holds=bool(all(rev_ge)), evidence="every VAE configuration, both interventions")
+    parts = {n: vd.decide_above(_paired(img(*uc, n, "composition", step=m), img(*uc, n, "composition")), 0, quantity=f"{n}: composition^({m}) - composition^(1)")
+             for n in vaes}
+    _claim("C3", f"A VAE's composition^(m) increases with m and approaches the no-encoder level (m = 1 -> {m}).",
+           paper="5.98 -> 17.36 vs 19.04 (Bernoulli beta=1)",
+           ours="; ".join(f"{n}: {comp1[n]:.2f} -> {compm[n]:.2f}" for n in vaes) + f"; no encoder {ne.mean(1)[0]:.2f}",
+           decision=_all(parts.values(), rule=f"composition^({m}) above composition^(1) for every VAE of the unconfounded block"),
+           evidence=ev(parts), undecided=one_model)
+    id_d = eff(*uc, "identity", "digit", "digit")
+    vae_d = [eff(*uc, n, "digit", "digit") for n in vaes]
+    parts = {}
+    for n in vaes:
+        c1 = img(*uc, n, "composition")
+        parts[f"{n} composition > 0"] = vd.decide_above(vd.mean_interval(c1, unit="test images"), 0, quantity=f"{n}: composition^(1)")
+        parts[f"{n} below no encoder"] = vd.decide_above(_paired(img(*uc, ne_name, "composition"), c1), 0, quantity=f"no encoder - {n}: composition^(1)")
+        parts[f"{n} digit accuracy above identity"] = vd.decide_above(_paired(img(*uc, n, "effectiveness", "digit", "digit"), img(*uc, "identity", "effectiveness", "digit", "digit")),
+                                                                      0, quantity=f"{n} - identity: digit accuracy (%)")
+    _claim("C4", "Unconfounded ordering: 0 = identity < VAE composition^(1) < no-encoder composition; digit effectiveness identity < VAEs.",
+           paper="0 < 5.98-6.86 < 19.04; 10.5 % vs 97-99.5 %",
+           ours=f"0 < {min(comp1.values()):.2f}-{max(comp1.values()):.2f} < {ne.mean(1)[0]:.2f}; {id_d:.1f} % vs {min(vae_d):.1f}-{max(vae_d):.1f} %",
+           decision=_all(parts.values(), rule="every strict inequality of the ordering, for every VAE (the identity's 0 is exact)"),
+           evidence=ev(parts), undecided=one_model,
+           change="the paper's identity and VAE without encoder are lower bounds, an ordering; the old rule also asked the VAEs' digit accuracy to "
+           "exceed the identity's by more than 30 points, a margin the paper does not state")
+    rows = [(r.block, r.SI, r.model) for r in summary[(summary.metric == "composition") & summary.model.isin(vaes)][["block", "SI", "model"]].drop_duplicates().itertuples()]
+    parts = {f"{b}/{si_flag}/{n} do({k})": vd.decide_above(_paired(img(b, si_flag, n, "reversibility", k), img(b, si_flag, n, "composition")), 0, inclusive=True,
+                                                          quantity="reversibility^(1) - composition^(1)")
+             for b, si_flag, n in rows for k in _PARENTS}
+    n_rep = sum(d.verdict == vd.REPRODUCED for d in parts.values())
+    _claim("C5", "reversibility^(1) >= composition^(1) for the VAEs (two applications against one).",
+           paper="holds in every VAE row of Table 1", ours=f"{n_rep} of {len(parts)} (VAE configuration, intervention) pairs decided >= 0",
+           decision=_all(parts.values(), rule="reversibility^(1) - composition^(1) >= 0 for every VAE configuration and both interventions"),
+           evidence="; ".join(f"{k}: {d.verdict} {d.interval.estimate:.2f} [{d.interval.low:.2f}, {d.interval.high:.2f}]" for k, d in parts.items()),
+           undecided=one_model)
 
-    def block_b1(block: str) -> dict[str, float]:
-        return {"hue err (do digit)": eff(block, "no", b1, "digit", "hue"), "composition": v(block, "no", b1, "composition"),
-                "reversibility": v(block, "no", b1, "reversibility", "digit")}
-
-    uc_b1, cf_b1 = block_b1("unconfounded"), block_b1("confounded")
-    cf_d = {blk: eff(blk, "no", b1, "digit", "digit") for blk in ("unconfounded", "confounded")}
-    claims.claim("C8", f"Confounding without full support hurts ({b1}): worse effectiveness, larger composition and reversibility distances.",
-                 paper="hue error 1.29 -> 10.74; composition 5.98 -> 9.20; reversibility 7.67 -> 11.42",
-                 ours=", ".join(f"{k} {uc_b1[k]:.2f} -> {cf_b1[k]:.2f}" for k in uc_b1) + f"; digit accuracy {cf_d['unconfounded']:.1f} -> {cf_d['confounded']:.1f} %",
-                 holds=bool(all(cf_b1[k] > uc_b1[k] for k in uc_b1) and cf_d["confounded"] < cf_d["unconfounded"]),
-                 evidence="all four directions, one seed per model")
+    cf = ("confounded", "no")
+    parts = {"hue error (do digit)": vd.decide_above(_difference(img(*cf, b1, "effectiveness", "digit", "hue"), img(*uc, b1, "effectiveness", "digit", "hue")), 0,
+                                                    quantity="hue error x100 under do(digit), confounded - unconfounded"),
+             "composition": vd.decide_above(_paired(img(*cf, b1, "composition"), img(*uc, b1, "composition")), 0, quantity="composition^(1), confounded - unconfounded"),
+             "reversibility": vd.decide_above(_difference(img(*cf, b1, "reversibility", "digit"), img(*uc, b1, "reversibility", "digit")), 0,
+                                              quantity="digit reversibility^(1), confounded - unconfounded"),
+             "digit accuracy": vd.decide_above(_difference(img(*uc, b1, "effectiveness", "digit", "digit"), img(*cf, b1, "effectiveness", "digit", "digit")), 0,
+                                               quantity="digit accuracy (%), unconfounded - confounded")}
+    _claim("C8", f"Confounding without full support hurts ({b1}): worse effectiveness, larger composition and reversibility distances.",
+           paper="hue error 1.29 -> 10.74; composition 5.98 -> 9.20; reversibility 7.67 -> 11.42",
+           ours=", ".join(f"{k} {d.interval.estimate:+.2f}" for k, d in parts.items()),
+           decision=_all(parts.values(), rule="all four directions"), evidence=ev(parts) + " (the blocks draw different do-values: unpaired)",
+           undecided=one_model)
+    parts = {n: vd.decide_above(_difference(img("confounded", "yes", n, "effectiveness", "digit", "hue"), img(*uc, n, "effectiveness", "digit", "hue")), 0,
+                                quantity=f"{n}: hue error x100 under do(digit), confounded + SI - unconfounded") for n in vaes}
     si_nf = [eff("confounded", "yes", n, "digit", "hue") for n in vaes]
-    si_nf_d = [eff("confounded", "yes", n, "digit", "digit") for n in vaes]
-    uc_h = [eff("unconfounded", "no", n, "digit", "hue") for n in vaes]
-    uc_dd = [eff("unconfounded", "no", n, "digit", "digit") for n in vaes]
-    claims.claim("C9", "SI cannot repair missing support: trained with SI on the confounded data without full support, the models stay "
-                 "clearly worse than unconfounded ones.",
-                 paper="hue error 6.4-7.5 vs 1.2-1.5 unconfounded", ours=f"hue error {min(si_nf):.2f}-{max(si_nf):.2f} vs {min(uc_h):.2f}-{max(uc_h):.2f}; "
-                 f"digit accuracy {min(si_nf_d):.1f}-{max(si_nf_d):.1f} vs {min(uc_dd):.1f}-{max(uc_dd):.1f} %",
-                 holds=bool(min(si_nf) > max(uc_h) or max(si_nf_d) < min(uc_dd) - 5),
-                 evidence="every SI model worse than every unconfounded model on the hue error, or > 5 points below on digit accuracy")
+    uc_h = [eff(*uc, n, "digit", "hue") for n in vaes]
+    _claim("C9", "SI cannot repair missing support: trained with SI on the confounded data without full support, the models stay "
+           "worse than unconfounded ones (hue error under the digit intervention).",
+           paper="hue error 6.4-7.5 vs 1.2-1.5 unconfounded", ours=f"hue error {min(si_nf):.2f}-{max(si_nf):.2f} vs {min(uc_h):.2f}-{max(uc_h):.2f}",
+           decision=_all(parts.values(), rule="for every VAE, the SI model's hue error under do(digit) above the same VAE's unconfounded one"),
+           evidence=ev(parts), undecided=one_model,
+           change="the notes' testable form ('the error stays well above the unconfounded level'), model by model; the old rule compared the "
+           "extremes over models and accepted a 5-point digit accuracy gap instead")
     fs = {flag: {"digit acc": eff("confounded_full_support", flag, b1, "digit", "digit"), "hue err (do digit)": eff("confounded_full_support", flag, b1, "digit", "hue"),
                  "hue err (do hue)": eff("confounded_full_support", flag, b1, "hue", "hue")} for flag in ("no", "yes")}
-    ok10 = (fs["yes"]["digit acc"] > fs["no"]["digit acc"] and fs["yes"]["hue err (do digit)"] < fs["no"]["hue err (do digit)"]
-            and fs["yes"]["hue err (do hue)"] <= fs["no"]["hue err (do hue)"] + 0.5)
-    claims.claim("C10", f"With full support, SI recovers effectiveness ({b1}).",
-                 paper="digit 96.62 -> 99.07 %; hue error 8.52 -> 2.31 (do digit), 12.15 -> 3.08 (do hue)",
-                 ours="; ".join(f"{k} {fs['no'][k]:.2f} -> {fs['yes'][k]:.2f}" for k in fs["no"]),
-                 holds=bool(ok10), evidence="digit accuracy up, hue error under the digit intervention down, hue error under the hue intervention not worse (0.5 tolerance); one seed")
+
+    def fs_img(flag: str, k: str, j: str) -> np.ndarray:
+        return img("confounded_full_support", flag, b1, "effectiveness", k, j)
+
+    parts = {"digit accuracy up": vd.decide_above(_paired(fs_img("yes", "digit", "digit"), fs_img("no", "digit", "digit")), 0, quantity="digit accuracy, SI - no SI"),
+             "hue error (do digit) down": vd.decide_below(_paired(fs_img("yes", "digit", "hue"), fs_img("no", "digit", "hue")), 0, quantity="hue error under do(digit), SI - no SI"),
+             "hue error (do hue) down": vd.decide_below(_paired(fs_img("yes", "hue", "hue"), fs_img("no", "hue", "hue")), 0, quantity="hue error under do(hue), SI - no SI")}
+    _claim("C10", f"With full support, SI recovers effectiveness ({b1}).",
+           paper="digit 96.62 -> 99.07 %; hue error 8.52 -> 2.31 (do digit), 12.15 -> 3.08 (do hue)",
+           ours="; ".join(f"{k} {fs['no'][k]:.2f} -> {fs['yes'][k]:.2f}" for k in fs["no"]),
+           decision=_all(parts.values(), rule="all three effectiveness columns better with SI (same test images and do-values: paired)"),
+           evidence=ev(parts), undecided=one_model,
+           change="the old rule let the hue error under the hue intervention stay within 0.5 of the model without SI; the paper's words "
+           "('recover the performance') and Table 1 (12.15 -> 3.08) say it falls")
     keys = ["C2", "C3", "C4", "C5", "C8", "C9", "C10"]
     if run_gan:
-        fsb = summary[summary.block == "confounded_full_support"]
-        comp_fs = {(r.SI, r.model): r.mean for r in fsb[(fsb.metric == "composition") & (fsb.step == 1)].itertuples()}
-        heff = {(r.SI, r.model): r.mean for r in fsb[(fsb.metric == "effectiveness") & (fsb.intervened == "hue") & (fsb.measured == "hue") & (fsb.oracles == "main")].itertuples()}
-        drev = {(r.SI, r.model): r.mean for r in fsb[(fsb.metric == "reversibility") & (fsb.intervened == "digit") & (fsb.step == 1)].itertuples()}
-        g = ("yes", "GAN")
-        best_comp, best_h, worst_rev = min(comp_fs, key=comp_fs.get) == g, min(heff, key=heff.get) == g, max(drev, key=drev.get) == g
-        claims.claim("C12", "The GAN with the composition constraint (full support, SI) has the best composition and hue effectiveness but the worst digit reversibility.",
-                     paper="composition 5.25, hue error 1.77 (best); digit reversibility 10.75 (worst)",
-                     ours=f"composition {comp_fs[g]:.2f} (best {min(comp_fs.values()):.2f}), hue error {heff[g]:.2f} (best {min(heff.values()):.2f}), "
-                     f"digit reversibility {drev[g]:.2f} (worst {max(drev.values()):.2f})",
-                     holds=bool(best_comp and best_h and worst_rev),
-                     evidence=f"ranks among the {len(comp_fs)} full-support configurations: best composition {best_comp}, best hue {best_h}, "
-                     f"worst digit reversibility {worst_rev} (all three required; one seed)")
+        fsb = [k for k in images if k[0] == "confounded_full_support" and k != ("confounded_full_support", "yes", "GAN")]
+        g = ("confounded_full_support", "yes", "GAN")
+        parts = {}
+        for o in fsb:
+            name = f"{o[2]} ({'SI' if o[1] == 'yes' else 'no SI'})"
+            parts[f"composition below {name}"] = vd.decide_below(_paired(img(*g, "composition"), img(*o, "composition")), 0, quantity="GAN - other: composition^(1)")
+            parts[f"hue error below {name}"] = vd.decide_below(_paired(img(*g, "effectiveness", "hue", "hue"), img(*o, "effectiveness", "hue", "hue")), 0,
+                                                               quantity="GAN - other: hue error under do(hue)")
+            parts[f"digit reversibility above {name}"] = vd.decide_above(_paired(img(*g, "reversibility", "digit"), img(*o, "reversibility", "digit")), 0,
+                                                                         quantity="GAN - other: digit reversibility^(1)")
+        fails = [k for k, d in parts.items() if d.verdict == vd.NOT_REPRODUCED]
+        _claim("C12", "The GAN with the composition constraint (full support, SI) has the best composition and hue effectiveness but the worst digit reversibility.",
+               paper="composition 5.25, hue error 1.77 (best); digit reversibility 10.75 (worst)",
+               ours=f"composition {v(*g, 'composition'):.2f}, hue error {eff(*g, 'hue', 'hue'):.2f}, digit reversibility {v(*g, 'reversibility', 'digit'):.2f} "
+               f"against {len(fsb)} other full-support configurations",
+               decision=_all(parts.values(), rule="the GAN better than every other full-support configuration on composition and hue error, worse on digit reversibility"),
+               evidence=("not reproduced parts: " + "; ".join(f"{k}: {parts[k].interval}" for k in fails)) if fails else ev(parts), undecided=one_model)
         keys.append("C12")
-    worst = float(rank_changes.max().max())
-    claims.claim("C14", "Model rankings are robust to the oracle: the mean |change of average rank| stays below 1 for biased, biased + SI and linear oracles.",
-                 paper="0.83 / 0.75; 0.83 / 0.625; 0.92 / 0.69", ours="; ".join(f"{i}: {rank_changes.loc[i].iloc[0]:.2f} / {rank_changes.loc[i].iloc[1]:.2f}" for i in rank_changes.index),
-                 holds=bool(worst < 1), evidence=f"largest mean rank change {worst:.2f} over 3 families x 2 blocks (threshold 1)")
-    revc = [np.diff([v(b, s, n, "reversibility", "hue", step=c) for c in range(1, cycles + 1)]) for b, s, n in pairs]
-    frac = float(np.mean([np.all(d >= -0.05) for d in revc]))
-    claims.claim("C19", "Repeated reversibility cycles degrade progressively: reversibility^(c) is non-decreasing in c for the VAEs.",
-                 paper="qualitative (Fig. 13)", ours=f"non-decreasing in {frac:.0%} of {len(revc)} VAE configurations (hue intervention)",
-                 holds=bool(frac == 1.0), evidence="successive differences >= -0.05 on the 0-255 scale for every configuration")
+    block_of = {title: b for b, title in BLOCKS.items()}
+    parts = {f"{i} / {c}": vd.decide_below(_rank_change_interval(images, block_of[c], i.split(": ", 1)[1]), 1, quantity="mean |change of average rank|")
+             for i in rank_changes.index for c in rank_changes.columns}
+    _claim("C14", "Model rankings are robust to the oracle: the mean |change of average rank| stays below 1 for biased, biased + SI and linear oracles.",
+           paper="0.83 / 0.75; 0.83 / 0.625; 0.92 / 0.69", ours="; ".join(f"{i}: {rank_changes.loc[i].iloc[0]:.2f} / {rank_changes.loc[i].iloc[1]:.2f}" for i in rank_changes.index),
+           decision=_all(parts.values(), rule="mean |change of average rank| below 1 for every family and block"),
+           evidence=ev(parts), undecided=one_model)
+    parts = {f"{b}/{si_flag}/{n}": vd.decide_above(_paired(img(b, si_flag, n, "reversibility", "hue", step=cycles), img(b, si_flag, n, "reversibility", "hue")), 0,
+                                                  quantity=f"hue reversibility^({cycles}) - reversibility^(1)") for b, si_flag, n in rows}
+    n_up = sum(d.verdict == vd.REPRODUCED for d in parts.values())
+    _claim("C19", "Repeated reversibility cycles degrade progressively: reversibility^(c) grows with c for the VAEs.",
+           paper="qualitative (Fig. 13)", ours=f"reversibility^({cycles}) above reversibility^(1) in {n_up} of {len(parts)} VAE configurations (hue intervention)",
+           decision=_all(parts.values(), rule=f"hue reversibility^({cycles}) above reversibility^(1) for every VAE configuration"),
+           evidence="; ".join(f"{k}: {d.verdict} {d.interval.estimate:.2f} [{d.interval.low:.2f}, {d.interval.high:.2f}]" for k, d in parts.items()),
+           undecided=one_model,
+           change="the paper's words are 'progressive degradation' (Figure 13); the old rule allowed each cycle to improve by up to 0.05, "
+           "now the last cycle's distance must exceed the first's")
     return claims.rows([*keys, "C14", "C19"])
 
 
@@ -1015,7 +1303,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
 # 04: shapes (Table 5) and the trade-offs (Tables 6-7, Figures 7, 8 and 11)
 # ----------------------------------------------------------------------------------------------------
 def shapes_study(s_train: sh.ShapesScene, s_test: sh.ShapesScene, *, steps: int, oracle_steps: int, vae_lr: float, gan_lr: float, run_gan: bool,
-                 batch_size: int, cycles: int, seed: int, device: str = "auto") -> tuple[dict[str, Any], pd.DataFrame, pd.Series]:
+                 batch_size: int, cycles: int, seed: int, device: str = "auto") -> tuple[dict[str, Any], pd.DataFrame, pd.Series, dict[str, dict[tuple, np.ndarray]]]:
     """Table 5 on the shapes scene: factor oracles, the Bernoulli beta=1 VAE (and the GAN), scored with every metric.
 
     Parameters
@@ -1043,6 +1331,8 @@ def shapes_study(s_train: sh.ShapesScene, s_test: sh.ShapesScene, *, steps: int,
         :func:`~cflib.metrics.axioms.summarise` by model.
     oracle_accuracy : pandas.Series
         Each factor oracle's accuracy (%) on clean test images.
+    images : dict
+        Model -> ``(metric, intervened, measured, step, oracles)`` -> per-test-scene values.
     """
     enc = ax.ParentEncoder({k: ("categorical", s_train.sizes[k]) for k in sh.FACTORS})
     oracles = fit_oracles(s_train.x, s_train.parents, {k: ("classification", s_train.sizes[k]) for k in sh.FACTORS}, steps=oracle_steps, seed=ORACLE_SEED, device=device)
@@ -1052,9 +1342,12 @@ def shapes_study(s_train: sh.ShapesScene, s_test: sh.ShapesScene, *, steps: int,
         models["GAN"] = train_paper_model("gan", s_train.x, s_train.pa, steps=steps, lr=gan_lr, batch_size=batch_size, seed=seed, device=device,
                                           target_indices=np.arange(len(s_train)), parent_groups=enc.parent_groups())
     do = sample_do(s_train.parents, len(s_test), seed=seed, names=sh.FACTORS)
-    reports = [ax.soundness_report(ax.ModelFunction.sample(model, enc, len(s_test), seed=seed), s_test.x, s_test.parents, do, oracles, m=10, cycles=cycles,
-                                   labels={"model": name, "seed": seed}) for name, model in models.items()]
-    return models, ax.summarise(pd.concat(reports, ignore_index=True)), accuracy
+    reports, images = [], {}
+    for name, model in models.items():
+        f = ax.ModelFunction.sample(model, enc, len(s_test), seed=seed)
+        reports.append(ax.soundness_report(f, s_test.x, s_test.parents, do, oracles, m=10, cycles=cycles, labels={"model": name, "seed": seed}))
+        images[name] = _image_values(f, s_test.x, s_test.parents, do, oracles, m=10, cycles=cycles)
+    return models, ax.summarise(pd.concat(reports, ignore_index=True)), accuracy, images
 
 
 def table5(summary: pd.DataFrame, cycles: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -1108,8 +1401,8 @@ def plot_shape_counterfactuals(models: Mapping[str, Any], s_test: sh.ShapesScene
     return plotting.image_grid(np.stack(panels, 1), col_labels=labels, panel=0.95)
 
 
-def trade_off_row(f: ax.CounterfactualFunction, test: cd.ColourDigits, do_digit: np.ndarray, oracles: Mapping[str, Any], elbo: float | None = None) -> dict[str, float]:
-    """Composition^(1), digit reversibility^(1) and effectiveness of one function under a digit intervention.
+def trade_off_images(f: ax.CounterfactualFunction, test: cd.ColourDigits, do_digit: np.ndarray, oracles: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Per test image: composition^(1), digit reversibility^(1) and effectiveness under a digit intervention.
 
     Parameters
     ----------
@@ -1121,26 +1414,28 @@ def trade_off_row(f: ax.CounterfactualFunction, test: cd.ColourDigits, do_digit:
         Counterfactual digits.
     oracles : dict
         Digit and hue oracles.
-    elbo : float, optional
-        Mean test ELBO (nats per image); adds the NLL bound in bits per dimension as the first column.
 
     Returns
     -------
     dict
-        ``composition l1``, ``reversibility l1``, ``digit accuracy (%)``, ``hue error (x100)`` (and ``NLL bound (bits/dim)``).
+        ``composition l1``, ``reversibility l1``, ``digit accuracy (%)`` (0 or 100 per image) and ``hue error (x100)``, each ``(n,)``.
     """
-    comp1 = ax.composition(f, test.x, test.parents, m=1)[0].mean()
-    rev1 = ax.reversibility(f, test.x, test.parents, "digit", do_digit, cycles=1)[0].mean()
     eff = ax.effectiveness(f, test.x, test.parents, "digit", do_digit, oracles)
-    row = {"composition l1": comp1, "reversibility l1": rev1, "digit accuracy (%)": 100 * eff["digit"].mean(), "hue error (x100)": 100 * eff["hue"].mean()}
-    if elbo is not None:
-        row = {"NLL bound (bits/dim)": -elbo / np.prod(test.x.shape[1:]) / np.log(2), **row}
-    return row
+    return {"composition l1": ax.composition(f, test.x, test.parents, m=1)[0], "reversibility l1": ax.reversibility(f, test.x, test.parents, "digit", do_digit, cycles=1)[0],
+            "digit accuracy (%)": 100 * np.asarray(eff["digit"], dtype=float), "hue error (x100)": 100 * np.asarray(eff["hue"], dtype=float)}
+
+
+def _bits_per_dim(elbo: Any, test: cd.ColourDigits) -> Any:
+    return -elbo / np.prod(test.x.shape[1:]) / np.log(2)
+
+
+def _table(images: Mapping[Any, Mapping[str, np.ndarray]], index: str) -> pd.DataFrame:
+    return pd.DataFrame({k: {c: float(v.mean()) for c, v in cols.items()} for k, cols in images.items()}).T.rename_axis(index)
 
 
 def beta_sweep(train: cd.ColourDigits, test: cd.ColourDigits, do_digit: np.ndarray, oracles: Mapping[str, Any], betas: Sequence[float], *,
-               steps: int, batch_size: int, seed: int, device: str = "auto") -> pd.DataFrame:
-    """Table 7: one conditional VAE per KL weight, its NLL bound and :func:`trade_off_row`.
+               steps: int, batch_size: int, seed: int, device: str = "auto") -> tuple[pd.DataFrame, dict[float, dict[str, np.ndarray]]]:
+    """Table 7: one conditional VAE per KL weight, its NLL bound and the means of :func:`trade_off_images`.
 
     Parameters
     ----------
@@ -1161,36 +1456,42 @@ def beta_sweep(train: cd.ColourDigits, test: cd.ColourDigits, do_digit: np.ndarr
 
     Returns
     -------
-    pandas.DataFrame
-        One row per beta.
+    table : pandas.DataFrame
+        One row per beta: the means.
+    images : dict
+        Beta -> column -> per-test-image values (:func:`trade_off_images` and the NLL bound in bits/dim).
     """
-    enc, rows = digit_hue_encoder(), {}
+    enc, images = digit_hue_encoder(), {}
     for beta in betas:
         vae = ConditionalVAE(train.x.shape[1:], enc.dim, beta=beta, seed=seed).fit(train.x, train.pa, steps=steps, batch_size=batch_size, seed=seed, device=device)
-        rows[beta] = trade_off_row(ax.ModelFunction.sample(vae, enc, len(test), seed=seed), test, do_digit, oracles, elbo=vae.elbo(test.x, test.pa, seed=seed).mean())
-    return pd.DataFrame(rows).T.rename_axis("beta")
+        nll = _bits_per_dim(vae.elbo(test.x, test.pa, seed=seed), test)
+        images[beta] = {"NLL bound (bits/dim)": nll, **trade_off_images(ax.ModelFunction.sample(vae, enc, len(test), seed=seed), test, do_digit, oracles)}
+    return _table(images, "beta"), images
 
 
-def partial_abduction(hvae: HierarchicalConditionalVAE, test: cd.ColourDigits, do_digit: np.ndarray, oracles: Mapping[str, Any], *, seed: int) -> pd.DataFrame:
-    """Table 6: :func:`trade_off_row` of the hierarchical VAE for every number k of abducted latent groups.
+def partial_abduction(hvae: HierarchicalConditionalVAE, test: cd.ColourDigits, do_digit: np.ndarray, oracles: Mapping[str, Any], *,
+                      seed: int) -> tuple[pd.DataFrame, dict[int, dict[str, np.ndarray]]]:
+    """Table 6: the means of :func:`trade_off_images` of the hierarchical VAE for every number k of abducted latent groups.
 
     Parameters
     ----------
     hvae : HierarchicalConditionalVAE
         Trained model with ``levels`` groups.
     test, do_digit, oracles :
-        As in :func:`trade_off_row`.
+        As in :func:`trade_off_images`.
     seed : int
         Noise seed.
 
     Returns
     -------
-    pandas.DataFrame
-        One row per k = 0..levels.
+    table : pandas.DataFrame
+        One row per k = 0..levels: the means.
+    images : dict
+        k -> column -> per-test-image values.
     """
     enc = digit_hue_encoder()
-    rows = {k: trade_off_row(ax.ModelFunction.sample(hvae, enc, len(test), seed=seed, abduct_levels=k), test, do_digit, oracles) for k in range(hvae.levels + 1)}
-    return pd.DataFrame(rows).T.rename_axis("levels abducted")
+    images = {k: trade_off_images(ax.ModelFunction.sample(hvae, enc, len(test), seed=seed, abduct_levels=k), test, do_digit, oracles) for k in range(hvae.levels + 1)}
+    return _table(images, "levels abducted"), images
 
 
 def plot_partial_abduction(table6: pd.DataFrame) -> np.ndarray:
@@ -1242,15 +1543,15 @@ def plot_abduction_strip(hvae: HierarchicalConditionalVAE, test: cd.ColourDigits
 
 
 def temperature_sweep(hvae: HierarchicalConditionalVAE, test: cd.ColourDigits, do_digit: np.ndarray, oracles: Mapping[str, Any], temperatures: Sequence[float], *,
-                      seed: int) -> pd.DataFrame:
-    """Figure 8: :func:`trade_off_row` with one abducted group (k = 1) per prior temperature, plus the cycled-back digit accuracy.
+                      seed: int) -> tuple[pd.DataFrame, dict[float, dict[str, np.ndarray]]]:
+    """Figure 8: the means of :func:`trade_off_images` with one abducted group (k = 1) per prior temperature, plus the cycled-back digit accuracy.
 
     Parameters
     ----------
     hvae : HierarchicalConditionalVAE
         Trained model.
     test, do_digit, oracles :
-        As in :func:`trade_off_row`.
+        As in :func:`trade_off_images`.
     temperatures : sequence of float
         Prior temperatures of the non-abducted groups.
     seed : int
@@ -1258,17 +1559,18 @@ def temperature_sweep(hvae: HierarchicalConditionalVAE, test: cd.ColourDigits, d
 
     Returns
     -------
-    pandas.DataFrame
+    table : pandas.DataFrame
         One row per temperature, with ``cycled-back digit accuracy (%)``: ``f(f(x, pa, pa*), pa*, pa)`` read against the original digit.
+    images : dict
+        Temperature -> column -> per-test-image values.
     """
-    enc, rows = digit_hue_encoder(), {}
+    enc, images = digit_hue_encoder(), {}
     ps = {**test.parents, "digit": do_digit}
     for t in temperatures:
         f = ax.ModelFunction.sample(hvae, enc, len(test), seed=seed, abduct_levels=1, temperature=t)
-        row = trade_off_row(f, test, do_digit, oracles)
-        row["cycled-back digit accuracy (%)"] = 100 * oracles["digit"].score(f(f(test.x, test.parents, ps), ps, test.parents), test.digit).mean()
-        rows[t] = row
-    return pd.DataFrame(rows).T.rename_axis("temperature")
+        back = 100 * np.asarray(oracles["digit"].score(f(f(test.x, test.parents, ps), ps, test.parents), test.digit), dtype=float)
+        images[t] = {**trade_off_images(f, test, do_digit, oracles), "cycled-back digit accuracy (%)": back}
+    return _table(images, "temperature"), images
 
 
 def plot_temperature(fig8: pd.DataFrame) -> Any:
@@ -1297,54 +1599,105 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     Parameters
     ----------
     results : dict
-        ``shapes_summary`` (:func:`shapes_study`), ``composition`` (:func:`table5`'s composition table),
-        ``run_gan``, ``table6`` (:func:`partial_abduction`), ``table7`` (:func:`beta_sweep`), ``betas``,
-        ``levels``, ``fig8`` (:func:`temperature_sweep`) and ``temperatures``.
+        ``shapes_summary`` and ``shapes_images`` (:func:`shapes_study`), ``composition`` (:func:`table5`'s
+        composition table), ``run_gan``, ``table6`` and ``table6_images`` (:func:`partial_abduction`),
+        ``table7`` and ``table7_images`` (:func:`beta_sweep`), ``betas``, ``levels``, ``fig8`` and
+        ``fig8_images`` (:func:`temperature_sweep`) and ``temperatures``.
 
     Returns
     -------
     pandas.DataFrame
         The rows of C15, C16, C17, C17-nll and C18.
     """
-    claims.require(results, ["shapes_summary", "composition", "run_gan", "table6", "table7", "betas", "levels", "fig8", "temperatures"], "claims_04")
-    s_summary, comp, table6, table7, fig8 = (results[k] for k in ("shapes_summary", "composition", "table6", "table7", "fig8"))
-    betas, temperatures = results["betas"], results["temperatures"]
+    need = ["shapes_summary", "shapes_images", "composition", "run_gan", "table6", "table6_images", "table7", "table7_images", "betas", "levels",
+            "fig8", "fig8_images", "temperatures"]
+    claims.require(results, need, "claims_04")
+    s_summary, s_img, comp, table6, t6, table7, t7, fig8, f8 = (results[k] for k in ("shapes_summary", "shapes_images", "composition", "table6", "table6_images",
+                                                                                     "table7", "table7_images", "fig8", "fig8_images"))
+    betas, temperatures = list(results["betas"]), list(results["temperatures"])
     claims.record("table6", table6.round(3).to_dict())
     claims.record("table7", table7.round(3).to_dict())
+    one_model = "intervals over the test images of one trained model; more seeds and test images (full scale, notebooks/params/full.yaml) would decide it"
 
     def model_rows(model: str, metric: str) -> pd.Series:
         return s_summary[(s_summary.model == model) & (s_summary.metric == metric)]["mean"]
 
+    vae = s_img["VAE"]
+    c1, c10 = vae["composition", "null", "image", 1, "none"], vae["composition", "null", "image", 10, "none"]
+    band = 0.1 * float(c1.mean())
+    parts = {"composition^(10) - composition^(1)": vd.decide_within(_paired(c10, c1, unit="test scenes"), -band, band, quantity="composition^(10) - composition^(1)")}
+    rev_keys = [k for k in vae if k[0] == "reversibility"]
+    for key in rev_keys:
+        parts[f"reversibility do({key[1]}) cycle {key[3]} - composition^(1)"] = vd.decide_within(_paired(vae[key], c1, unit="test scenes"), -2.5 * band, 2.5 * band,
+                                                                                                 quantity="reversibility - composition^(1)")
     vae_c, vae_rev, vae_eff = comp.loc["VAE"], model_rows("VAE", "reversibility"), model_rows("VAE", "effectiveness")
-    flat = abs(vae_c[10] - vae_c[1]) < 0.1 * vae_c[1] and abs(vae_rev.max() - vae_c[1]) < 0.25 * vae_c[1]
     ours15 = f"VAE composition {vae_c[1]:.2f} -> {vae_c[10]:.2f}, reversibility {vae_rev.min():.2f}-{vae_rev.max():.2f}, effectiveness >= {vae_eff.min():.1f} %"
     if results["run_gan"]:
         ours15 += f"; GAN composition {comp.loc['GAN'][1]:.2f} -> {comp.loc['GAN'][10]:.2f}, effectiveness >= {model_rows('GAN', 'effectiveness').min():.1f} %"
-    claims.claim("C15", "With no exogenous noise, a VAE's composition^(1) = composition^(10) = reversibility (3D Shapes, Table 5).",
-                 paper="1.62 / 1.62 / 1.62; GAN 5.11 -> 5.16, effectiveness >= 98.8 %", ours=ours15,
-                 holds=bool(flat), evidence="|comp^(10) - comp^(1)| < 10 % of comp^(1) and every reversibility within 25 % of comp^(1)")
-    rho_c, rho_r, rho_e = (stats.spearmanr(table6.index, table6[c]).statistic for c in ("composition l1", "reversibility l1", "digit accuracy (%)"))
-    claims.claim("C16", "Partial abduction: abducting more latent levels lowers composition and reversibility distances and lowers effectiveness.",
-                 paper="smiling composition 60.1 -> 3.66, F1 0.984 -> 0.848 (k = 1 -> 42)",
-                 ours=f"Spearman(k, comp) {rho_c:.2f}, (k, rev) {rho_r:.2f}, (k, eff) {rho_e:.2f}; comp {table6['composition l1'].iloc[0]:.1f} -> {table6['composition l1'].iloc[-1]:.1f}, "
-                 f"accuracy {table6['digit accuracy (%)'].iloc[0]:.1f} -> {table6['digit accuracy (%)'].iloc[-1]:.1f} %",
-                 holds=bool(rho_c < 0 and rho_r < 0 and rho_e < 0), evidence=f"signs of the Spearman correlations over k = 0..{results['levels']} (one model)")
-    d7, c7, r7, a7 = table7.diff().iloc[1:], table7["composition l1"], table7["reversibility l1"], table7["digit accuracy (%)"]
-    claims.claim("C17", "Raising beta raises the composition (and reversibility) distance but raises effectiveness: a trade-off.",
-                 paper="composition 1.79 -> 12.21, reversibility 2.48 -> 10.05, F1 0.536 -> 0.952 (beta 1 -> 10)",
-                 ours=f"composition {c7.iloc[0]:.2f} -> {c7.iloc[-1]:.2f}, reversibility {r7.iloc[0]:.2f} -> "
-                 f"{r7.iloc[-1]:.2f}, accuracy {a7.iloc[0]:.1f} -> {a7.iloc[-1]:.1f} % (beta {betas[0]} -> {betas[-1]})",
-                 holds=bool(c7.iloc[-1] > c7.iloc[0] and a7.iloc[-1] > a7.iloc[0]),
-                 evidence=f"endpoints of the sweep; monotone steps: composition {bool((d7['composition l1'] > 0).all())}, accuracy {bool((d7['digit accuracy (%)'] >= 0).all())} (one model per beta)")
-    claims.claim("C17-nll", "Raising beta worsens the likelihood bound (NLL in bits/dim rises monotonically).",
-                 paper="2.874 -> 4.446 bits/dim (beta 1 -> 10)", ours=" -> ".join(f"{v:.3f}" for v in table7.iloc[:, 0]) + f" bits/dim (beta {betas[0]} -> {betas[-1]})",
-                 holds=bool((d7.iloc[:, 0] > 0).all()), evidence="every step of the sweep raises the one-sample negative ELBO on the test set")
-    drop_cf = fig8["digit accuracy (%)"].max() - fig8["digit accuracy (%)"].iloc[0]
-    drop_back = fig8["cycled-back digit accuracy (%)"].max() - fig8["cycled-back digit accuracy (%)"].iloc[0]
-    claims.claim("C18", "Very low prior temperatures hurt the effectiveness of cycled-back images most (Figure 8).",
-                 paper="qualitative", ours=f"loss at t = {temperatures[0]} vs the best t: counterfactual {drop_cf:.1f} points, cycled back {drop_back:.1f} points",
-                 holds=None if abs(drop_back - drop_cf) < 2 else bool(drop_back > drop_cf),
-                 evidence="difference of the two losses; within 2 points counts as inconclusive (one model, one seed)")
+    fails = [k for k, d in parts.items() if d.verdict != vd.REPRODUCED]
+    _claim("C15", "With no exogenous noise, a VAE's composition^(1) = composition^(10) = reversibility (3D Shapes, Table 5).",
+           paper="1.62 / 1.62 / 1.62; GAN 5.11 -> 5.16, effectiveness >= 98.8 %", ours=ours15,
+           decision=_all(parts.values(), rule=f"composition^(10) within 10 % ({band:.2f}) of composition^(1), every reversibility within 25 %"),
+           evidence=f"{parts['composition^(10) - composition^(1)'].interval}" + (f"; not inside: {'; '.join(f'{k}: {parts[k].interval}' for k in fails)}" if fails else
+                                                                                   f"; all {len(rev_keys)} reversibility intervals inside"),
+           undecided=one_model)
+    lo_k, hi_k = min(k for k in t6 if k >= 1), max(t6)
+    parts = {"composition": vd.decide_below(_paired(t6[hi_k]["composition l1"], t6[lo_k]["composition l1"]), 0, quantity=f"composition, k = {hi_k} - k = {lo_k}"),
+             "reversibility": vd.decide_below(_paired(t6[hi_k]["reversibility l1"], t6[lo_k]["reversibility l1"]), 0, quantity=f"reversibility, k = {hi_k} - k = {lo_k}"),
+             "digit accuracy": vd.decide_below(_paired(t6[hi_k]["digit accuracy (%)"], t6[lo_k]["digit accuracy (%)"]), 0, quantity=f"digit accuracy, k = {hi_k} - k = {lo_k}")}
+    _claim("C16", "Partial abduction: abducting more latent levels lowers composition and reversibility distances and lowers effectiveness.",
+           paper="smiling composition 60.1 -> 3.66, F1 0.984 -> 0.848 (k = 1 -> 42)",
+           ours=f"k = {lo_k} -> {hi_k}: composition {table6['composition l1'][lo_k]:.1f} -> {table6['composition l1'][hi_k]:.1f}, reversibility "
+           f"{table6['reversibility l1'][lo_k]:.1f} -> {table6['reversibility l1'][hi_k]:.1f}, accuracy {table6['digit accuracy (%)'][lo_k]:.1f} -> {table6['digit accuracy (%)'][hi_k]:.1f} %",
+           decision=_all(parts.values(), rule=f"all three fall from k = {lo_k} (the paper's fewest abducted layers) to all {hi_k} (paired per test image)"),
+           evidence="; ".join(f"{k}: {d.interval}" for k, d in parts.items()), undecided=one_model,
+           change="the old rule read the signs of Spearman correlations over k = 0..L, with no interval; the paper's Table 6 runs from one "
+           "abducted layer to all of them, so now k = 1 against k = L")
+    in_range = sorted(b for b in betas if 1 <= b <= 10)
+    range_change = ("the paper's statement is about beta in 1-10 (Table 7: 1, 3, 5, 7, 10) with beta = 1 the best; the old rule read the whole "
+                    f"sweep {betas[0]:g}-{betas[-1]:g}, and below beta = 1 the bound must fall (beta = 1 is the true ELBO's optimum)")
+    if len(in_range) < 2:
+        for key, what in (("C17", "the trade-off"), ("C17-nll", "the bound")):
+            _claim(key, f"Raising beta from 1 (within 1-10) worsens {what}.", paper="beta 1 -> 10", ours=f"betas {betas}: fewer than two in [1, 10]",
+                   verdict=vd.UNDECIDED, evidence="no comparison within the paper's range", note="run at least two betas in [1, 10] (the full scale runs 1, 3, 5, 7, 10)",
+                   change=range_change)
+        return claims.rows(["C15", "C16", "C17", "C17-nll", "C18"])
+    b0, rest = in_range[0], in_range[1:]
+    parts = {}
+    for b in rest:
+        parts[f"composition beta {b:g}"] = vd.decide_above(_paired(t7[b]["composition l1"], t7[b0]["composition l1"]), 0, quantity=f"composition, beta {b:g} - {b0:g}")
+        parts[f"reversibility beta {b:g}"] = vd.decide_above(_paired(t7[b]["reversibility l1"], t7[b0]["reversibility l1"]), 0, quantity=f"reversibility, beta {b:g} - {b0:g}")
+        parts[f"digit accuracy beta {b:g}"] = vd.decide_above(_paired(t7[b]["digit accuracy (%)"], t7[b0]["digit accuracy (%)"]), 0,
+                                                              quantity=f"digit accuracy, beta {b:g} - {b0:g}")
+    c7, a7 = table7["composition l1"], table7["digit accuracy (%)"]
+    _claim("C17", f"Raising beta above {b0:g} (within the paper's 1-10) raises the composition and reversibility distances but raises effectiveness: a trade-off.",
+           paper="composition 1.79 -> 12.21, reversibility 2.48 -> 10.05, F1 0.536 -> 0.952 (beta 1 -> 10)",
+           ours=f"composition {c7[b0]:.2f} -> {c7[rest[-1]]:.2f}, reversibility {table7['reversibility l1'][b0]:.2f} -> {table7['reversibility l1'][rest[-1]]:.2f}, "
+           f"accuracy {a7[b0]:.1f} -> {a7[rest[-1]]:.1f} % (beta {b0:g} -> {rest[-1]:g})",
+           decision=_all(parts.values(), rule=f"every beta in ({b0:g}, 10] worse than beta = {b0:g} on composition and reversibility and better on effectiveness"),
+           evidence="; ".join(f"{k}: {d.verdict} {d.interval}" for k, d in parts.items()),
+           undecided=f"{one_model}; at beta = {b0:g} this substitute VAE already reads the digit at {a7[b0]:.1f} %, so the accuracy has little room to rise",
+           change=range_change)
+    nll = {b: vd.decide_above(_paired(t7[b]["NLL bound (bits/dim)"], t7[b0]["NLL bound (bits/dim)"]), 0, quantity=f"NLL bound, beta {b:g} - {b0:g}") for b in rest}
+    _claim("C17-nll", f"Beta = {b0:g} gives the best likelihood bound within the paper's 1-10: the NLL bound (bits/dim) is higher at every larger beta.",
+           paper="2.874 -> 4.446 bits/dim (beta 1 -> 10)", ours=" -> ".join(f"{table7['NLL bound (bits/dim)'][b]:.3f}" for b in in_range) + f" bits/dim (beta {b0:g} -> {rest[-1]:g})",
+           decision=_all(nll.values(), rule=f"the per-image negative ELBO at every beta in ({b0:g}, 10] above that at beta = {b0:g} (one-sample estimate, paired)"),
+           evidence="; ".join(f"beta {b:g}: {d.interval}" for b, d in nll.items()), undecided=one_model, change=range_change)
+    t_lo, t_hi = min(temperatures), max(temperatures)
+
+    def loss(col: str) -> np.ndarray:
+        return f8[t_hi][col] - f8[t_lo][col]
+
+    back, cf = loss("cycled-back digit accuracy (%)"), loss("digit accuracy (%)")
+    parts = {"cycled back hurt": vd.decide_above(vd.mean_interval(back, unit="test images, paired"), 0, quantity=f"cycled-back accuracy, t = {t_hi:g} - t = {t_lo:g}"),
+             "hurt the most": vd.decide_above(_paired(back, cf), 0, quantity="cycled-back loss - counterfactual loss")}
+    _claim("C18", "Very low prior temperatures hurt the effectiveness of cycled-back images most (Figure 8).",
+           paper="qualitative", ours=f"accuracy lost at t = {t_lo:g} against t = {t_hi:g}: counterfactual {cf.mean():.1f} points, cycled back {back.mean():.1f} points",
+           decision=_all(parts.values(), rule=f"the cycled-back accuracy falls from t = {t_hi:g} to t = {t_lo:g}, and by more than the counterfactual accuracy"),
+           evidence="; ".join(f"{k}: {d.interval}" for k, d in parts.items()) + " (one model, k = 1)",
+           undecided=one_model,
+           change="the old rule compared the lowest temperature with the best one (a maximum picked on the same data) and called any gap within "
+           "2 points inconclusive; the paper's words compare low temperatures with the rest, now t_min against the sweep's largest t, per test image")
     return claims.rows(["C15", "C16", "C17", "C17-nll", "C18"])
 
 
@@ -1356,6 +1709,11 @@ ZOO_VAES = {
     "VAE": ("unconfounded", 1.0, "bernoulli", True), "VAE beta=8": ("unconfounded", 8.0, "bernoulli", True),
     "Normal VAE beta=5": ("unconfounded", 5.0, "normal", True), "VAE early-stopped": ("unconfounded", 1.0, "bernoulli", False),
     "VAE confounded": ("confounded", 1.0, "bernoulli", True),
+    # the larger zoo of issue 20 (B1 was undecided on 13 functions): more KL weights, likelihoods and training regimes
+    "VAE beta=0.2": ("unconfounded", 0.2, "bernoulli", True), "VAE beta=2": ("unconfounded", 2.0, "bernoulli", True),
+    "VAE beta=30": ("unconfounded", 30.0, "bernoulli", True), "Normal VAE beta=1": ("unconfounded", 1.0, "normal", True),
+    "VAE beta=8 early-stopped": ("unconfounded", 8.0, "bernoulli", False), "VAE confounded beta=8": ("confounded", 8.0, "bernoulli", True),
+    "Normal VAE confounded beta=5": ("confounded", 5.0, "normal", True), "VAE confounded early-stopped": ("confounded", 1.0, "bernoulli", False),
 }
 
 #: The soundness metrics compared with the true error (lower is better for each).
@@ -1485,30 +1843,41 @@ def plot_metric_truth(table: pd.DataFrame) -> np.ndarray:
     return axes
 
 
+def _spearman(rows: np.ndarray) -> float:
+    return float(stats.spearmanr(rows[:, 0], rows[:, 1]).statistic)
+
+
 def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
     """Claim B1 of notebook 05: jointly, the three metrics track the true counterfactual error.
 
     Parameters
     ----------
     results : dict
-        ``correlations`` (:func:`metric_truth_correlations`) and ``n_functions`` (size of the zoo).
+        ``table`` (:func:`true_error_table`) and ``correlations`` (:func:`metric_truth_correlations` of it).
 
     Returns
     -------
     pandas.DataFrame
         The row of B1.
     """
-    claims.require(results, ["correlations", "n_functions"], "claims_05")
-    corr = results["correlations"]
+    claims.require(results, ["table", "correlations"], "claims_05")
+    table, corr = results["table"], results["correlations"]
     claims.record("spearman_metric_vs_truth", {f"{k} | {mtr}": float(v) for (k, mtr), v in corr["Spearman rho"].items()})
-    rho = {k: corr.loc[(k, "combined rank")] for k in _PARENTS}
-    single = {k: max(corr.loc[(k, mtr), "Spearman rho"] for mtr in TRUTH_METRICS) for k in _PARENTS}
-    claims.claim(
-        "B1", "Beyond the paper: jointly, the three soundness metrics track the true counterfactual error "
-        "(positive rank correlation of the combined rank with the true error), although no single metric need.",
-        paper="not measurable in the paper (no true counterfactuals)",
-        ours="; ".join(f"do({k}): combined rho {rho[k]['Spearman rho']:.2f} (p {rho[k]['p-value']:.3g}), best single metric rho {single[k]:.2f}" for k in rho),
-        holds=bool(all(r["Spearman rho"] > 0.5 and r["p-value"] < 0.05 for r in rho.values())),
-        evidence=f"Spearman correlation over {results['n_functions']} counterfactual functions, both interventions, rho > 0.5 and p < 0.05",
-    )
+    n = int(table["model"].nunique())
+    parts, single = {}, {}
+    for k in _PARENTS:
+        sub = table[table.intervention == k]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a resample with a constant column has no correlation: the interval is then undefined
+            iv = vd.bootstrap_interval(sub[["combined rank", "true error"]].to_numpy(), _spearman, n_boot=1000, seed=0, unit="counterfactual functions")
+        parts[k] = vd.decide_above(iv, 0, quantity=f"Spearman rho of the combined rank with the true error, do({k})")
+        single[k] = max(corr.loc[(k, mtr), "Spearman rho"] for mtr in TRUTH_METRICS)
+    _claim("B1", "Beyond the paper: jointly, the three soundness metrics track the true counterfactual error "
+           "(positive rank correlation of the combined rank with the true error), although no single metric need.",
+           paper="not measurable in the paper (no true counterfactuals)",
+           ours="; ".join(f"do({k}): combined rho {parts[k].interval.estimate:.2f}, best single metric rho {single[k]:.2f}" for k in _PARENTS),
+           decision=_all(parts.values(), rule="the combined rank's Spearman correlation with the true error positive under both interventions"),
+           evidence="; ".join(f"do({k}): {d.interval}" for k, d in parts.items()),
+           undecided=f"{n} functions (functions of one hierarchical VAE are not independent); a zoo of about twice the size would narrow the bootstrap interval by 1/sqrt(2)",
+           change="the claim's words are 'positive rank correlation'; the old rule asked rho > 0.5 and p < 0.05 over 13 functions")
     return claims.rows(["B1"])
