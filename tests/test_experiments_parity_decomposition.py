@@ -90,7 +90,7 @@ def test_cookbook_and_pareto_studies_on_the_compas_like_sfm():
     assert list(front.index) == ["∅", "Z, W"] and (front.spm_sd == 0).all()  # one repetition: sd filled with 0
     kept = exp.effects_kept(first, data.rename(columns={"x": "nonwhite"}), StandardFairnessModel("nonwhite", ["z1", "z2"], ["j", "p", "d"], "y"),
                             learner="linear", n_folds=2)
-    assert list(kept.index) == ["∅", "Z, W"] and set(kept.iloc[0]["_sig"]) == {"DE", "IE", "SE"}
+    assert list(kept.index) == ["∅", "Z, W"] and set(kept.iloc[0]["_sd"]) == {"DE", "IE", "SE"}
 
 
 # ---------------------------------------------------------------- claims_01
