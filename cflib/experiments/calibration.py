@@ -855,7 +855,7 @@ def deciding_replications(rate: float, rule, *, level: float = 0.99, start: int 
     Returns
     -------
     int or None
-        A size rounded up to a hundred, or ``None`` when none up to ``limit`` decides (the rate sits on
+        A multiple of a hundred at which the rule decides, or ``None`` when none up to ``limit`` decides (the rate sits on
         the rule's boundary).
     """
     from cflib import verdicts as vd
@@ -865,12 +865,15 @@ def deciding_replications(rate: float, rule, *, level: float = 0.99, start: int 
     def undecided(n: int) -> bool:
         return rule(vd.binomial_interval(int(round(rate * n)), n, level=level, unit="replications")).verdict == vd.UNDECIDED
 
-    n = max(int(start), 100)
+    def hundreds(n: int) -> int:
+        return int(-(-n // 100) * 100)
+
+    n = hundreds(max(int(start), 100))
     while undecided(n):
         if n >= limit:
             return None
-        n = min(int(n * 1.25) + 1, limit)
-    return int(-(-n // 100) * 100)
+        n = min(hundreds(int(n * 1.25) + 1), limit)
+    return n
 
 
 def claims_calibration(result: CalibrationResult) -> pd.DataFrame:
