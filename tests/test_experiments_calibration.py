@@ -1,10 +1,9 @@
-"""Claims of the foundations chapter (notebooks 01-03) and of the CIT-LR dependence study, on small fixed inputs."""
+"""Claims of the foundations chapter (notebooks 01-03), on small fixed inputs."""
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
@@ -141,24 +140,3 @@ def test_every_case_carries_words_and_only_cfclot_boundary_rows_are_reproduction
     cases = cal.calibration_cases(small=True)
     assert all(c.quote and c.source for c in cases)
     assert [c.name for c in cases if c.reproduces] == [c.name for c in cases if c.name.startswith("CF-CLOT, normal")]
-
-
-# ---------------------------------------------------------------- invariance-test/07 (D1-D4)
-def _study(rates):
-    rows = []
-    for (form, dep, eff), k in rates.items():
-        rows.append({"dependence": dep, "a_effect": eff, "form": form, "rejections": k, "n_rep": 1000, "rate": k / 1000,
-                     "ci_low": 0.0, "ci_high": 1.0, "calibrated": np.nan})
-    return pd.DataFrame(rows)
-
-
-def test_claims_dependence_on_fixed_counts():
-    d, p = "debiased, joint g (default)", "marginalize, separate g (paper)"
-    table = _study({(d, 0.0, 0.0): 50, (d, 2.0, 0.0): 52, (d, 2.0, 0.5): 980, (p, 0.0, 0.0): 48, (p, 2.0, 0.0): 500,
-                    (d, 0.0, 0.5): 990, (p, 0.0, 0.5): 990, (p, 2.0, 0.5): 999})
-    assert verdicts(cal.claims_dependence(table)) == {"D1": R, "D2": R, "D3": R, "D4": R}
-    table.loc[(table["form"] == d) & (table["dependence"] == 2.0) & (table["a_effect"] == 0.0), "rejections"] = 200
-    table.loc[(table["form"] == p) & (table["dependence"] == 2.0) & (table["a_effect"] == 0.0), "rejections"] = 50
-    out = cal.claims_dependence(table)
-    assert verdicts(out)["D1"] == N and verdicts(out)["D4"] == U
-    assert set(out["kind"]) == {"sanity check"}

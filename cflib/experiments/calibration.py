@@ -15,9 +15,9 @@ Two studies:
 Every replication ``r`` of a case draws from ``numpy.random.default_rng([seed, case_index, r])``:
 the numbers depend on the seed only, not on the order or the process the cases run in.
 
-Their claims (:func:`claims_calibration`, :func:`claims_dependence`) read each rate's Clopper-Pearson
-interval against Bradley's liberal band ``[0.5 alpha, 1.5 alpha]`` (:func:`level_band`) with the rules
-of :mod:`cflib.verdicts`.
+The page's claims (:func:`claims_calibration`) read each rate's Clopper-Pearson interval against
+Bradley's liberal band ``[0.5 alpha, 1.5 alpha]`` (:func:`level_band`) with the rules of
+:mod:`cflib.verdicts`.
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ __all__ = [
     "level_band",
     "deciding_replications",
     "joint_decision",
-    "claims_dependence",
     "claims_calibration",
 ]
 
@@ -682,106 +681,6 @@ def joint_decision(parts: Sequence[Any], what: str) -> Any:
     shown = next((p for p in parts if p.verdict == joint.verdict), None)
     rule = joint.rule + " (" + "; ".join(f"{p.rule} [{p.interval}]" for p in parts) + ")"
     return vd.Decision(joint.verdict, shown.interval if shown else None, rule)
-
-
-def claims_dependence(table: pd.DataFrame, *, alpha: float = 0.05, power_target: float = 0.9, level: float = 0.99) -> pd.DataFrame:
-    """Record the claims of the invariance chapter's notebook 07 (CIT-LR when Z depends on A).
-
-    Rules, on Clopper-Pearson intervals of the rejection rates at ``level``: "holds its level" is the
-    interval inside Bradley's band ``[0.5 alpha, 1.5 alpha]`` (:func:`level_band`), at every dependence
-    for D1; D2's power is the interval at or above ``power_target``; D4's "above alpha" is the interval
-    above ``alpha``. All four check cflib's forms of the test beyond the paper: sanity checks.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Output of :func:`cit_lr_dependence_study` with the default and the paper's forms.
-    alpha : float
-        Level of the tests.
-    power_target : float
-        Power the default form must reach against the largest effect at the largest dependence.
-    level : float
-        Coverage of the intervals.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The claims recorded (D1-D4).
-    """
-    from cflib import claims
-    from cflib import verdicts as vd
-
-    default, paper = "debiased, joint g (default)", "marginalize, separate g (paper)"
-    null = table[table["a_effect"] == 0]
-    eff, s_max = float(table["a_effect"].max()), float(table["dependence"].max())
-    lo, hi = level_band("type-I error", alpha)
-    quote, source = _CIT_LEVEL
-
-    def row(form, dep, a_eff):
-        return table[(table["form"] == form) & (table["dependence"] == dep) & (table["a_effect"] == a_eff)].iloc[0]
-
-    def interval(r):
-        return vd.binomial_interval(int(r.rejections), int(r.n_rep), level=level, unit="replications")
-
-    def held(r):
-        return vd.decide_within(interval(r), lo, hi, quantity=f"type-I error rate at dependence {r.dependence:g}")
-
-    def show(r):
-        return f"{r.rejections}/{r.n_rep} = {r.rate:.3f}"
-
-    def note(decision, rows, rule):  # the replications per point that would decide, at the observed rates
-        if decision.verdict != vd.UNDECIDED:
-            return ""
-        sizes = [deciding_replications(float(r.rate), rule, level=level, start=int(r.n_rep)) for r in rows
-                 if rule(interval(r)).verdict == vd.UNDECIDED]
-        if not sizes or None in sizes:
-            return "An observed rate sits on the rule's boundary: no number of replications decides it at this rate."
-        return f"At the observed rates, about n_rep = {max(sizes)} replications per point would decide it."
-
-    def band_rule(iv):
-        return vd.decide_within(iv, lo, hi, quantity="type-I error rate")
-
-    band = (f"'holds its level' is now read as every rate's interval inside Bradley's liberal band [{lo:g}, {hi:g}], fixed "
-            f"before running (it was: every interval contains alpha and every rate is at most {2 * alpha:g})")
-    d_null = null[null["form"] == default]
-    claims.record("level_default", {f"{s:g}": float(v) for s, v in zip(d_null["dependence"], d_null["rate"], strict=True)})
-    d1 = joint_decision([held(r) for r in d_null.itertuples()], "every dependence")
-    claims.claim(
-        "D1", "The default CIT-LR holds its level for every strength of the Z-A dependence (Z a valid adjustment set)",
-        paper="Theorem 4.2 needs a valid adjustment set; Alg. 1 assumes Z independent of A",
-        ours="; ".join(f"s={r.dependence:g}: {show(r)}" for r in d_null.itertuples()), decision=d1,
-        quote=quote, source=source, kind="sanity check", change=band, note=note(d1, list(d_null.itertuples()), band_rule),
-        evidence=f"rejections of an invariant classifier at alpha={alpha} over {int(d_null['n_rep'].iloc[0])} replications per dependence",
-    )
-    r = row(default, s_max, eff)
-    claims.record("power_default", float(r.rate))
-    def power_rule(iv):
-        return vd.decide_above(iv, power_target, inclusive=True, quantity="rejection rate of a classifier that uses A")
-
-    d2 = power_rule(interval(r))
-    claims.claim(
-        "D2", f"The default CIT-LR keeps power >= {power_target} against a classifier that uses A when Z depends on A",
-        paper="not studied", ours=f"effect {eff:g}, s={s_max:g}: {show(r)}", decision=d2, note=note(d2, [r], power_rule),
-        quote="For a fixed non-invariant f (ECA < 1), the rejection rate → 1 as the test-set size N grows.",
-        source="notes on Ma et al. (000), §5 item 8 [S]; not in the paper", kind="sanity check",
-        evidence=f"{int(r.n_rep)} replications at dependence {s_max:g} and effect {eff:g}",
-    )
-    p0, p1 = row(paper, float(null["dependence"].min()), 0.0), row(paper, s_max, 0.0)
-    claims.record("level_paper_form", {"independent": float(p0.rate), "dependent": float(p1.rate)})
-    claims.claim(
-        "D3", "With Z independent of A (the paper's setting), the A-marginal h of Alg. 1 holds its level",
-        paper="assumed (Lemma D.3)", ours=show(p0), decision=held(p0), note=note(held(p0), [p0], band_rule),
-        quote=quote, source=source, kind="sanity check", change=band.replace("every rate's", "the rate's"),
-        evidence=f"{int(p0.n_rep)} replications of an invariant classifier, Z independent of A",
-    )
-    claims.claim(
-        "D4", "Once Z depends on A the A-marginal h rejects an invariant classifier above alpha (why the default changed)",
-        paper="not stated (the paper assumes Z independent of A)", ours=f"s={s_max:g}: {show(p1)}",
-        decision=vd.decide_above(interval(p1), alpha, quantity=f"type-I error rate at dependence {s_max:g}"),
-        quote=_CIT_MARGINAL[0], source=_CIT_MARGINAL[1], kind="sanity check",
-        evidence=f"{int(p1.n_rep)} replications of an invariant classifier, Z and A sharing a cause",
-    )
-    return claims.rows(["D1", "D2", "D3", "D4"])
 
 
 #: Bradley's (1978) liberal criterion: a test holds its level ``alpha`` when its size lies in
