@@ -32,6 +32,8 @@ import pandas as pd
 from scipy import stats
 from scipy.special import expit
 
+from .. import verdicts as vd
+
 __all__ = [
     "clopper_pearson",
     "common_cause_data",
@@ -659,7 +661,7 @@ def calibration_table(
 # --------------------------------------------------------------------------------------------
 # claims
 # --------------------------------------------------------------------------------------------
-def joint_decision(parts: Sequence[Any], what: str) -> Any:
+def joint_decision(parts: Sequence[vd.Decision], what: str) -> vd.Decision:
     """:func:`cflib.verdicts.combine` of a claim's parts, keeping the interval of the part that decides it.
 
     Parameters
@@ -675,8 +677,6 @@ def joint_decision(parts: Sequence[Any], what: str) -> Any:
         The joint verdict; its interval is the first part's whose verdict equals the joint one (the
         first part when all are reproduced), and its rule lists every part's rule and interval.
     """
-    from cflib import verdicts as vd
-
     joint = vd.combine(parts, rule=what)
     shown = next((p for p in parts if p.verdict == joint.verdict), None)
     rule = joint.rule + " (" + "; ".join(f"{p.rule} [{p.interval}]" for p in parts) + ")"
@@ -718,10 +718,8 @@ def level_band(quantity: str, nominal: float) -> tuple[float, float]:
     return (lo, hi) if quantity == "type-I error" else (round(1 - hi, 12), round(1 - lo, 12))
 
 
-def _row_rule(quantity: str, nominal: float, conservative: bool, expect_failure: bool):
+def _row_rule(quantity: str, nominal: float, conservative: bool, expect_failure: bool) -> Callable[[vd.Interval], vd.Decision]:
     """The decision rule of one calibration row, as a function of its rate's interval."""
-    from cflib import verdicts as vd
-
     lo, hi = level_band(quantity, nominal)
     what = f"{quantity} rate"
     if expect_failure:  # a form kept to show its failure: its rate lies beyond the band on the side it errs
@@ -735,7 +733,8 @@ def _row_rule(quantity: str, nominal: float, conservative: bool, expect_failure:
     return lambda iv: vd.decide_within(iv, lo, hi, quantity=what)
 
 
-def deciding_replications(rate: float, rule, *, level: float = 0.99, start: int = 1, limit: int = 10**6) -> int | None:
+def deciding_replications(rate: float, rule: Callable[[vd.Interval], vd.Decision], *, level: float = 0.99, start: int = 1,
+                          limit: int = 10**6) -> int | None:
     """The fewest replications at which ``rule`` would decide, if the observed ``rate`` stayed as it is.
 
     Parameters
@@ -754,13 +753,12 @@ def deciding_replications(rate: float, rule, *, level: float = 0.99, start: int 
     Returns
     -------
     int or None
-        A multiple of a hundred at which the rule decides, or ``None`` when none up to ``limit`` decides (the rate sits on
-        the rule's boundary).
+        A multiple of a hundred at which the rule decides, or ``None`` when none up to ``limit`` decides
+        (the rate sits on the rule's boundary).
     """
-    from cflib import verdicts as vd
-
     if not 0 <= rate <= 1:
         raise ValueError(f"rate must lie in [0, 1], got {rate!r}")
+
     def undecided(n: int) -> bool:
         return rule(vd.binomial_interval(int(round(rate * n)), n, level=level, unit="replications")).verdict == vd.UNDECIDED
 
@@ -801,7 +799,6 @@ def claims_calibration(result: CalibrationResult) -> pd.DataFrame:
         The claims recorded (one per row, keys ``K1``, ``K2``, ...).
     """
     from cflib import claims
-    from cflib import verdicts as vd
 
     if not isinstance(result, CalibrationResult):
         raise TypeError(f"result must be the CalibrationResult of calibration_table, got {type(result).__name__}")
@@ -820,14 +817,14 @@ def claims_calibration(result: CalibrationResult) -> pd.DataFrame:
         expect_failure = bool(r.expected_fail) and not reproduction
         rule = _row_rule(r.quantity, r.nominal, r.conservative, expect_failure)
         decision = rule(vd.binomial_interval(int(r.events), int(r.R), level=result.level, unit="replications"))
-        kind = "coverage" if r.quantity == "coverage" else ("size at most" if r.conservative else "size")
+        what = "coverage" if r.quantity == "coverage" else ("size at most" if r.conservative else "size")
         lo, hi = level_band(r.quantity, r.nominal)
         if expect_failure:
-            statement = f"{r.test} misses its nominal {kind} {r.nominal:g}: {r.expected_fail}"
+            statement = f"{r.test} misses its nominal {what} {r.nominal:g}: {r.expected_fail}"
             change = (f"the failure is now read as the rate's interval beyond Bradley's liberal band [{lo:g}, {hi:g}] "
                       "(it was: the interval excludes the nominal value)")
         else:
-            statement = f"{r.test}: {kind} {r.nominal:g}" + (f" (expected to fail: {r.expected_fail})" if r.expected_fail else "")
+            statement = f"{r.test}: {what} {r.nominal:g}" + (f" (expected to fail: {r.expected_fail})" if r.expected_fail else "")
             change = (f"'holds its level' is now read as the rate's interval inside Bradley's liberal band [{lo:g}, {hi:g}], "
                       "fixed before running (it was: the interval contains the nominal value and is narrower than 0.1, so a "
                       "wide interval could pass)")
