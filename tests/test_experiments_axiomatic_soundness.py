@@ -130,12 +130,13 @@ def test_claims_02_verdicts(scms):
     si, messages = exp.simulated_interventions(scms, list(scms), bins=5, seed=0)
     assert messages["confounded"] and not messages["confounded_full_support"]  # empty cells warn, full support does not
     dep = exp.si_dependence(scms, si, 5)
-    base = {"scms": scms, "si": si, "hue_bins": 5, "dependence": dep}
+    base = {"scms": scms, "si": si, "hue_bins": 5, "dependence": dep, "n_test": 348}
     table = exp.claims_02({**base, "oracle_quality": quality([99, 90, 96, 98], [1, 6, 4, 1])})
     assert verdicts(table) == {"C11": "reproduced", "C13": "reproduced"}
     assert table.set_index("key").loc["C11", "kind"] == "sanity check" and table.set_index("key").loc["C13", "kind"] == "reproduction"
-    claims.reset()  # SI within noise of the confounded oracle on the hue: undecided
-    assert verdicts(exp.claims_02({**base, "oracle_quality": quality([99, 90, 96, 98], [1, 6, 5.5, 1])}))["C13"] == "undecided at this scale"
+    claims.reset()  # SI within noise of the confounded oracle on the hue: undecided, with the size that would decide it
+    table = exp.claims_02({**base, "oracle_quality": quality([99, 90, 96, 98], [1, 6, 5.5, 1])}).set_index("key")
+    assert table.loc["C13", "verdict"] == "undecided at this scale" and "about 2674 test images (now 348)" in table.loc["C13", "note"]  # 348 (1.96 sqrt(0.5) / 0.5)^2
     assert verdicts(exp.claims_02({**base, "oracle_quality": quality([90, 99, 96, 98], [1, 6, 4, 1])}))["C13"] == "not reproduced"
     # SI above the unconfounded oracle: the paper's words ("SI helps") hold; the old ordering rule called it inconclusive
     assert verdicts(exp.claims_02({**base, "oracle_quality": quality([96, 90, 99, 98], [1, 6, 4, 1])}))["C13"] == "reproduced"
