@@ -358,7 +358,9 @@ def test_claims_04_reproduced_and_not():
     assert table.set_index("key").loc["X3", "kind"] == "sanity check"
     assert claims._STATE["values"]["rho_composition_models"] == pytest.approx(1.0)
     bad = configurations(sign=-1, identity_comp=0.5, constant_cld=True)
-    v = verdicts(exp.claims_04({"agreement": exp.rank_agreement(bad), "configs": bad, "per_image": unit_errors()}))
+    table = exp.claims_04({"agreement": exp.rank_agreement(bad), "configs": bad, "per_image": unit_errors()})
+    v = verdicts(table)
+    assert "model configurations" in table.set_index("key").loc["X2-minimality", "note"]
     # a constant proxy ranks nothing: its Spearman rho is undefined, so the claim is undecided, not refuted
     assert v == {"X2-composition": "not reproduced", "X2-effectiveness": "not reproduced", "X2-realism": "not reproduced",
                  "X2-minimality": "undecided at this scale", "X3": "not reproduced"}
