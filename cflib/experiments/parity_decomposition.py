@@ -136,8 +136,14 @@ def _batch_interval(estimate: float, se: float, over: str = f"{_CHUNKS} disjoint
     return vd.normal_interval(estimate, se, method=f"batch-means standard error over {over}")
 
 
+def _finite(values: Any) -> np.ndarray:
+    """The defined values (a repetition whose statistic is undefined, e.g. an empty bin, is left out)."""
+    v = np.asarray(values, dtype=float)
+    return v[np.isfinite(v)]
+
+
 def _reps_interval(values: Any, unit: str = "repetitions") -> vd.Interval:
-    return vd.mean_interval(np.asarray(values, dtype=float), unit=unit)
+    return vd.mean_interval(_finite(values), unit=unit)
 
 
 def _if_interval(estimate: float, se: float) -> vd.Interval:
@@ -804,8 +810,8 @@ def fig8_within_1sd(est: np.ndarray, truth: np.ndarray) -> np.ndarray:
 
 def _two_sample_interval(a: Any, b: Any, unit: str = "repetitions") -> vd.Interval:
     """Normal interval of ``mean(a) - mean(b)`` for two independent samples (undefined with fewer than two values in either)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    est = float(a.mean() - b.mean())
+    a, b = _finite(a), _finite(b)
+    est = float(a.mean() - b.mean()) if min(a.size, b.size) else np.nan
     if min(a.size, b.size) < 2:
         return vd.Interval(est, np.nan, np.nan, f"two-sample interval, {a.size} and {b.size} {unit} (fewer than two: no spread)")
     se = float(np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
@@ -919,9 +925,8 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     within = np.asarray(r["within"], dtype=bool)
     big_n = integ[integ.n == max(ns)]
     mid = slice(bins // 2 - 2, bins // 2 + 2)
-    with np.errstate(all="ignore"):  # a bin without units of one group has no Term I: such repetitions are left out
+    with np.errstate(all="ignore"):  # a bin without units of one group has no Term I: _reps_interval leaves such repetitions out
         u_shape = np.minimum(tru8[:, 0], tru8[:, -1]) - tru8[:, mid].mean(axis=1)
-    u_shape = u_shape[np.isfinite(u_shape)]
     identity = float(np.max(np.abs(integ.term_I + integ.term_II - integ.ppm)))
     parts = [vd.decide_above(_reps_interval(big_n.term_I), 1.2, quantity=f"iTerm I at n={max(ns)}"),
              vd.decide_below(_reps_interval(big_n.term_II), -1.2, quantity=f"iTerm II at n={max(ns)}"),
