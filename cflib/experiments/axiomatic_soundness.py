@@ -17,8 +17,10 @@ The chapter's five notebooks call this module. Grouped by notebook:
 - 05, the metrics against the true counterfactual error (beyond the paper): :func:`truth_zoo`,
   :func:`true_error_table`, :func:`metric_truth_correlations` and :func:`claims_05` (B1).
 
-Each ``claims_<nn>(results)`` takes a plain dict of what the notebook computed, records every verdict
-through :func:`cflib.claims.claim` and returns those claims' rows of :func:`cflib.claims.claims_table`.
+Each ``claims_<nn>(results)`` takes a plain dict of what the notebook computed, decides every claim with
+a rule of :mod:`cflib.verdicts` on an interval (over test images, or over counterfactual functions for
+B1), records it through :func:`cflib.claims.claim` with the paper's words of :data:`QUOTES`, and returns
+those claims' rows of :func:`cflib.claims.claims_table`.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = [
     "BLOCKS",
     "QUOTES",
     "DIGIT_HUE_ORACLES",
+    "FLOAT_ZERO",
     "HueOracle",
     "ORACLE_SEED",
     "SCM_TITLES",
@@ -264,10 +267,8 @@ def _claim(key: str, statement: str, *, decision: vd.Decision | None = None, ver
     quote, source = QUOTES[key]
     if decision is not None and decision.verdict == vd.UNDECIDED and undecided:
         kw["note"] = undecided
-    if decision is not None:
-        claims.claim(key, statement, decision=decision, quote=quote, source=source, kind=kind, **kw)
-    else:
-        claims.claim(key, statement, verdict=verdict, quote=quote, source=source, kind=kind, **kw)
+    decide = {"decision": decision} if decision is not None else {"verdict": verdict}
+    claims.claim(key, statement, quote=quote, source=source, kind=kind, **decide, **kw)
 
 
 def _all(parts: Any, rule: str) -> vd.Decision:
@@ -293,11 +294,11 @@ def _consistent(interval: vd.Interval, value: float, *, quantity: str) -> vd.Dec
     return vd.Decision(vd.REPRODUCED if inside else vd.NOT_REPRODUCED, interval, rule)
 
 
-def _deciding_size(interval: vd.Interval | None, n_now: int, unit: str, boundary: float = 0.0) -> str:
-    """How many ``unit`` would make an interval that shrinks as ``1/sqrt(n)`` clear ``boundary`` at the same estimate."""
-    if interval is None or not interval.defined or interval.estimate == boundary:
+def _deciding_size(interval: vd.Interval | None, n_now: int, unit: str) -> str:
+    """How many ``unit`` would make an interval that shrinks as ``1/sqrt(n)`` clear 0 at the same estimate."""
+    if interval is None or not interval.defined or interval.estimate == 0:
         return f"the estimate sits on the boundary: no size decides it at this estimate ({n_now} {unit} now)"
-    n = int(np.ceil(n_now * ((interval.high - interval.low) / 2 / abs(interval.estimate - boundary)) ** 2))
+    n = int(np.ceil(n_now * ((interval.high - interval.low) / 2 / abs(interval.estimate)) ** 2))
     return f"at the same estimate about {n} {unit} (now {n_now}) would decide it"
 
 
