@@ -400,7 +400,7 @@ def decide_within(interval: Interval, low: float, high: float, *, quantity: str 
     return Decision(UNDECIDED, iv, rule)
 
 
-def combine(decisions: Iterable[Decision | str], *, rule: str = "every part") -> Decision:
+def combine(decisions: Iterable[Decision | str], *, rule: str = "every part", detail: bool = False) -> Decision:
     """Join the parts of a claim that needs all of them ("for every model", "A and B").
 
     Parameters
@@ -409,24 +409,26 @@ def combine(decisions: Iterable[Decision | str], *, rule: str = "every part") ->
         The parts' decisions (or bare verdicts).
     rule : str
         What the parts are, for the rule text.
+    detail : bool
+        Append every part's rule and interval to the joint rule.
 
     Returns
     -------
     Decision
         not reproduced if any part is not reproduced; reproduced if every part is; otherwise
-        undecided at this scale. A claim with no parts is undecided.
+        undecided at this scale. A claim with no parts is undecided. The joint decision carries the
+        interval of the first part whose verdict is the joint one (the part that decides it).
     """
-    verdicts = []
-    for d in decisions:
-        v = d.verdict if isinstance(d, Decision) else d
-        if v not in (REPRODUCED, NOT_REPRODUCED, UNDECIDED):
-            raise ValidationError(f"decisions must be reproduced, not reproduced or undecided at this scale, got {v!r}")
-        verdicts.append(v)
+    parts = [d if isinstance(d, Decision) else Decision(d, None, "") for d in decisions]
+    for d in parts:
+        if d.verdict not in (REPRODUCED, NOT_REPRODUCED, UNDECIDED):
+            raise ValidationError(f"decisions must be reproduced, not reproduced or undecided at this scale, got {d.verdict!r}")
     text = f"{rule}: reproduced if every part is, not reproduced if any part is not, otherwise undecided"
-    if not verdicts:
+    if detail and parts:
+        text += " (" + "; ".join(f"{d.rule} [{d.interval}]" if d.interval else d.rule for d in parts) + ")"
+    if not parts:
         return Decision(UNDECIDED, None, text + " (no parts)")
-    if NOT_REPRODUCED in verdicts:
-        return Decision(NOT_REPRODUCED, None, text)
-    if all(v == REPRODUCED for v in verdicts):
-        return Decision(REPRODUCED, None, text)
-    return Decision(UNDECIDED, None, text)
+    verdicts = [d.verdict for d in parts]
+    joint = NOT_REPRODUCED if NOT_REPRODUCED in verdicts else REPRODUCED if all(v == REPRODUCED for v in verdicts) else UNDECIDED
+    shown = next(d.interval for d in parts if d.verdict == joint)
+    return Decision(joint, shown, text)

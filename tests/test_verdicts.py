@@ -122,3 +122,14 @@ def test_bad_input_names_the_argument(call, exc, name):
     with pytest.raises(exc, match=name) as info:
         call()
     assert "\n" not in str(info.value)
+
+
+def test_combine_keeps_the_deciding_parts_interval():
+    ok = v.decide_above(v.exact(2.0), 1.0, quantity="a")
+    straddles = v.decide_above(v.Interval(1.0, 0.5, 1.5, "t"), 1.0, quantity="b")
+    fails = v.decide_above(v.Interval(0.2, 0.1, 0.3, "t"), 1.0, quantity="c")
+    assert v.combine([ok, straddles]).interval == straddles.interval
+    assert v.combine([ok, straddles, fails]).interval == fails.interval
+    assert v.combine([ok, ok]).interval == ok.interval
+    joint = v.combine([ok, fails], rule="both", detail=True)
+    assert joint.rule.startswith("both:") and "a > 1" in joint.rule and "c > 1" in joint.rule and "[0.2 [0.1, 0.3] (t)]" in joint.rule
