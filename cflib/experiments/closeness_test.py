@@ -554,7 +554,7 @@ def _nte_interval(estimate: float, se: float, method: str) -> vd.Interval:
     return vd.normal_interval(estimate, se, method=method)
 
 
-def _ks_distance(z: Any, level: float = 0.95) -> vd.Interval:
+def _ks_distance(z: Any, level: float = 0.95, where: str = "") -> vd.Interval:
     """Kolmogorov distance of the law of ``z`` from N(0, 1) with the Dvoretzky-Kiefer-Wolfowitz band.
 
     With probability ``level`` the empirical CDF is within ``sqrt(log(2 / (1 - level)) / (2 n))`` of the
@@ -562,12 +562,8 @@ def _ks_distance(z: Any, level: float = 0.95) -> vd.Interval:
     """
     z = np.asarray(z, dtype=float)
     d = float(stats.kstest(z, "norm").statistic)
-    half = _dkw_half_width(z.size, level)
-    return vd.Interval(d, max(0.0, d - half), d + half, f"{100 * level:g}% Dvoretzky-Kiefer-Wolfowitz band, {z.size} z-scores")
-
-
-def _dkw_half_width(n: int, level: float = 0.95) -> float:
-    return float(np.sqrt(np.log(2 / (1 - level)) / (2 * n)))
+    half = float(np.sqrt(np.log(2 / (1 - level)) / (2 * z.size)))
+    return vd.Interval(d, max(0.0, d - half), d + half, f"{100 * level:g}% Dvoretzky-Kiefer-Wolfowitz band, {z.size} z-scores {where}".rstrip())
 
 
 def _every(parts: Sequence[vd.Decision], what: str, *, pick: Callable[[vd.Decision], float] | None = None) -> vd.Decision:
@@ -578,7 +574,6 @@ def _every(parts: Sequence[vd.Decision], what: str, *, pick: Callable[[vd.Decisi
     shown = (max(deciding, key=pick) if pick else deciding[0]) if deciding else None
     rules = "; ".join(dict.fromkeys(p.rule for p in parts))
     return vd.Decision(joined.verdict, shown.interval if shown is not None else None, f"{joined.rule} (parts: {rules})")
-
 
 
 def _deciding_size(iv: vd.Interval, bounds: Sequence[float], n_now: int, unit: str) -> str:
@@ -896,8 +891,8 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
                  change="the old rule passed when every point was within 4 s.e. of its closed form, which fewer replications pass "
                         "more easily; Theorem 1 centres the estimator on the true N-TE, so every point's bias interval must now lie "
                         "within the O(1/m) bias a ratio of U-statistics has")
-    exceed = [vd.decide_below(_rate_interval(r["P(|dev| >= t_H)"], n_reps), 0.05, inclusive=True,
-                              quantity=f"share of |MTE - MMD^2| beyond the 5% Hoeffding bound at m = {int(r['m'])}")
+    exceed = [vd.decide_below(_rate_interval(r["P(|dev| >= t_H)"], n_reps, f"replications at m = {int(r['m'])}"), 0.05, inclusive=True,
+                              quantity="share of |MTE - MMD^2| beyond the 5% Hoeffding bound, at each m")
               for _, r in conc.iterrows()]
     claims.claim("C10", "Hoeffding's bound (Theorem 4) holds for the M-TE numerator.",
                  paper="P(|U - EU| >= t) <= 2 exp(-2 floor(m/2) t^2 / (4K)^2)",
@@ -1226,8 +1221,8 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     r = results
     alpha, eps_grid, n_reps, qq_m = r["alpha"], list(r["eps_grid"]), r["n_reps"], r["qq_m"]
     band = (BRADLEY[0] * alpha, BRADLEY[1] * alpha)
-    dist = [vd.decide_below(_ks_distance(r["qq"][e]["z_delta"]), alpha / 2, inclusive=True,
-                            quantity=f"Kolmogorov distance of the delta-method z-scores from N(0, 1) at ε = {e}") for e in eps_grid]
+    dist = [vd.decide_below(_ks_distance(r["qq"][e]["z_delta"], where=f"N-TE = ε = {e}"), alpha / 2, inclusive=True,
+                            quantity="Kolmogorov distance of the delta-method z-scores from N(0, 1), at each ε") for e in eps_grid]
     c5 = _every(dist, "every ε")
     worst = max(dist, key=lambda d: d.interval.estimate)
     c5_note = ""
@@ -1265,8 +1260,8 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
                  source="notes §2.6 (the proof of Theorem 1 treats the denominator as a constant), not a claim of the paper",
                  change="the band α ± 2.2 binomial s.e. was the sampling noise itself and shrank with the replications; 'calibrated' "
                         "is now Bradley's [α/2, 3α/2] and 'anti-conservative' a type-I error above α")
-    bounds = [vd.decide_within(_rate_interval(at.loc[(e, m_ref), "delta"], n_reps), *band,
-                               quantity=f"type-I error at N-TE = ε = {e}") for e in eps_grid]
+    bounds = [vd.decide_within(_rate_interval(at.loc[(e, m_ref), "delta"], n_reps, f"replications at N-TE = ε = {e}"), *band,
+                               quantity="type-I error at N-TE = ε, at each ε") for e in eps_grid]
     inside = vd.decide_below(_rate_interval(r["inside_rate"], n_reps), alpha, inclusive=True, quantity="type-I error at N-TE = ε/2")
     c6 = _every([*bounds, inside], "every ε and inside the null")
     claims.claim("C6", "Theorem 2: the rejection rate at the boundary tends to alpha; strictly inside the null it is at most alpha.",
@@ -1287,10 +1282,10 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     for e1, sub in power.groupby("eps'", sort=True):
         lo, hi = (float(sub.loc[sub["m"] == m, "power"].iloc[0]) for m in (m_lo, m_hi))
         rise = _difference(hi, _binomial_se(hi, power_reps), lo, _binomial_se(lo, power_reps), same_units=False,
-                           what=f"{power_reps} replications per point")
+                           what=f"{power_reps} replications per point, N-TE = {e1}")
         # a power of 1 already at the smallest m has reached its limit: nothing is left to rise
         grows.append(vd.decide_above(rise, 0.0, inclusive=lo == 1.0,
-                                     quantity=f"power at m = {m_hi} minus power at m = {m_lo} (or 0 when both are 1), N-TE = {e1}"))
+                                     quantity=f"power at m = {m_hi} minus power at m = {m_lo} (at least 0 when both are 1), at each ε'"))
     gap = float(np.max(np.abs(power["power"] - power["theory"])))
     eps_primes = [float(e) for e in sorted(power["eps'"].unique())]
     top = power[power["m"] == m_hi]
@@ -1486,10 +1481,11 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
                  quote="From a fairness perspective, SSA, SFA-[ε]=0.1, and SFA-[ε] achieved fairness",
                  source="Sec. 5.1.2 (Figs. 1-3)")
     flags = []
-    for s in screenings.values():
+    for (name, arch), s in screenings.items():
         rows = s.table[np.isclose(s.table["epsilon"], 0.1)]
         for _, row in rows.iterrows():
-            iv = _nte_interval(row["nte"], float(row["sigma"]) / np.sqrt(row["m"]), f"delta-method s.e. of CF-CLOT, m = {int(row['m'])}")
+            iv = _nte_interval(row["nte"], float(row["sigma"]) / np.sqrt(row["m"]),
+                               f"{name} / {arch}, {row['attribute']}: delta-method s.e. of CF-CLOT, m = {int(row['m'])}")
             flags.append(vd.decide_above(iv, 0.1, quantity="N-TE of a sensitive attribute"))
     if not flags:
         raise ValueError("the screenings hold no test at epsilon = 0.1, which claim Fig1-3c reads; screen at epsilons including 0.1")
@@ -1745,7 +1741,8 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
             flip_set.append(vd.decide_above(_difference(a["N-TE"], a["s.e."], b["N-TE"], b["s.e."], same_units=True,
                                                         what=f"delta-method s.e., {results['n_units']} units"),
                                             0.0, quantity=f"N-TE ({hi}) - N-TE ({lo}) at P(a=1) = {share}"))
-    below = [vd.decide_below(_nte_interval(rw["N-TE"], rw["s.e."], f"delta-method s.e., {results['n_units']} units"), 0.1,
+    below = [vd.decide_below(_nte_interval(rw["N-TE"], rw["s.e."], f"P(a=1) = {rw['P(a=1)']}, {rw['intervention']}: delta-method s.e., "
+                                                                 f"{results['n_units']} units"), 0.1,
                              quantity="N-TE at logit effect 2") for _, rw in at_beta.iterrows()]
     c12 = _every([*flip_set, *below], "every part")
     half = at_beta[at_beta["P(a=1)"] == 0.5]
@@ -1803,8 +1800,8 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.require(results, ["level", "power", "alpha"])
     level, power, alpha = results["level"], results["power"], results["alpha"]
     quote = "with their level checked (binomial interval) and their power against the full test shown on a figure in the closeness chapter"
-    held = [vd.decide_below(_rate_interval(r["rejection_rate"], int(r["n_reps"])), BRADLEY[1] * alpha, inclusive=True,
-                            quantity=f"type-I error of {r['test']}") for _, r in level.iterrows()]
+    held = [vd.decide_below(_rate_interval(r["rejection_rate"], int(r["n_reps"]), f"replications, {r['test']}"), BRADLEY[1] * alpha,
+                            inclusive=True, quantity="type-I error of each test") for _, r in level.iterrows()]
     n_level = int(level["n_reps"].iloc[0])
     l1 = _every(held, "every test", pick=lambda d: d.interval.high)
     claims.claim("L1", "Every linear-time test and the full test hold the level alpha = 0.05.",
@@ -1820,8 +1817,8 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
     se = power.pivot(index="n", columns="test", values="se")
     k = len(rate)
     gaps = [vd.decide_above(vd.normal_interval(float((rate[tests[0]] - rate[t]).mean()), float(np.sqrt((se[tests[0]] ** 2 + se[t] ** 2).sum()) / k),
-                                               method=f"mean over {k} sample sizes, independent binomial s.e. (conservative: same data)"),
-                            0.0, inclusive=True, quantity=f"power of the full test minus {t}, averaged over n") for t in tests[1:]]
+                                               method=f"{t}: mean over {k} sample sizes, independent binomial s.e. (conservative: same data)"),
+                            0.0, inclusive=True, quantity="power of the full test minus a linear-time test's, averaged over n") for t in tests[1:]]
     n_reps = int(power["n_reps"].iloc[0])
     l2 = _every(gaps, "every linear-time test", pick=lambda d: -d.interval.low)
     claims.record("power_full_largest_n", float(rate[tests[0]].iloc[-1]))
