@@ -2162,7 +2162,8 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         "a 0.01-0.03 difference between tests meant nothing; the comparable spread is the residual sd in units of the test's "
         "own sd of log10 p, sqrt(1 - r^2), bootstrapped over classifiers",
         evidence=f"generator form; mean over {len(panels)} datasets of the standardised residual spread of CIT-LR minus the "
-        "smaller of DP's and EO's.",
+        "smaller of DP's and EO's. sqrt(1 - r^2) is a function of |r|: on a comparable scale the spread claim is the "
+        "correlation claim (C3) read without its sign.",
         note=_undecided_note(d5, 0.0, per, "classifiers per dataset", where),
     )
     high = audit["eca"] >= _HIGH
@@ -2623,7 +2624,8 @@ def claims_06(results: Mapping[str, Any]) -> pd.DataFrame:
         change="the raw residual sd of log10 p is on each test's own scale and cannot be compared across tests; the spread is now "
         "sqrt(1 - r^2), the residual sd in units of the test's own sd, and every part is bootstrapped over classifiers",
         evidence=f"Pearson r between ECA and log10 p per disease ({per} classifiers each) on the diseases whose classifiers spread "
-        f"over ECA by at least 0.05 ({informative}), mean over those diseases.",
+        f"over ECA by at least 0.05 ({informative}), mean over those diseases. sqrt(1 - r^2) is a function of |r|, so the spread "
+        "part is the correlation part read without its sign.",
         note=_undecided_note(c5, 0.0, per, "classifiers per disease", full),
     )
     neg = audit[f"mean d {cit}"] < 0
