@@ -172,7 +172,7 @@ def test_every_shows_the_deciding_part_and_says_what_size_decides():
     near = exp._side("near", V.mean_interval([0.2, 0.3, 0.1, 0.2]), "above")
     d, tally, note = exp._every([clear, near], "both")
     assert d.verdict == "reproduced" and d.interval == near.decision.interval and "near" in d.rule
-    assert tally.startswith("2/2 parts reproduced") and note == ""
+    assert tally.startswith("2/2 parts reproduced") and tally.endswith("that of near") and note == ""
     straddle = exp._side("straddle", V.mean_interval([0.5, -0.3, 0.4, -0.2]), "above")
     d, tally, note = exp._every([clear, straddle], "both")
     assert d.verdict == "undecided at this scale" and d.interval == straddle.decision.interval

@@ -1382,7 +1382,7 @@ def _every(parts: Sequence[_Part], what: str, more: str = _FULL) -> tuple[verdic
     decision = verdicts.Decision(d.verdict, shown.decision.interval, f"{d.rule}. Interval shown ({why}): {shown.decision.rule}")
     counts = {v: sum(p.decision.verdict == v for p in parts) for v in (verdicts.REPRODUCED, verdicts.NOT_REPRODUCED, verdicts.UNDECIDED)}
     tally = f"{counts[verdicts.REPRODUCED]}/{len(parts)} parts reproduced, {counts[verdicts.NOT_REPRODUCED]} not reproduced, " \
-            f"{counts[verdicts.UNDECIDED]} undecided"
+            f"{counts[verdicts.UNDECIDED]} undecided; the interval is that of {shown.label}"
     note = ""
     if d.verdict == verdicts.UNDECIDED:
         iv = shown.decision.interval
