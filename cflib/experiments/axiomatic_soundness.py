@@ -224,7 +224,7 @@ QUOTES: dict[str, tuple[str, str]] = {
            "progressively loses the identity of the image and converges to a random sample (Figure 1a).", "Sec. 4.1, Figure 1a"),
     "C4": ("To obtain lower bounds for the soundness metrics, we include two models that, by design, cannot perform abduction: the identity "
            "function and a VAE without the encoder at inference time (Bernoulli VAE, $\\beta = 1$).", "Sec. 4.1; Table 1, unconfounded block"),
-    "C5": ("reversibility^(1) ≥ composition^(1) for the VAEs (two applications vs one). Holds in every VAE row of Table 1, e.g. 7.67 vs 5.98.",
+    "C5": ("reversibility^(1) ≥ composition^(1) for the VAEs … (two applications vs one). Holds in every VAE row of Table 1, e.g. 7.67 vs 5.98.",
            "notes §5 item 5, read from Table 1; the paper's text does not state it"),
     "C6": ("This implies the existence of a null transformation f(x, pa, pa) = x since if $pa^* = pa$, then x is not affected. … "
            "Then, the composition of $f_1(\\cdot)$ and $f_2(\\cdot)$ is commutative",
@@ -238,7 +238,7 @@ QUOTES: dict[str, tuple[str, str]] = {
             "or selecting an appropriate β penalty for the VAE.", "Sec. 4.1, 'Comparing models and scenarios'; Table 1"),
     "C11": ("In the absence of interventional data, we use simulated interventions by resampling the data – note that this is only possible "
             "when the observed joint distribution has full support over the product of marginals.", "Sec. 3.3, eq. 4"),
-    "C12": ("The GAN with composition constraint has the best hue effectiveness (1.84 / 1.77) and the best composition (5.25 with SI). "
+    "C12": ("The GAN with composition constraint … has the best hue effectiveness (1.84 / 1.77) and the best composition (5.25 with SI). "
             "It has the *worst* digit reversibility (10.75)", "notes §5 item 12, read from Table 1; the paper's text does not state it"),
     "C13": ("When training the pseudo-oracles on the confounded scenario w/ full support, we obtain a digit accuracy of 90.67% and hue absolute "
             "error of 6.34% – down from 99.18% and 1.38% respectively, for the oracles trained on unconfounded data. However, using a "
