@@ -576,10 +576,16 @@ def _every(parts: Sequence[vd.Decision], what: str, *, pick: Callable[[vd.Decisi
     return vd.Decision(joined.verdict, shown.interval if shown is not None else None, f"{joined.rule} (parts: {rules})")
 
 
-def _deciding_size(iv: vd.Interval, bounds: Sequence[float], n_now: int, unit: str) -> str:
-    """The note of an undecided claim: how many ``unit`` would make a ``1/sqrt(n)`` interval clear the nearest boundary."""
+def _deciding_size(decision: vd.Decision, bounds: Sequence[float], n_now: int, unit: str) -> str:
+    """The note of an undecided claim (empty otherwise): how many ``unit`` would make the ``1/sqrt(n)`` interval of its
+    deciding part clear the nearest boundary."""
+    if decision.verdict != vd.UNDECIDED:
+        return ""
+    iv = decision.interval
+    if iv is None or not iv.defined:
+        return f"The interval is undefined ({iv.method if iv is not None else 'no interval'}); more {unit} (now {n_now}) are needed."
     gap = min(abs(iv.estimate - b) for b in bounds)
-    if not iv.defined or gap == 0:
+    if gap == 0:
         return f"The estimate sits on the boundary; no size decides it at this estimate ({n_now} {unit} now)."
     n = int(np.ceil(n_now * ((iv.high - iv.low) / 2 / gap) ** 2))
     return f"At the same estimate about {n} {unit} (now {n_now}) would decide it: the interval shrinks as 1/sqrt(n)."
@@ -849,7 +855,8 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.claim("C1", "N-TE lies in [0, 1] (population); the estimator never exceeds 1 + O(1/sqrt(m)).",
                  paper="N-TE in [0, 1]", ours=f"closed forms in [{grid['closed form'].min():.3f}, {grid['closed form'].max():.3f}]; "
                  f"max mean estimate {top['mean']:.3f}; point masses give {nte(np.zeros(10), np.full(10, 100.0), bandwidth=1.0):.3f}",
-                 decision=c1, evidence=f"closed forms and {mc} per grid point (Gaussian shifts, Bernoulli gaps)",
+                 decision=c1, note=_deciding_size(c1, (1.0,), n_reps, "replications per point"),
+                 evidence=f"closed forms and {mc} per grid point (Gaussian shifts, Bernoulli gaps)",
                  quote="Since N-TE normalizes the treatment effects to lie within the [0, 1] range, we can interpret its results as the "
                        "degree of distributional differences corresponding to the RKHS.",
                  source="Sec. 1 (Introduction); Def. 4, Eq. 8")
@@ -860,7 +867,8 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.claim("C2", "N-TE = 0 iff P = Q: under P = Q the estimator's mean is 0 (within its O(1/m) bias); where P ≠ Q it is above 0.",
                  paper="Lemma 1", ours=f"P = Q: mean {null_iv.estimate:.2e} [{null_iv.low:.1e}, {null_iv.high:.1e}] (band ±{band:.1e}); "
                  f"P ≠ Q: smallest lower bound {min(p.interval.low for p in apart):.3f} over {len(apart)} grid points",
-                 decision=_every([at_null, *apart], "both directions of the 'iff'"),
+                 decision=(c2 := _every([at_null, *apart], "both directions of the 'iff'")),
+                 note=_deciding_size(c2, (-band, 0.0, band), n_reps, "replications"),
                  evidence=f"{mc} under P = Q and at every grid point with P ≠ Q",
                  quote="We have [N-TE = 0] if and only if [P_n = P_{a_t′,n}] for characteristic kernel",
                  source="Lemma 1 (Sec. 4.2.1; proof in App. A.5)",
@@ -879,13 +887,12 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     bias = [vd.decide_within(vd.normal_interval(r["mean"] - r["closed form"], r["se"], method=f"s.e. over {mc}"), -band, band,
                              quantity="bias of the mean estimate") for _, r in grid.iterrows()]
     c4 = _every(bias, "every grid point", pick=lambda d: max(abs(d.interval.low), abs(d.interval.high)))
-    need = _deciding_size(c4.interval, (-band, band), n_reps, "replications per point")
     claims.claim("C4", "The estimator is consistent for the closed-form N-TE (Gaussian shifts, Bernoulli gaps): its bias is within O(1/m).",
                  paper="Theorem 1 (closed forms: notes)",
                  ours=f"largest |bias| interval bound {max(abs(c4.interval.low), abs(c4.interval.high)):.2e} (band ±{band:.1e}); "
                       f"max |mean - truth| / s.e. = {closed_form_max_z(closed):.2f}",
                  decision=c4, evidence=f"{mc} per grid point, {len(grid)} points",
-                 note="" if c4.verdict != vd.UNDECIDED else need,
+                 note=_deciding_size(c4, (-band, band), n_reps, "replications per point"),
                  quote="We show that the empirical estimator of our N-TE, i.e. [N-TE = ε] has an asymptotic gaussian distribution",
                  source="Sec. 4.1 (Theorem 1); closed forms: notes §5 C4",
                  change="the old rule passed when every point was within 4 s.e. of its closed form, which fewer replications pass "
@@ -898,7 +905,7 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
                  paper="P(|U - EU| >= t) <= 2 exp(-2 floor(m/2) t^2 / (4K)^2)",
                  ours=f"exceedance at the 5% bound: max {conc['P(|dev| >= t_H)'].max():.3f}; bound / empirical quantile ≈ "
                       f"{np.median(conc['Hoeffding 95% t'] / conc['empirical 95% |MTE - MMD^2|']):.0f}x",
-                 decision=_every(exceed, "every m"), evidence=f"m in {list(conc['m'])}, {n_reps} replications each (valid but loose)",
+                 decision=(c10 := _every(exceed, "every m")), note=_deciding_size(c10, (0.05,), n_reps, "replications per m"), evidence=f"m in {list(conc['m'])}, {n_reps} replications each (valid but loose)",
                  quote="Theorem 4 (Large deviation for U-statistic). If the function [h] is bounded, i.e. [a ≤ h ≤ b], we have "
                        "[Pr(|U_n − η| ≥ t) ≤ 2 exp(−2⌊n/m⌋t²/(b−a)²)]",
                  source="App. A.3, Theorem 4 (Eq. 19)")
@@ -1254,7 +1261,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
                  paper="(notes, derived) paper 0.064 vs delta 0.050 at eps = 0.3",
                  ours=f"paper {paper_iv.estimate:.3f} [{paper_iv.low:.3f}, {paper_iv.high:.3f}] vs delta {delta_iv.estimate:.3f} "
                       f"[{delta_iv.low:.3f}, {delta_iv.high:.3f}] at eps = {big}, m = {m_ref}",
-                 decision=c5b, evidence=f"{n_reps} replications at N-TE = ε = {big}, m = {m_ref}; calibrated: Bradley's [{band[0]:g}, {band[1]:g}]",
+                 decision=c5b, note=_deciding_size(c5b, (alpha, *band), n_reps, "replications"), evidence=f"{n_reps} replications at N-TE = ε = {big}, m = {m_ref}; calibrated: Bradley's [{band[0]:g}, {band[1]:g}]",
                  quote="The paper's σ equals σ_δ only when ε → 0. [...] In a prototype simulation (§5, item C5b) the paper's variance is "
                        "anti-conservative for larger ε.",
                  source="notes §2.6 (the proof of Theorem 1 treats the denominator as a constant), not a claim of the paper",
@@ -1267,7 +1274,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.claim("C6", "Theorem 2: the rejection rate at the boundary tends to alpha; strictly inside the null it is at most alpha.",
                  paper=f"alpha = {alpha}",
                  ours=f"delta rates {', '.join(f'{d.interval.estimate:.3f}' for d in bounds)} at m = {m_ref}; inside null {r['inside_rate']:.3f}",
-                 decision=c6, note=_deciding_size(c6.interval, band, n_reps, "replications") if c6.verdict == vd.UNDECIDED else "",
+                 decision=c6, note=_deciding_size(c6, band, n_reps, "replications"),
                  evidence=f"{n_reps} replications per ε at m = {m_ref}; Bradley's [{band[0]:g}, {band[1]:g}]; inside: N-TE = ε/2 at m = {max(r['m_grid'])}",
                  quote="Under null hypothesis [H0: N-TE ≤ ε], Type-I error is bounded by [α], by setting the testing threshold as the "
                        "[(1 − α)]-quantile of the asymptotic null distribution of [N-TE_bar] in Theorem 1. That is: "
@@ -1294,7 +1301,8 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
                  ours=f"power at m = {m_hi}: {top['power'].min():.2f}-{top['power'].max():.2f}, at m = {m_lo}: "
                       f"{power.loc[power['m'] == m_lo, 'power'].min():.2f}-{power.loc[power['m'] == m_lo, 'power'].max():.2f}; "
                       f"max |power - normal approximation| = {gap:.2f}",
-                 decision=_every(grows, "every ε'"), evidence=f"{power_reps} replications per point at m = {m_lo} and m = {m_hi}, ε = {eps_grid[0]}, ε' in {eps_primes}",
+                 decision=(c7 := _every(grows, "every ε'")), note=_deciding_size(c7, (0.0,), power_reps, "replications per point"),
+                 evidence=f"{power_reps} replications per point at m = {m_lo} and m = {m_hi}, ε = {eps_grid[0]}, ε' in {eps_primes}",
                  quote="Under alternative hypothesis [H1: N-TE ≥ ε], the test always successfully rejects the null hypothesis based on "
                        "Theorem 1. That is: [Pr(N-TE_bar > τ_α | H1) → 1, m → ∞]",
                  source="Sec. 4.1, Theorem 3 (proof in App. A.7)",
@@ -1313,7 +1321,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.claim("C9", "eps = 0 is an MMD two-sample test: a valid resampling null holds the level; Eq. 13 is conservative and the literal Eq. 11 weights never reject.",
                  paper="(notes) bootstrap 0.04, normal 0.00, literal 0.00 under P = Q",
                  ours="; ".join(f"{k} {eps0.loc[k, 'type-I (P = Q)']:.3f}/{eps0.loc[k, power_col]:.2f}" for k in EPS0_METHODS) + " (type-I/power)",
-                 decision=c9, note=_deciding_size(c9.interval, (band[1], alpha), eps0_reps, "replications") if c9.verdict == vd.UNDECIDED else "",
+                 decision=c9, note=_deciding_size(c9, (band[1], alpha), eps0_reps, "replications"),
                  evidence=f"{eps0_reps} replications at m = {r['eps0_m']}, {r['n_boot']} draws per test; level held: at most 3α/2 (Bradley)",
                  quote="In this type of task, CF-CLOT can be implemented using MMD, and we will further discuss this special case in Appendix A.4.",
                  source="Sec. 4.2.1 (Eq. 14); the calibrations compared are the notes' (§2.8, §5 C9)",
@@ -1453,7 +1461,8 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.claim("Fig1-3a", "SAA is more accurate than SSA (the paper: SAA best, SSA and SFA-0/0.1 'similar but poorer').",
                  paper="qualitative (Figs. 1-3, 5)",
                  ours=f"SAA - SSA accuracy: mean {d_acc.mean():.3f} over {n_aud} audits, positive in {int((d_acc > 0).sum())}",
-                 decision=vd.decide_above(vd.mean_interval(d_acc, unit="audits"), 0.0, quantity="mean SAA - SSA accuracy over audits"),
+                 decision=(fa := vd.decide_above(vd.mean_interval(d_acc, unit="audits"), 0.0, quantity="mean SAA - SSA accuracy over audits")),
+                 note=_deciding_size(fa, (0.0,), n_aud, "audits"),
                  evidence=f"{audits}, accuracy on each audit's held-out units; t interval over audits",
                  quote="SAA achieved the best accuracy results across all datasets, while SFA-[ε]=0.3 performed similarly, except for "
                        "the Obesity dataset. In contrast, SSA, SFA-[ε]=0.1, and SFA-[ε] yielded similar but poorer results.",
@@ -1465,7 +1474,8 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.claim("Fig1-3b", "SFA-0 is fairer than SAA: CF-CLOT at eps = 0 removes the attributes that carry the unfairness.",
                  paper="qualitative", ours=f"SAA - SFA-0 unfairness: mean {d_unf.mean():.4f} over {n_aud} audits "
                  f"(SFA-0 {float(unf['SFA-0'].mean()):.4f}, SAA {float(unf['SAA'].mean()):.4f})",
-                 decision=vd.decide_above(vd.mean_interval(d_unf, unit="audits"), 0.0, quantity="mean SAA - SFA-0 unfairness over audits"),
+                 decision=(fb := vd.decide_above(vd.mean_interval(d_unf, unit="audits"), 0.0, quantity="mean SAA - SFA-0 unfairness over audits")),
+                 note=_deciding_size(fb, (0.0,), n_aud, "audits"),
                  evidence=f"{audits}; unfairness = mean |Δp| under the flip; t interval over audits",
                  quote="From a fairness perspective, SSA, SFA-[ε]=0.1, and SFA-[ε] achieved fairness, while SAA and SFA-[ε]=0.3 "
                        "exhibited comparable degrees of unfairness.",
@@ -1497,7 +1507,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
                  paper="qualitative (Sec. 5.1 reading of Figs. 1-3)",
                  ours=f"all flagged at 0.1 in {sum(f01)}/{n_aud} audits; largest N-TE {c3.interval.estimate:.4f}; "
                       f"flagged at 0: {np.mean(f0) if f0 else float('nan'):.1f} on average; at 0.3: {sum(f03)} in all",
-                 decision=c3,
+                 decision=c3, note=_deciding_size(c3, (0.1,), int(screenings[next(iter(screenings))].table["m"].max()), "units per test"),
                  evidence=f"{len(flags)} CF-CLOT tests ({audits}) at α = 0.05 on probability outputs with the median bandwidth; "
                           "notebook 04 shows why 0.1 is rarely reached. The paper states no kernel, bandwidth or output representation",
                  quote="The similar results of SFA-[ε]=0.1, SFA-[ε], and SSA suggested that the features used for training were the same, "
@@ -1753,8 +1763,7 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
                       f"set {float(half.loc[half['intervention'] == 'set a := 0', 'N-TE'].iloc[0]):.4f}, "
                       f"mean |Δp| {float(half.loc[half['intervention'] == 'flip', 'mean |Δp|'].iloc[0]):.2f}; "
                       f"largest N-TE at this beta {float(at_beta['N-TE'].max()):.3f}",
-                 decision=c12, note=_deciding_size(c12.interval, (0.0, 0.1), results["n_units"], "units per share of a = 1")
-                 if c12.verdict == vd.UNDECIDED else "",
+                 decision=c12, note=_deciding_size(c12, (0.0, 0.1), results["n_units"], "units per share of a = 1"),
                  evidence=f"{results['n_units']} units per share of a = 1, probability outputs, median bandwidth; s.e. of CF-CLOT at ε = 0.1",
                  quote="The \"flip\" intervention a → 1−a leaves the output marginal unchanged, so N-TE = 0 even for β = 2. [...] "
                        "The choice of intervention changes the answer. Even a strongly unfair model (logit effect 2) has N-TE of only "
@@ -1773,7 +1782,7 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
                  ours=f"rate difference {diff.estimate:.4f} [{diff.low:.4f}, {diff.high:.4f}] (two-sample p = {llm['two-proportion z-test p-value']:.2g}); "
                       f"N-TE = {closeness.estimate:.1e} [{closeness.low:.1e}, {closeness.high:.1e}] (closed form {llm['N-TE closed form (r = 0)']:.1e})",
                  decision=c13,
-                 note=_deciding_size(c13.interval, (0.0, 0.001), m_llm, "ratings per group") if c13.verdict == vd.UNDECIDED else "",
+                 note=_deciding_size(c13, (0.0, 0.001), m_llm, "ratings per group"),
                  evidence=f"m = {m_llm} ratings per group, binary outputs, r = 0",
                  quote="For example, if a large language model (LLM) rates sensitive photos of men at 73% and women at 73.5%, the "
                        "two-sample test would label it as unfair, even though there is no significant gender discrimination in general cognition.",
@@ -1807,7 +1816,7 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.claim("L1", "Every linear-time test and the full test hold the level alpha = 0.05.",
                  paper="exact (permutation) or asymptotic (normal)", ours=", ".join(f"{r['test']}: {r['rejection_rate']:.3f}" for _, r in level.iterrows()),
                  decision=l1, kind="sanity check",
-                 note=_deciding_size(l1.interval, (BRADLEY[1] * alpha,), n_level, "replications") if l1.verdict == vd.UNDECIDED else "",
+                 note=_deciding_size(l1, (BRADLEY[1] * alpha,), n_level, "replications"),
                  evidence=f"{n_level} replications at n = m = {int(level['n'].iloc[0])}; level held: type-I error at most 3α/2 (Bradley)",
                  quote=quote, source="issue 14 (Build): checks of cflib's linear-time tests, not in the paper",
                  change="the old rule passed when the count lay in the 99% binomial interval around α (a non-rejection, easier with "
@@ -1826,7 +1835,7 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
                  paper="expected: the linear-time tests use O(N) of the N^2 kernel pairs",
                  ours="; ".join(f"{t}: {d.interval.estimate:+.3f}" for t, d in zip(tests[1:], gaps, strict=True)),
                  decision=l2, kind="sanity check",
-                 note=_deciding_size(l2.interval, (0.0,), n_reps, "replications per n") if l2.verdict == vd.UNDECIDED else "",
+                 note=_deciding_size(l2, (0.0,), n_reps, "replications per n"),
                  evidence=f"{n_reps} replications per n in {list(rate.index)}, shift {power['shift'].iloc[0]}",
                  quote=quote, source="issue 14 (Build): checks of cflib's linear-time tests, not in the paper",
                  change="the old rule passed unless some n had the full test more than 2 s.e. below a linear-time test; the power "
