@@ -111,6 +111,10 @@ class Decision:
     rule: str
 
 
+def _count(n: int, unit: str) -> str:
+    return f"{n} {unit[:-1] if n == 1 and unit.endswith('s') else unit}"
+
+
 def _level_text(level: float) -> str:
     return f"{100 * level:g}%"
 
@@ -159,7 +163,7 @@ def binomial_interval(k: Any, n: Any, *, level: float = 0.95, unit: str = "units
     if k > n:
         raise ValidationError(f"k must be at most n = {n}, got {k}")
     level = check_probability(level, "level")
-    method = f"{_level_text(level)} Clopper-Pearson, {n} {unit}"
+    method = f"{_level_text(level)} Clopper-Pearson, {_count(n, unit)}"
     if n == 0:
         return Interval(math.nan, math.nan, math.nan, method + " (no units)")
     a = 1 - level
@@ -201,7 +205,7 @@ def mean_interval(values: Any, *, level: float = 0.95, unit: str = "units") -> I
     arr = _finite_1d(values, "values")
     level = check_probability(level, "level")
     n = arr.size
-    method = f"{_level_text(level)} t interval, {n} {unit}"
+    method = f"{_level_text(level)} t interval, {_count(n, unit)}"
     if n == 0:
         return Interval(math.nan, math.nan, math.nan, method + " (no units)")
     mean = float(arr.mean())
@@ -283,7 +287,7 @@ def bootstrap_interval(
     n_boot = check_count(n_boot, "n_boot")
     level = check_probability(level, "level")
     n = arr.shape[0] if arr.ndim else 0
-    method = f"{_level_text(level)} percentile bootstrap, {n} {unit}, {n_boot} draws"
+    method = f"{_level_text(level)} percentile bootstrap, {_count(n, unit)}, {n_boot} draws"
     if n < 2:
         est = float(statistic(arr)) if n == 1 else math.nan
         return Interval(est, math.nan, math.nan, method + " (fewer than two units)")

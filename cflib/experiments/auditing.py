@@ -214,7 +214,6 @@ def claims_01(r: Mapping[str, Any]) -> pd.DataFrame:
         The claims recorded.
     """
     from .. import verdicts as vd
-    from .calibration import joint_decision
 
     (report,) = claims.require(r, ["northpointe"], "claims_01")
     rows = report.rows
@@ -230,7 +229,7 @@ def claims_01(r: Mapping[str, Any]) -> pd.DataFrame:
         "COMPAS (Sec. 4), through the one-call audit: the total variation of Northpointe's prediction and of the outcome agree "
         "with the TV the paper's effect estimates imply (Proposition 3: TV = Ctf-DE - Ctf-IE - Ctf-SE).",
         paper=paper, ours={"TV(Northpointe)": ours["northpointe"], "TV(Y)": ours["y"]},
-        decision=joint_decision(parts, "both outcomes"),
+        decision=vd.combine(parts, rule="both outcomes", detail=True),
         quote="Proposition 3 (Causal Decomposition of Statistical Parity [23]). *The statistical parity measure admits a "
               "decomposition into its direct, indirect, and spurious variations:* … "
               "$$\\text{Ctf-DE}_{x_0, x_1}(\\hat{y}^{NP} | x_0) = 6\\% \\pm 2.96\\%, \\quad (22)$$ … "

@@ -47,7 +47,6 @@ __all__ = [
     "BRADLEY_BAND",
     "level_band",
     "deciding_replications",
-    "joint_decision",
     "claims_calibration",
 ]
 
@@ -661,28 +660,6 @@ def calibration_table(
 # --------------------------------------------------------------------------------------------
 # claims
 # --------------------------------------------------------------------------------------------
-def joint_decision(parts: Sequence[vd.Decision], what: str) -> vd.Decision:
-    """:func:`cflib.verdicts.combine` of a claim's parts, keeping the interval of the part that decides it.
-
-    Parameters
-    ----------
-    parts : sequence of cflib.verdicts.Decision
-        The parts' decisions.
-    what : str
-        What the parts are, for the rule text.
-
-    Returns
-    -------
-    cflib.verdicts.Decision
-        The joint verdict; its interval is the first part's whose verdict equals the joint one (the
-        first part when all are reproduced), and its rule lists every part's rule and interval.
-    """
-    joint = vd.combine(parts, rule=what)
-    shown = next((p for p in parts if p.verdict == joint.verdict), None)
-    rule = joint.rule + " (" + "; ".join(f"{p.rule} [{p.interval}]" for p in parts) + ")"
-    return vd.Decision(joint.verdict, shown.interval if shown else None, rule)
-
-
 #: Bradley's (1978) liberal criterion: a test holds its level ``alpha`` when its size lies in
 #: ``[0.5 alpha, 1.5 alpha]``; an interval holds its level when its miss rate does. The band is the book's
 #: reading of "controls the type-I error at alpha" (no paper gives a tolerance), fixed before running.

@@ -23,7 +23,6 @@ import pandas as pd
 from .. import claims
 from .. import verdicts as vd
 from ..validation import check_probability
-from .calibration import joint_decision
 
 __all__ = ["AXIOM_TOLERANCE", "correlation_interval", "seed_slopes", "claims_01", "claims_02"]
 
@@ -119,7 +118,7 @@ def claims_01(r: Mapping[str, Any]) -> pd.DataFrame:
     claims.claim(
         "F4", "Counterfactuals keep the unit's noise: they correlate with the factual outcome, interventions on fresh units do not.",
         paper="x := g(eps, pa) and x* := g(eps, pa*) share eps", ours=f"r = {corr_cf:.3f} vs {corr_int:.3f}",
-        decision=joint_decision([cf, fresh], "both parts"),
+        decision=vd.combine([cf, fresh], rule="both parts", detail=True),
         quote="The functional assignment for x is given by $x := g(\\epsilon, \\mathbf{pa})$, and for its counterfactual by "
               "$x^* := g(\\epsilon, \\mathbf{pa}^*)$.",
         source=f"{_PAPER}, Sec. 3.1", kind="sanity check",
