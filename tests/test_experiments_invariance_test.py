@@ -476,6 +476,7 @@ def test_claims_06_verdicts():
                                "C15-universal": "differs with the substitute data"}
     rows = table.set_index("key")
     assert "consolidation" not in rows.loc["C5", "evidence"]  # no ECA spread: not informative
+    assert rows.loc["C15-universal", "interval"]["estimate"] == 0.25 and rows.loc["C15-universal", "note"]  # 20 of 80 models use no trace
     assert claims._STATE["values"]["rejection_rates"]["CIT-LR (CLDM+D)|uses trace (ECA < 0.9)"] == 1.0
     claims.reset()
     bad = exp.claims_06(_results_06(_zoo_audit(p_invariant=0.001, aligned=False, sig_neg=60)))
