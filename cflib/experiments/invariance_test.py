@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from .. import claims, plotting
+from .. import verdicts as vd
 from ..data.invariance_synthetic import (
     InvarianceData,
     SyntheticParams,
@@ -1865,7 +1866,6 @@ def rejection_rates(audit: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame
 # proportions, a bootstrap over classifiers stratified by panel for correlations, and the size that would
 # decide an undecided estimate.
 
-_PAPER = "Ma et al., "
 _NOTES_SIGN = "The paired mean of ŷ·ĝ − ŷ·ĥ should be ≥ 0 up to noise."
 _FIG2_WORDS = "of our statistical test are correlated with ECA, as opposed to DP and EO."
 _FIG3_WORDS = "from the CIT-LR method exhibit higher correlation and lower variance than those of EO and DP."
@@ -1879,14 +1879,12 @@ _PRESERVE = ("generates high-fidelity counterfactual images with perturbed sensi
 _HIGH, _MOST, _ALMOST_ALL = 0.8, 0.5, 0.9
 
 
-def _parts(parts: Mapping[str, Any], what: str) -> Any:
+def _parts(parts: Mapping[str, vd.Decision], what: str) -> vd.Decision:
     """Join a claim's parts with :func:`cflib.verdicts.combine`, keeping the deciding part's interval.
 
     The interval shown is that of the first part that is not reproduced, else the first undecided one,
     else the first part; the rule lists every part's verdict and estimate.
     """
-    from .. import verdicts as vd
-
     if not parts:
         return vd.combine([], rule=what)
     joined = vd.combine(parts.values(), rule=what)
@@ -1896,10 +1894,8 @@ def _parts(parts: Mapping[str, Any], what: str) -> Any:
     return vd.Decision(joined.verdict, parts[key].interval, f"{joined.rule}. Parts: {detail}")
 
 
-def _any_part(parts: Mapping[str, Any], what: str) -> Any:
+def _any_part(parts: Mapping[str, vd.Decision], what: str) -> vd.Decision:
     """A claim that needs one of its parts ("in some world"): reproduced if any part is, not reproduced if all are not."""
-    from .. import verdicts as vd
-
     verdict_list = [d.verdict for d in parts.values()]
     verdict = (vd.REPRODUCED if vd.REPRODUCED in verdict_list else
                vd.NOT_REPRODUCED if verdict_list and all(v == vd.NOT_REPRODUCED for v in verdict_list) else vd.UNDECIDED)
@@ -1916,39 +1912,35 @@ def _wilson(k: int, n: int, z: float) -> tuple[float, float]:
     return centre - half, centre + half
 
 
-def _difference_interval(k1: int, n1: int, k2: int, n2: int, *, level: float = 0.95, unit: str = "units") -> Any:
+def _difference_interval(k1: int, n1: int, k2: int, n2: int, *, level: float = 0.95, unit: str = "units") -> vd.Interval:
     """Newcombe's hybrid score interval for ``k1/n1 - k2/n2`` (exact at 0 and 1, unlike the Wald interval)."""
     from scipy.stats import norm
 
-    from ..verdicts import Interval
-
     method = f"{100 * level:g}% Newcombe score interval of a difference of proportions, {n1} and {n2} {unit}"
     if n1 == 0 or n2 == 0:
-        return Interval(np.nan, np.nan, np.nan, method + " (no units)")
+        return vd.Interval(np.nan, np.nan, np.nan, method + " (no units)")
     z = float(norm.ppf(0.5 + level / 2))
     p1, p2 = k1 / n1, k2 / n2
     (l1, u1), (l2, u2) = _wilson(k1, n1, z), _wilson(k2, n2, z)
     d = p1 - p2
-    return Interval(d, d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2), method)
+    return vd.Interval(d, d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2), method)
 
 
 def _count(rate_percent: float, n: int) -> int:
-    """The number of successes behind a percentage of ``n`` units."""
-    return int(round(float(rate_percent) * n / 100))
+    """The number of successes behind a percentage of ``n`` units (0 when there are no units)."""
+    return int(round(float(rate_percent) * n / 100)) if n > 0 and np.isfinite(rate_percent) else 0
 
 
-def _deciding_size(interval: Any, threshold: float, n: int, unit: str) -> str:
-    """What size would move ``interval`` off ``threshold``, if intervals shrink as 1/sqrt(size)."""
+def _deciding_size(interval: vd.Interval, threshold: float, n: int, unit: str) -> str:
+    """What size would move ``interval`` off ``threshold`` at the same estimate (exact for Clopper-Pearson, else 1/sqrt(size))."""
     est, low, high = interval.estimate, interval.low, interval.high
     if not interval.defined:
         return f"its interval is undefined with {n} {unit} ({interval.method}); more {unit} are needed"
     if est == threshold:
         return f"no size decides it while the estimate sits at {threshold:g}"
     if "Clopper-Pearson" in interval.method:  # exact: search the size whose interval at the same rate leaves the threshold
-        from ..verdicts import binomial_interval
-
         for size in np.unique(np.geomspace(max(n, 1), 1000 * max(n, 1), 400).astype(int)):
-            iv = binomial_interval(int(round(est * size)), int(size))
+            iv = vd.binomial_interval(int(round(est * size)), int(size))
             if not iv.low <= threshold <= iv.high:
                 break
         else:
@@ -1959,10 +1951,8 @@ def _deciding_size(interval: Any, threshold: float, n: int, unit: str) -> str:
     return f"about {size} {unit} (now {n}) would decide it if the estimate stayed at {est:.3g}"
 
 
-def _undecided_note(decision: Any, threshold: float, n: int, unit: str, where: str) -> str:
+def _undecided_note(decision: vd.Decision, threshold: float, n: int, unit: str, where: str) -> str:
     """The note of an undecided claim: the deciding size and where that size is run."""
-    from .. import verdicts as vd
-
     if decision.verdict != vd.UNDECIDED:
         return ""
     return f"Undecided: {_deciding_size(decision.interval, threshold, n, unit)}; {where}."
@@ -1979,19 +1969,17 @@ def _pearson_draws(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _panel_bootstrap(
     panels: Mapping[str, pd.DataFrame], x: str, ys: Mapping[str, str], statistic: Callable[[dict], np.ndarray],
     *, n_boot: int = 2000, seed: int = 0, level: float = 0.95,
-) -> Any:
+) -> vd.Interval:
     """Percentile bootstrap of a statistic of per-panel correlations, resampling classifiers within each panel.
 
     ``statistic`` maps ``{name: array (..., n_panels) of r(x, y_name)}`` to an array (...) and may use
     ``np.nan*`` to skip panels whose r is undefined; draws where it is undefined are dropped, and the
     interval is undefined if more than 5% are.
     """
-    from ..verdicts import Interval
-
     sizes = [len(p) for p in panels.values()]
     method = f"{100 * level:g}% percentile bootstrap over classifiers within each of {len(panels)} panels ({min(sizes, default=0)}-{max(sizes, default=0)} each), {n_boot} draws"
     if not panels or min(sizes) < 3:
-        return Interval(np.nan, np.nan, np.nan, method + " (a panel has fewer than 3 classifiers)")
+        return vd.Interval(np.nan, np.nan, np.nan, method + " (a panel has fewer than 3 classifiers)")
     rng = np.random.default_rng(seed)
     point, draws = {k: [] for k in ys}, {k: [] for k in ys}
     for frame in panels.values():
@@ -2007,10 +1995,10 @@ def _panel_bootstrap(
         stats = np.asarray(statistic({k: np.stack(v, axis=-1) for k, v in draws.items()}), dtype=float)
     ok = np.isfinite(stats)
     if not np.isfinite(est) or ok.mean() < 0.95:
-        return Interval(est if np.isfinite(est) else np.nan, np.nan, np.nan, method + f" ({(~ok).sum()} undefined draws)")
+        return vd.Interval(est if np.isfinite(est) else np.nan, np.nan, np.nan, method + f" ({(~ok).sum()} undefined draws)")
     low, high = np.quantile(stats[ok], [0.5 - level / 2, 0.5 + level / 2])
     dropped = f", {(~ok).sum()} undefined draws dropped" if (~ok).any() else ""
-    return Interval(est, float(low), float(high), method + dropped)
+    return vd.Interval(est, float(low), float(high), method + dropped)
 
 
 def _alignment_parts(panels: Mapping[str, pd.DataFrame], x: str, cit: str, baselines: Sequence[str], *, seed: int) -> dict:
@@ -2052,8 +2040,6 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         The claims table rows of this notebook.
     """
-    from .. import verdicts as vd
-
     exact, n_z, identity, n_identity = claims.require(results, ["exact", "n_z", "identity", "n_identity"])
     thm_gap = claims.record("thm42_enumeration_gap", float(exact["|Delta - E[(g-h)^2]|"]))
     max_abs_err = claims.record("identity_max_abs_err", float(identity["diff"].abs().max()))
@@ -2119,8 +2105,6 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    from .. import verdicts as vd
-
     audit, align, kinds, a_effect, z_layer, seed = claims.require(results, ["results", "align", "kinds", "a_effect", "z_layer", "seed"])
     align_r = alignment_pivot(align, "r", kinds)
     for key, col in (("r_cit_generator", "CIT-LR (generator)"), ("r_cit_regression", "CIT-LR (regression)"), ("r_dp", "DP"), ("r_eo", "EO")):
@@ -2205,8 +2189,6 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    from .. import verdicts as vd
-
     sweep_sim, counter, alpha, n_world = claims.require(results, ["sweep_sim", "counter", "alpha", "n_world"])
     power_point = rejection_rate_by_form(sweep_sim, alpha=alpha)
     claims.record("power_generator", float(power_point["generator"]))
@@ -2318,8 +2300,6 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    from .. import verdicts as vd
-
     auc, table, n_test = claims.require(results, ["auc", "prevalence", "n_test"])
     c13 = _parts({str(g): vd.decide_above(vd.normal_interval(float(r.AUC), float(r.sd), method=f"bootstrap standard error over {n_test} images"),
                                           0.94, inclusive=True, quantity=f"AUC of {g}")
@@ -2349,10 +2329,8 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     return claims.rows(["C13", "C14"])
 
 
-def _done1(check: pd.DataFrame, name: str) -> tuple[Any, dict, str, int]:
+def _done1(check: pd.DataFrame, name: str) -> tuple[vd.Decision, dict, str, int]:
     """DONE-1's parts for one generator: effectiveness, disease status kept and the disease-region error, per target group."""
-    from .. import verdicts as vd
-
     sub = check.xs(name, level=0)
     parts = {}
     for g, r in sub.iterrows():
@@ -2396,8 +2374,6 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    from .. import verdicts as vd
-
     acc, check, mine, quality, variance, n_test, n_variance, t_star, mine_lambda, mi_steps = claims.require(
         results, ["judge_accuracy", "check", "mine", "quality", "variance", "n_test", "n_variance", "t_star",
                   "mine_lambda", "mi_steps"])
@@ -2526,9 +2502,7 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
     return claims.rows(["DONE-1", "DONE-1-present", "DONE-1-paper-CLDM", "C10", "C11", "C12"])
 
 
-def _group_rate(audit: pd.DataFrame, mask: pd.Series, test: str, alpha: float, unit: str) -> Any:
-    from .. import verdicts as vd
-
+def _group_rate(audit: pd.DataFrame, mask: pd.Series, test: str, alpha: float, unit: str) -> vd.Interval:
     return vd.binomial_interval(int((audit.loc[mask, f"p {test}"] < alpha).sum()), int(mask.sum()), unit=unit)
 
 
@@ -2547,8 +2521,6 @@ def claims_06(results: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    from .. import verdicts as vd
-
     audit, rates, alpha, n_test, rhos, n_zoo, seed = claims.require(results, ["audit", "rates", "alpha", "n_test", "rhos", "n_zoo", "seed"])
     claims.record("rejection_rates", {f"{a}|{b}": r["rate"] for (a, b), r in rates.iterrows()})
     cit = "CIT-LR[CLDM+D]"
@@ -2697,8 +2669,6 @@ def claims_07(study: pd.DataFrame, *, alpha: float = 0.05, power_target: float =
     -------
     pandas.DataFrame
     """
-    from .. import verdicts as vd
-
     if not isinstance(study, pd.DataFrame):
         raise TypeError(f"study must be the DataFrame of cit_lr_dependence_study, got {type(study).__name__}")
     default, paper = "debiased, joint g (default)", "marginalize, separate g (paper)"
