@@ -20,10 +20,6 @@ MORPHO = ("vae_fixed", "vae_learned", "hvae", "gan", "gan_ft")
 FACES = ("vae_fixed", "vae_learned", "hvae", "hvae_cf", "gan", "gan_ft")
 
 
-def cld(p1: float, p2: float) -> float:
-    return float(np.log(0.8 * np.exp(p1) + 0.2 * np.exp(p2)))
-
-
 # ----------------------------------------------------------------------------------------------
 # hand-made benchmark results, per test image
 # ----------------------------------------------------------------------------------------------
@@ -240,8 +236,8 @@ def test_claims_02_paper_like_tables_reproduce_every_ordering():
     assert {k for k, x in v.items() if x != "reproduced"} == {"G1-effectiveness", "G1-minimality"}
     assert set(table.set_index("key").loc[["X1", "E6", "X-ceiling", "M1"], "kind"]) == {"sanity check"}
     assert table["quote"].map(bool).all() and table["interval"].notna().all() and table["rule"].map(bool).all()
-    # the CLD built from P1, P2 by the formula has no Jensen gap when every image has the same P's... here they vary slightly
-    assert claims._STATE["values"]["cld_jensen_gap"] < 1e-4
+    # the per-image P's vary by ±0.01, so the mean per-image CLD is within a tiny Jensen gap of the formula at the mean P's
+    assert 0 < claims._STATE["values"]["cld_jensen_gap"] < 1e-4
 
 
 def test_claims_02_failing_rules():
