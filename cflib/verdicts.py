@@ -46,6 +46,7 @@ __all__ = [
     "mean_interval",
     "normal_interval",
     "bootstrap_interval",
+    "correlation_interval",
     "decide_above",
     "decide_below",
     "decide_within",
@@ -295,6 +296,48 @@ def bootstrap_interval(
     draws = np.array([statistic(arr[rng.integers(0, n, n)]) for _ in range(n_boot)], dtype=float)
     low, high = np.quantile(draws, [0.5 - level / 2, 0.5 + level / 2])
     return Interval(float(statistic(arr)), float(low), float(high), method)
+
+
+def correlation_interval(r: Any, n: Any, *, level: float = 0.95, spearman: bool = False, unit: str = "units") -> Interval:
+    """Fisher-z interval of a correlation over ``n`` independent units.
+
+    Parameters
+    ----------
+    r : float
+        Pearson (or Spearman) correlation in [-1, 1]; NaN (a constant variable) gives an undefined
+        interval.
+    n : int
+        Units it was computed on (at least 4 for a defined interval).
+    level : float
+        Confidence level in (0, 1).
+    spearman : bool
+        ``r`` is Spearman's rho: the standard error of ``atanh(rho)`` is ``sqrt(1.06 / (n - 3))``
+        (Fieller, Hartley and Pearson, 1957) instead of ``sqrt(1 / (n - 3))``.
+    unit : str
+        What one unit is, for the method text.
+
+    Returns
+    -------
+    Interval
+        ``tanh(atanh(r) ± z · se)``; zero width at ``|r| = 1``; undefined for ``n < 4`` or NaN ``r``.
+    """
+    from scipy.stats import norm
+
+    if isinstance(r, bool) or not isinstance(r, (int, float, np.integer, np.floating)):
+        raise ValidationTypeError(f"r must be a correlation (a float in [-1, 1]), got {type(r).__name__}")
+    r = float(r)
+    if not (math.isnan(r) or -1 <= r <= 1):
+        raise ValidationError(f"r must be a correlation in [-1, 1], got {r!r}")
+    n = check_count(n, "n", minimum=0)
+    level = check_probability(level, "level")
+    method = f"{_level_text(level)} Fisher-z interval{' (Spearman)' if spearman else ''}, {_count(n, unit)}"
+    if n < 4 or math.isnan(r):
+        return Interval(r, math.nan, math.nan, method + (" (fewer than 4 units)" if n < 4 else " (undefined correlation)"))
+    if abs(r) == 1:
+        return Interval(r, r, r, method + " (|r| = 1)")
+    half = float(norm.ppf(0.5 + level / 2)) * math.sqrt((1.06 if spearman else 1.0) / (n - 3))
+    z = math.atanh(r)
+    return Interval(r, math.tanh(z - half), math.tanh(z + half), method)
 
 
 def _check_interval(interval: Any) -> Interval:

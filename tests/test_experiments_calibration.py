@@ -26,13 +26,13 @@ def _axioms(**over):
 
 
 def test_correlation_interval_is_fisher_z():
-    iv = fnd.correlation_interval(0.6, 103)
+    iv = vd.correlation_interval(0.6, 103)
     half = stats.norm.ppf(0.975) / 10
     assert (iv.low, iv.high) == pytest.approx((math.tanh(math.atanh(0.6) - half), math.tanh(math.atanh(0.6) + half)))
-    assert fnd.correlation_interval(1.0, 50).low == 1.0 == fnd.correlation_interval(1.0, 50).high  # zero width
-    assert not fnd.correlation_interval(0.5, 3).defined  # fewer than 4 units: undefined
+    assert vd.correlation_interval(1.0, 50).low == 1.0 == vd.correlation_interval(1.0, 50).high  # zero width
+    assert not vd.correlation_interval(0.5, 3).defined  # fewer than 4 units: undefined
     with pytest.raises(ValueError, match="r must be a correlation"):
-        fnd.correlation_interval(1.5, 10)
+        vd.correlation_interval(1.5, 10)
 
 
 def test_claims_01_axioms_are_sanity_checks_decided_on_exact_values():

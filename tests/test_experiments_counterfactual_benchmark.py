@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from cflib import claims
+from cflib import verdicts as vd
 from cflib.data.morphosynth import make_morphosynth
 from cflib.experiments import counterfactual_benchmark as exp
 from cflib.metrics.minimality import identity_cld
@@ -179,12 +180,16 @@ def test_every_shows_the_deciding_part_and_says_what_size_decides():
     assert exp._every([straddle, wrong], "both")[0].interval == wrong.decision.interval  # the part that decides
 
 
+def _rho(rho, n):
+    return vd.correlation_interval(rho, n, spearman=True)
+
+
 def test_spearman_interval():
-    iv = exp._spearman_interval(0.5, 20)
+    iv = _rho(0.5, 20)
     assert iv.low < 0.5 < iv.high and iv.low > -0.1  # Fisher z: tanh(atanh(0.5) ± 1.96 sqrt(1.06 / 17))
     assert iv.low == pytest.approx(np.tanh(np.arctanh(0.5) - 1.959964 * np.sqrt(1.06 / 17)), rel=1e-6)
-    assert exp._spearman_interval(1.0, 8).low == 1.0  # perfect agreement: a point, not an infinite z
-    assert not exp._spearman_interval(np.nan, 8).defined and not exp._spearman_interval(0.3, 3).defined
+    assert _rho(1.0, 8).low == 1.0  # perfect agreement: a point, not an infinite z
+    assert not _rho(np.nan, 8).defined and not _rho(0.3, 3).defined
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1887,19 +1887,6 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     return claims.rows(["C7", "C2-faces", "C3-faces", "E7", "E8", "R1-faces", "R2-faces", "M4", "M5-faces"])
 
 
-def _spearman_interval(rho: float, n: int) -> verdicts.Interval:
-    """95% Fisher-z interval of a Spearman correlation over ``n`` configurations (standard error sqrt(1.06 / (n - 3)))."""
-    from scipy.stats import norm
-
-    method = f"95% Fisher-z interval, {n} model configurations (they share trained models, so it is optimistic)"
-    if n < 4 or not np.isfinite(rho):
-        return verdicts.Interval(float(rho), np.nan, np.nan, method + " (undefined: a constant proxy has no ranking)")
-    if abs(rho) >= 1:
-        return verdicts.Interval(float(rho), float(rho), float(rho), method + " (perfect rank agreement)")
-    z, half = np.arctanh(rho), norm.ppf(0.975) * np.sqrt(1.06 / (n - 3))
-    return verdicts.Interval(float(rho), float(np.tanh(z - half)), float(np.tanh(z + half)), method)
-
-
 def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     """Claims of notebook 04: do the proxy metrics rank configurations like the true counterfactual error?
 
@@ -1932,7 +1919,8 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     more = "the units are model configurations: more temperatures or training seeds add them, and they are not independent"
 
     def agrees(col: str) -> _Part:
-        return _side(f"Spearman rho({col}, true error), models only", _spearman_interval(float(rho_mod[col]), n_mod), "above")
+        return _side(f"Spearman rho({col}, true error), models only", verdicts.correlation_interval(float(rho_mod[col]), n_mod, spearman=True,
+                     unit="model configurations (they share trained models, so it is optimistic)"), "above")
 
     _record("X2-composition", "Better composition goes with counterfactuals closer to the truth (rank agreement across configurations).",
             [agrees(comp)], "rho", paper="implicit (composition is used to rank models)",

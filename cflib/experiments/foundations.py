@@ -22,9 +22,8 @@ import pandas as pd
 
 from .. import claims
 from .. import verdicts as vd
-from ..validation import check_probability
 
-__all__ = ["AXIOM_TOLERANCE", "correlation_interval", "seed_slopes", "claims_01", "claims_02"]
+__all__ = ["AXIOM_TOLERANCE", "seed_slopes", "claims_01", "claims_02"]
 
 #: Largest deviation (in the variable's units) an exact identity may show in floating point.
 AXIOM_TOLERANCE = 1e-9
@@ -47,41 +46,6 @@ _AXIOMS = {
            "$x^* := f(x, pa, pa^*)$, then $x = f(x^*, pa^*, pa)$.",
            "max |i after t -> t* -> t - i|"),
 }
-
-
-def correlation_interval(r: float, n: int, *, level: float = 0.95) -> vd.Interval:
-    """Fisher-z interval of a Pearson correlation ``r`` over ``n`` independent units.
-
-    Parameters
-    ----------
-    r : float
-        Sample correlation in [-1, 1].
-    n : int
-        Units it was computed on (at least 4 for a defined interval).
-    level : float
-        Coverage in (0, 1).
-
-    Returns
-    -------
-    cflib.verdicts.Interval
-        ``tanh(atanh(r) ± z / sqrt(n - 3))``; zero width at ``|r| = 1``; undefined for ``n < 4``.
-    """
-    from scipy.stats import norm
-
-    r = float(r)
-    if not -1 <= r <= 1:
-        raise ValueError(f"r must be a correlation in [-1, 1], got {r!r}")
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
-        raise ValueError(f"n must be a non-negative integer (units), got {n!r}")
-    level = check_probability(level, "level")
-    method = f"{100 * level:g}% Fisher z interval, {int(n)} units"
-    if n < 4:
-        return vd.Interval(r, math.nan, math.nan, method + " (fewer than 4 units)")
-    if abs(r) == 1:
-        return vd.Interval(r, r, r, method + " (|r| = 1)")
-    half = float(norm.ppf(0.5 + level / 2)) / math.sqrt(n - 3)
-    z = math.atanh(r)
-    return vd.Interval(r, math.tanh(z - half), math.tanh(z + half), method)
 
 
 def claims_01(r: Mapping[str, Any]) -> pd.DataFrame:
@@ -113,8 +77,8 @@ def claims_01(r: Mapping[str, Any]) -> pd.DataFrame:
             evidence=f"the true attribute SCM (invertible mechanisms) through cflib.scm and cflib.metrics.axioms on {n} units; "
                      f"{AXIOM_TOLERANCE:g} is floating-point round-off",
         )
-    cf = vd.decide_above(correlation_interval(corr_cf, n), 0.5, quantity="corr(factual i, counterfactual i)")
-    fresh = vd.decide_within(correlation_interval(corr_int, n), -0.1, 0.1, quantity="corr(factual i, interventional i)")
+    cf = vd.decide_above(vd.correlation_interval(corr_cf, n), 0.5, quantity="corr(factual i, counterfactual i)")
+    fresh = vd.decide_within(vd.correlation_interval(corr_int, n), -0.1, 0.1, quantity="corr(factual i, interventional i)")
     claims.claim(
         "F4", "Counterfactuals keep the unit's noise: they correlate with the factual outcome, interventions on fresh units do not.",
         paper="x := g(eps, pa) and x* := g(eps, pa*) share eps", ours=f"r = {corr_cf:.3f} vs {corr_int:.3f}",
