@@ -51,6 +51,7 @@ __all__ = [
     "decide_below",
     "decide_within",
     "combine",
+    "deciding_size",
 ]
 
 REPRODUCED = "reproduced"
@@ -479,3 +480,47 @@ def combine(decisions: Iterable[Decision | str], *, rule: str = "every part", de
     joint = NOT_REPRODUCED if NOT_REPRODUCED in verdicts else REPRODUCED if all(v == REPRODUCED for v in verdicts) else UNDECIDED
     shown = next(d.interval for d in parts if d.verdict == joint)
     return Decision(joint, shown, text)
+
+
+def deciding_size(interval: Interval, boundaries: float | Iterable[float], n: int, *, max_factor: int = 1000) -> int | None:
+    """How many units would decide a claim at the same estimate: the note of an undecided claim.
+
+    Parameters
+    ----------
+    interval : Interval
+        The deciding part's estimate and interval, computed on ``n`` units.
+    boundaries : float or iterable of float
+        The rule's boundaries (a threshold, or a band's two edges); the nearest one counts.
+    n : int
+        Units the interval was computed on.
+    max_factor : int
+        Search no further than ``max_factor * n`` units.
+
+    Returns
+    -------
+    int or None
+        The smallest size whose interval, at the same estimate, no longer contains the nearest
+        boundary: exact for a Clopper-Pearson interval (searched), else from the half-width on the
+        boundary's side shrinking as ``1/sqrt(n)``. ``None`` when no size decides it: the interval is
+        undefined, the estimate sits on the boundary, or more than ``max_factor * n`` units are needed.
+    """
+    iv = _check_interval(interval)
+    n = check_count(n, "n")
+    bounds = [_bound(b, "boundaries") for b in (boundaries if isinstance(boundaries, Iterable) else [boundaries])]
+    if not bounds:
+        raise ValidationError("boundaries must hold at least one number")
+    if not iv.defined:
+        return None
+    b = min(bounds, key=lambda t: abs(iv.estimate - t))
+    gap = abs(iv.estimate - b)
+    if gap == 0:
+        return None
+    if "Clopper-Pearson" in iv.method:
+        for size in np.unique(np.geomspace(n, max_factor * n, 400).astype(int)):
+            trial = binomial_interval(int(round(iv.estimate * size)), int(size))
+            if not trial.low <= b <= trial.high:
+                return int(size)
+        return None
+    half = (iv.estimate - iv.low) if iv.estimate > b else (iv.high - iv.estimate)
+    size = int(math.ceil(n * (half / gap) ** 2))
+    return size if size <= max_factor * n else None

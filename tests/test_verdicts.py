@@ -133,3 +133,16 @@ def test_combine_keeps_the_deciding_parts_interval():
     assert v.combine([ok, ok]).interval == ok.interval
     joint = v.combine([ok, fails], rule="both", detail=True)
     assert joint.rule.startswith("both:") and "a > 1" in joint.rule and "c > 1" in joint.rule and "[0.2 [0.1, 0.3] (t)]" in joint.rule
+
+
+def test_deciding_size():
+    # a t interval of half-width 0.2 around 0.1 on 100 units: clears 0 at 100 * (0.2 / 0.1)^2 = 400 units
+    assert v.deciding_size(v.Interval(0.1, -0.1, 0.3, "t"), 0.0, 100) == 400
+    assert v.deciding_size(v.Interval(0.1, -0.1, 0.3, "t"), [0.0, 0.5], 100) == 400  # the nearest edge counts
+    assert v.deciding_size(v.Interval(0.0, -0.1, 0.1, "t"), 0.0, 100) is None  # on the boundary: no size decides
+    assert v.deciding_size(v.mean_interval([1.0]), 0.0, 1) is None  # undefined interval
+    cp = v.binomial_interval(58, 1000, level=0.95)
+    size = v.deciding_size(cp, 0.05, 1000)
+    assert size is not None and size > 1000
+    assert not v.binomial_interval(round(0.058 * size), size).low <= 0.05  # decided at that size
+    assert v.binomial_interval(round(0.058 * (size - 60)), size - 60).low <= 0.05  # and not much before
