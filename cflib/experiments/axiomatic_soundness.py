@@ -295,11 +295,11 @@ def _consistent(interval: vd.Interval, value: float, *, quantity: str) -> vd.Dec
 
 
 def _deciding_size(interval: vd.Interval | None, n_now: int, unit: str) -> str:
-    """How many ``unit`` would make an interval that shrinks as ``1/sqrt(n)`` clear 0 at the same estimate."""
-    if interval is None or not interval.defined or interval.estimate == 0:
-        return f"the estimate sits on the boundary: no size decides it at this estimate ({n_now} {unit} now)"
-    n = int(np.ceil(n_now * ((interval.high - interval.low) / 2 / abs(interval.estimate)) ** 2))
-    return f"at the same estimate about {n} {unit} (now {n_now}) would decide it"
+    """The note of an undecided claim whose boundary is 0 (:func:`cflib.verdicts.deciding_size`)."""
+    size = vd.deciding_size(interval, 0.0, n_now) if interval is not None else None
+    if size is None:
+        return f"the estimate sits on the boundary or its interval is undefined: no size decides it at this estimate ({n_now} {unit} now)"
+    return f"at the same estimate about {size} {unit} (now {n_now}) would decide it"
 
 
 def _difference(a: Any, b: Any, *, unit: str = "test images") -> vd.Interval:
