@@ -1519,6 +1519,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
                         "a claim about every audit; the rule reads the ε = 0.1 half, which the paper states for every data set")
     claims.claim("C11", "CF-CLOT flags exactly the attributes whose true N-TE exceeds epsilon.", paper="Sec. 5 (implicit)",
                  ours="no ground truth on real data", verdict=vd.NOT_CHECKABLE,
+                 rule="given by hand: the quantity (each attribute's true N-TE) cannot be computed on real data at any scale",
                  evidence="the true N-TE of a model on real data is unknown at any scale",
                  note="Its checkable analogue, CF-CLOT's decisions against a known N-TE, is checked on simulated outputs with a "
                       "closed-form N-TE in notebook 02: C6 (rejection rate α at N-TE = ε, at most α inside the null) and C7 "
