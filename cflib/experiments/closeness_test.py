@@ -577,18 +577,16 @@ def _every(parts: Sequence[vd.Decision], what: str, *, pick: Callable[[vd.Decisi
 
 
 def _deciding_size(decision: vd.Decision, bounds: Sequence[float], n_now: int, unit: str) -> str:
-    """The note of an undecided claim (empty otherwise): how many ``unit`` would make the ``1/sqrt(n)`` interval of its
-    deciding part clear the nearest boundary."""
+    """The note of an undecided claim (empty otherwise): the ``unit`` that would decide its deciding part at the
+    same estimate (:func:`cflib.verdicts.deciding_size`)."""
     if decision.verdict != vd.UNDECIDED:
         return ""
     iv = decision.interval
-    if iv is None or not iv.defined:
-        return f"The interval is undefined ({iv.method if iv is not None else 'no interval'}); more {unit} (now {n_now}) are needed."
-    gap = min(abs(iv.estimate - b) for b in bounds)
-    if gap == 0:
-        return f"The estimate sits on the boundary; no size decides it at this estimate ({n_now} {unit} now)."
-    n = int(np.ceil(n_now * ((iv.high - iv.low) / 2 / gap) ** 2))
-    return f"At the same estimate about {n} {unit} (now {n_now}) would decide it: the interval shrinks as 1/sqrt(n)."
+    size = vd.deciding_size(iv, bounds, n_now) if iv is not None else None
+    if size is None:
+        return (f"No size decides it at this estimate: the interval is undefined or the estimate sits on the boundary "
+                f"({iv.method if iv is not None else 'no interval'}; {n_now} {unit} now).")
+    return f"At the same estimate about {size} {unit} (now {n_now}) would decide it."
 
 
 # ---------------------------------------------------------------------------- notebook 01
