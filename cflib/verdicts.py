@@ -52,6 +52,8 @@ __all__ = [
     "decide_within",
     "combine",
     "deciding_size",
+    "BRADLEY_BAND",
+    "level_band",
 ]
 
 REPRODUCED = "reproduced"
@@ -524,3 +526,38 @@ def deciding_size(interval: Interval, boundaries: float | Iterable[float], n: in
     half = (iv.estimate - iv.low) if iv.estimate > b else (iv.high - iv.estimate)
     size = int(math.ceil(n * (half / gap) ** 2))
     return size if size <= max_factor * n else None
+
+
+#: Bradley's (1978) liberal criterion: a test holds its level ``alpha`` when its type-I error lies in
+#: ``[0.5 alpha, 1.5 alpha]``; an interval holds its level when its miss rate does. No paper gives a
+#: tolerance for "controls the type-I error at alpha"; this is the book's reading, fixed before running.
+BRADLEY_BAND = (0.5, 1.5)
+
+
+def level_band(nominal: float, *, coverage: bool = False) -> tuple[float, float]:
+    """The band a calibrated rate lies in, by Bradley's liberal criterion (:data:`BRADLEY_BAND`).
+
+    Parameters
+    ----------
+    nominal : float
+        ``alpha`` for a type-I error, the level for a coverage; in (0, 1).
+    coverage : bool
+        The rate is a coverage (the band is put on its miss rate ``1 - coverage``).
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        ``[0.5 alpha, 1.5 alpha]`` for a type-I error; ``[1 - 1.5 (1 - level), 1 - 0.5 (1 - level)]`` for a
+        coverage.
+
+    Examples
+    --------
+    >>> level_band(0.05)
+    (0.025, 0.075)
+    >>> level_band(0.95, coverage=True)
+    (0.925, 0.975)
+    """
+    nominal = check_probability(nominal, "nominal")
+    miss = 1 - nominal if coverage else nominal
+    lo, hi = (round(f * miss, 12) for f in BRADLEY_BAND)
+    return (round(1 - hi, 12), round(1 - lo, 12)) if coverage else (lo, hi)

@@ -44,7 +44,6 @@ __all__ = [
     "CalibrationResult",
     "calibration_cases",
     "calibration_table",
-    "BRADLEY_BAND",
     "level_band",
     "deciding_replications",
     "claims_calibration",
@@ -660,12 +659,6 @@ def calibration_table(
 # --------------------------------------------------------------------------------------------
 # claims
 # --------------------------------------------------------------------------------------------
-#: Bradley's (1978) liberal criterion: a test holds its level ``alpha`` when its size lies in
-#: ``[0.5 alpha, 1.5 alpha]``; an interval holds its level when its miss rate does. The band is the book's
-#: reading of "controls the type-I error at alpha" (no paper gives a tolerance), fixed before running.
-BRADLEY_BAND = (0.5, 1.5)
-
-
 def level_band(quantity: str, nominal: float) -> tuple[float, float]:
     """The band a calibrated rate lies in: Bradley's liberal criterion on the miss rate.
 
@@ -688,11 +681,7 @@ def level_band(quantity: str, nominal: float) -> tuple[float, float]:
     """
     if quantity not in ("type-I error", "coverage"):
         raise ValueError(f"quantity must be 'type-I error' or 'coverage', got {quantity!r}")
-    if not 0 < nominal < 1:
-        raise ValueError(f"nominal must lie in (0, 1), got {nominal!r}")
-    miss = nominal if quantity == "type-I error" else 1 - nominal
-    lo, hi = (round(f * miss, 12) for f in BRADLEY_BAND)
-    return (lo, hi) if quantity == "type-I error" else (round(1 - hi, 12), round(1 - lo, 12))
+    return vd.level_band(nominal, coverage=quantity == "coverage")
 
 
 def _row_rule(quantity: str, nominal: float, conservative: bool, expect_failure: bool) -> Callable[[vd.Interval], vd.Decision]:

@@ -91,7 +91,6 @@ __all__ = [
     "llm_example",
     "claims_04",
     "claims_05",
-    "BRADLEY",
 ]
 
 
@@ -521,9 +520,6 @@ class _ColumnSelect:
 
 
 # ---------------------------------------------------------------------------- how the claims are decided
-#: Bradley's (1978) liberal criterion: a test holds its level alpha when its type-I error lies in
-#: [alpha / 2, 3 alpha / 2]. The claims on levels (C5b, C6, C9, L1) read "calibrated" this way.
-BRADLEY = (0.5, 1.5)
 
 
 def _rate_interval(rate: float, n: int, unit: str = "replications") -> vd.Interval:
@@ -1216,7 +1212,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
 
     Notes
     -----
-    A level is "held" in Bradley's liberal sense (:data:`BRADLEY`): a type-I error in ``[alpha / 2, 3 alpha / 2]``.
+    A level is "held" in Bradley's liberal sense (:data:`cflib.verdicts.BRADLEY_BAND`): a type-I error in ``[alpha / 2, 3 alpha / 2]``.
     The z-scores' law is "N(0, 1)" when its Kolmogorov distance from N(0, 1) is at most ``alpha / 2``: the
     rejection rate at the boundary is one minus the z-scores' CDF at ``z_{1 - alpha}``, so that distance keeps
     the level inside Bradley's band.
@@ -1225,7 +1221,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
                              "power_m_grid", "power_reps", "eps0_reps", "eps0_m", "n_boot"])
     r = results
     alpha, eps_grid, n_reps, qq_m = r["alpha"], list(r["eps_grid"]), r["n_reps"], r["qq_m"]
-    band = (BRADLEY[0] * alpha, BRADLEY[1] * alpha)
+    band = vd.level_band(alpha)
     dist = [vd.decide_below(_ks_distance(r["qq"][e]["z_delta"], where=f"N-TE = ε = {e}"), alpha / 2, inclusive=True,
                             quantity="Kolmogorov distance of the delta-method z-scores from N(0, 1), at each ε") for e in eps_grid]
     c5 = _every(dist, "every ε")
@@ -1808,14 +1804,14 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.require(results, ["level", "power", "alpha"])
     level, power, alpha = results["level"], results["power"], results["alpha"]
     quote = "with their level checked (binomial interval) and their power against the full test shown on a figure in the closeness chapter"
-    held = [vd.decide_below(_rate_interval(r["rejection_rate"], int(r["n_reps"]), f"replications, {r['test']}"), BRADLEY[1] * alpha,
+    held = [vd.decide_below(_rate_interval(r["rejection_rate"], int(r["n_reps"]), f"replications, {r['test']}"), vd.level_band(alpha)[1],
                             inclusive=True, quantity="type-I error of each test") for _, r in level.iterrows()]
     n_level = int(level["n_reps"].iloc[0])
     l1 = _every(held, "every test", pick=lambda d: d.interval.high)
     claims.claim("L1", "Every linear-time test and the full test hold the level alpha = 0.05.",
                  paper="exact (permutation) or asymptotic (normal)", ours=", ".join(f"{r['test']}: {r['rejection_rate']:.3f}" for _, r in level.iterrows()),
                  decision=l1, kind="sanity check",
-                 note=_deciding_size(l1, (BRADLEY[1] * alpha,), n_level, "replications"),
+                 note=_deciding_size(l1, (vd.level_band(alpha)[1],), n_level, "replications"),
                  evidence=f"{n_level} replications at n = m = {int(level['n'].iloc[0])}; level held: type-I error at most 3α/2 (Bradley)",
                  quote=quote, source="issue 14 (Build): checks of cflib's linear-time tests, not in the paper",
                  change="the old rule passed when the count lay in the 99% binomial interval around α (a non-rejection, easier with "
