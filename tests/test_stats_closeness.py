@@ -250,3 +250,18 @@ def test_tabular_tasks_have_binary_sensitive_attributes():
     assert len(X_tr) == 600 and len(y_te) == 300
     with pytest.raises(ValueError, match="name"):
         tabular_task("student")
+
+
+def test_zero_variance_estimate_is_warned_about_not_divided_by():
+    """Identical binary outputs: the unbiased variance is clipped to 0, the normal decision is deterministic and says so."""
+    import warnings
+
+    from cflib import CflibWarning
+
+    b = np.r_[np.zeros(1000), np.ones(1000)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = cfclot_test(b, b.copy(), 0.1)
+    assert res.sigma == 0.0 and res.pvalue == 1.0 and not res.reject and np.isfinite(res.threshold)
+    assert any(issubclass(w.category, CflibWarning) for w in caught)
+    assert any("variance of the statistic is 0" in w for w in res.warnings)

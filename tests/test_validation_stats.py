@@ -473,8 +473,8 @@ def test_every_result_type_s_reject_refuses_a_bad_alpha(alpha, error):
 def test_warnings_are_recorded_on_the_result_and_shown_in_its_summary():
     with pytest.warns(cflib.CflibWarning, match="m=10"):
         res = stats.cfclot_test(Y1[:10], YCF1[:10], 0.1)
-    assert len(res.warnings) == 1 and "30 pairs" in res.warnings[0]
-    assert res.summary()["warning"].iloc[0] == res.warnings[0]
+    assert "30 pairs" in res.warnings[0]  # (a zero variance estimate on these 10 pairs may add a second)
+    assert res.summary()["warning"].iloc[0] == "; ".join(res.warnings)
     with pytest.warns(cflib.CflibWarning, match="n_permutations"):
         m = stats.mmd_test(X, Y, n_permutations=9, seed=0)
     assert m.warnings and m.summary()["warning"].iloc[0] == "; ".join(m.warnings)

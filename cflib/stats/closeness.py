@@ -852,6 +852,9 @@ def cfclot_test(
             pvalue = float(stats.norm.sf(np.sqrt(m) * (t - epsilon) / sigma))
         else:  # no spread at all (e.g. identical outputs): the decision is deterministic
             pvalue = 0.0 if t > epsilon else 1.0
+            notes = (*notes, warn(f"cfclot_test: the estimated variance of the statistic is 0 (a negative unbiased estimate is "
+                                  f"clipped to 0 near P = Q), so the normal threshold is epsilon itself and the p-value is 0 or 1; "
+                                  f"use method='bootstrap' for a calibrated decision on these {m} pairs"))
         return CFCLOTResult(t, pvalue, bool(t > threshold), float(threshold), sigma, epsilon, float(alpha), m,
                             "normal", variance, k, st["mte"], warnings=notes)
     if m > max_dense:
