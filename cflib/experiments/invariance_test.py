@@ -1932,23 +1932,15 @@ def _count(rate_percent: float, n: int) -> int:
 
 
 def _deciding_size(interval: vd.Interval, threshold: float, n: int, unit: str) -> str:
-    """What size would move ``interval`` off ``threshold`` at the same estimate (exact for Clopper-Pearson, else 1/sqrt(size))."""
-    est, low, high = interval.estimate, interval.low, interval.high
+    """What size would move ``interval`` off ``threshold`` at the same estimate (:func:`cflib.verdicts.deciding_size`)."""
     if not interval.defined:
         return f"its interval is undefined with {n} {unit} ({interval.method}); more {unit} are needed"
-    if est == threshold:
+    if interval.estimate == threshold:
         return f"no size decides it while the estimate sits at {threshold:g}"
-    if "Clopper-Pearson" in interval.method:  # exact: search the size whose interval at the same rate leaves the threshold
-        for size in np.unique(np.geomspace(max(n, 1), 1000 * max(n, 1), 400).astype(int)):
-            iv = vd.binomial_interval(int(round(est * size)), int(size))
-            if not iv.low <= threshold <= iv.high:
-                break
-        else:
-            return f"more than {1000 * n} {unit} (now {n}) would be needed at a rate of {est:.3g}"
-    else:  # a normal-type interval shrinks as 1/sqrt(size)
-        half = (est - low) if est > threshold else (high - est)
-        size = int(np.ceil(n * (half / abs(est - threshold)) ** 2))
-    return f"about {size} {unit} (now {n}) would decide it if the estimate stayed at {est:.3g}"
+    size = vd.deciding_size(interval, threshold, max(int(n), 1))
+    if size is None:
+        return f"more than {1000 * max(int(n), 1)} {unit} (now {n}) would be needed at an estimate of {interval.estimate:.3g}"
+    return f"about {size} {unit} (now {n}) would decide it if the estimate stayed at {interval.estimate:.3g}"
 
 
 def _undecided_note(decision: vd.Decision, threshold: float, n: int, unit: str, where: str) -> str:
