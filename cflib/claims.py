@@ -499,7 +499,7 @@ def report_markdown(df: pd.DataFrame) -> str:
     lines.append("")
     gaps = {
         "the paper's words": int((df["quote"] == "").sum()),
-        "an estimate with an interval": int(df["interval"].isna().sum()),
+        "an estimate with an interval": int((df["interval"].isna() & (df["verdict"] != _verdicts.NOT_CHECKABLE)).sum()),
         "a decision rule": int((df["rule"] == "").sum()),
     }
     if any(gaps.values()):
