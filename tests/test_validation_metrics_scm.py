@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +37,8 @@ from cflib.scm.adapters import (
     check_parent_dict,
 )
 from cflib.scm.deep import ClosedForm, DeepSCM, OracleImage, RootMechanism
+
+from .validation_table import Case, case, one_clear_line
 
 # ---------------------------------------------------------------------------- tiny inputs
 RNG = np.random.default_rng(0)
@@ -136,16 +137,6 @@ class LD:
 
 
 # ---------------------------------------------------------------------------- the table
-@dataclass(frozen=True)
-class Case:
-    id: str
-    call: Callable[[], object]
-    error: type
-    names: tuple[str, ...]
-
-
-def case(id: str, error: type, names: str | tuple[str, ...], call: Callable[[], object]) -> Case:
-    return Case(id, call, error, (names,) if isinstance(names, str) else names)
 
 
 W = cflib.CflibWarning
@@ -399,21 +390,7 @@ def empty_cwd(tmp_path, monkeypatch) -> Path:
 
 @pytest.mark.parametrize("c", CASES, ids=[c.id for c in CASES])
 def test_malformed_call_gets_one_clear_line(c: Case, empty_cwd: Path):
-    if issubclass(c.error, Warning):
-        with pytest.warns(c.error) as record:
-            c.call()
-        message = str(next(w.message for w in record if issubclass(w.category, c.error)))
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", cflib.CflibWarning)
-            with pytest.raises(c.error) as info:
-                c.call()
-        message = str(info.value)
-        # raised by cflib's own code, not from inside numpy, scipy or pandas
-        assert info.traceback[-1].frame.f_globals["__name__"].startswith("cflib."), info.traceback[-1]
-    assert "\n" not in message, message
-    for name in c.names:
-        assert name in message, f"{name!r} not in: {message}"
+    one_clear_line(c)  # raised by cflib's own code, not from inside numpy, scipy or pandas
     assert not any(empty_cwd.iterdir()), "the call wrote into the working folder"
 
 

@@ -9,10 +9,7 @@ mismatched features or lengths), wrong-typed, out-of-range and too-small input.
 
 from __future__ import annotations
 
-import traceback
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +21,8 @@ import cflib
 from cflib import stats
 from cflib.stats import kernels as ker
 from cflib.stats import mmd as mmd_mod
+
+from .validation_table import Case, case, one_clear_line
 
 # ---------------------------------------------------------------------------- small inputs
 RNG = np.random.default_rng(0)
@@ -68,16 +67,6 @@ def _predict_wrong(x):
 
 
 # ---------------------------------------------------------------------------- the table
-@dataclass(frozen=True)
-class Case:
-    id: str
-    call: Callable[[], object]
-    error: type
-    names: tuple[str, ...]
-
-
-def case(id: str, error: type, names: str | tuple[str, ...], call: Callable[[], object]) -> Case:
-    return Case(id, call, error, (names,) if isinstance(names, str) else names)
 
 
 W = cflib.CflibWarning
@@ -392,12 +381,6 @@ CASES: list[Case] = [
 ]
 
 
-def _raised_in_cflib(exc: BaseException) -> bool:
-    """Whether the innermost frame of the traceback lies in cflib's own code."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    return bool(frames) and "/cflib/" in frames[-1].filename.replace("\\", "/")
-
-
 def test_the_table_is_large_and_its_ids_unique():
     assert len(CASES) >= 60
     assert len({c.id for c in CASES}) == len(CASES)
@@ -416,20 +399,7 @@ def test_the_table_covers_every_public_function_of_stats():
 @pytest.mark.parametrize("c", CASES, ids=[c.id for c in CASES])
 def test_malformed_call_gets_one_clear_line(c: Case, tmp_path: Path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    if issubclass(c.error, Warning):
-        with pytest.warns(c.error) as record:
-            c.call()
-        message = str(next(w.message for w in record if issubclass(w.category, c.error)))
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", cflib.CflibWarning)
-            with pytest.raises(c.error) as info:
-                c.call()
-        message = str(info.value)
-        assert _raised_in_cflib(info.value), f"raised outside cflib: {traceback.extract_tb(info.tb)[-1].filename}"
-    assert "\n" not in message, message
-    for name in c.names:
-        assert name in message, f"{name!r} not in: {message}"
+    one_clear_line(c)
     assert not any(tmp_path.iterdir()), "the call wrote into the working folder"
 
 
