@@ -85,3 +85,41 @@ def test_counterfactual_finetune_runs_the_lagrangian(faces):
         counterfactual_finetune(h, faces.x, faces.parents + 0.5, clfs, steps=1)
     with pytest.raises(TypeError, match="HierarchicalConditionalVAE"):
         counterfactual_finetune(object(), faces.x, faces.parents, clfs)
+
+
+def test_projection_critic_gan_saves_loads_and_averages_weights(faces, tmp_path):
+    x, pa = faces.x, faces.parents
+    kw = {"steps": 6, "batch_size": 32, "device": "cpu", "seed": 0, "loss": "hinge"}
+    last = ConditionalGAN((3, 16, 16), 2, width=4, hidden=8, seed=0, critic="projection").fit(x, pa, aux_weight=1.0, **kw)
+    avg = ConditionalGAN((3, 16, 16), 2, width=4, hidden=8, seed=0, critic="projection").fit(x, pa, aux_weight=1.0, ema=0.9, **kw)
+    # The same training run: the critic is the same, the generator kept is the average, not the last iterate.
+    assert all(torch.equal(p, q) for p, q in zip(last.critic_features.parameters(), avg.critic_features.parameters(), strict=True))
+    assert not torch.equal(last.decoder.up[0].weight, avg.decoder.up[0].weight)
+    assert {"critic", "generator", "composition_l2"} <= set(avg.history_[-1])
+    # spectral normalisation: every critic layer has largest singular value about 1 after the power iterations
+    w = avg.critic_head.weight
+    assert float(torch.linalg.matrix_norm(w.detach(), ord=2)) == pytest.approx(1.0, abs=0.05)
+    avg.finetune_history_ = [0.5, 0.25]
+    loaded = ConditionalGAN.load(avg.save(tmp_path / "g.pt"))
+    np.testing.assert_allclose(loaded.counterfactual(x[:4], pa[:4], pa[4:8]), avg.counterfactual(x[:4], pa[:4], pa[4:8]), atol=1e-6)
+    assert loaded.critic_kind == "projection" and loaded.finetune_history_ == [0.5, 0.25]
+    with pytest.raises(ValueError, match="aux_weight"):
+        ConditionalGAN((3, 16, 16), 2, width=4, hidden=8, seed=0).fit(x, pa, aux_weight=1.0, **kw)
+    with pytest.raises(ValueError, match="critic must be"):
+        ConditionalGAN((3, 16, 16), 2, critic="wasserstein")
+    with pytest.raises(ValueError, match="loss must be"):
+        last.fit(x, pa, steps=1, loss="wgan")
+    with pytest.raises(ValueError, match="ema"):
+        last.fit(x, pa, steps=1, ema=1.0)
+
+
+def test_learned_scale_vae_scale_stays_under_its_ceiling():
+    vae = LearnedScaleVAE((1, 8, 8), 2, width=4, hidden=8, seed=0, max_log_scale=-2.5)
+    raw = torch.zeros(3, 2, 8, 8)
+    raw[:, 1] = 4.0  # a decoder asking for a huge scale
+    _, log_s = vae._split_raw(raw)
+    assert float(log_s.max()) == pytest.approx(-2.5)
+    scale = vae.decode_scale(np.zeros((3, vae.latent_dim), np.float32), np.zeros((3, 2), np.float32))
+    assert scale.max() <= np.exp(-2.5) / 2 + 1e-7  # on the [0, 1] scale
+    with pytest.raises(ValueError, match="min_log_scale must be below"):
+        LearnedScaleVAE((1, 8, 8), 2, min_log_scale=-1.0, max_log_scale=-2.0)

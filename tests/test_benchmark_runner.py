@@ -55,7 +55,7 @@ def test_config_errors():
 def test_run_benchmark_smoke_morphosynth():
     r = run_benchmark(dataset="morphosynth", size=16, n_train=200, n_test=40, models=("vae_fixed", "gan", "gan_ft"), epochs=1,
                       gan_epochs=1, gan_finetune_steps=3, predictor_epochs=1, cld_vae_epochs=1, flow_epochs=3, cycles=3,
-                      seed=0, device="cpu")
+                      seed=0, device="cpu", cache=False)
     comp = r.table_composition
     ident = comp.loc["identity (reference)"]
     assert np.all(ident.xs("mean", level=2) == 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from cflib import claims
 from cflib import verdicts as vd
@@ -401,7 +402,7 @@ def test_fit_intensity_flow_has_an_exact_inverse():
 def tiny_run():
     return exp.run_benchmark(dataset="morphosynth", size=16, n_train=200, n_test=40, models=MORPHO, epochs=1, gan_epochs=1,
                              gan_finetune_steps=3, predictor_epochs=1, cld_vae_epochs=1, flow_epochs=3, cycles=2, width=8,
-                             seed=0, device="cpu")
+                             seed=0, device="cpu", cache=False)
 
 
 @pytest.mark.slow
@@ -428,3 +429,77 @@ def test_score_configurations_and_paired_table(tiny_run):
     results = exp.benchmark_results(tiny_run)
     assert results["models"] == MORPHO and results["cycles"] == 2
     assert results["per_image"]["hvae"]["features"].shape[0] == 40 and len(results["real_features"]) == 200
+
+
+# ----------------------------------------------------------------------------------------------
+# do the models learn? seeds, the model cache, the learning claims
+# ----------------------------------------------------------------------------------------------
+def _learning(acc: dict[str, float], err: dict[str, float], seeds=(0, 1, 2), n=N) -> dict:
+    """Hand-made learning results: per-image digit hits at ``acc`` and true errors around ``err`` (identity at 10)."""
+    rng = np.random.default_rng(0)
+    runs = {}
+    for s in seeds:
+        runs[s] = {m: {"true_error": err.get(m, 10.0) + rng.normal(0, 1, n), "effectiveness": {"t": np.abs(rng.normal(0, 0.2, n)),
+                       "i": np.abs(rng.normal(0, 5, n)), "d": correct(acc.get(m, 0.0), n)}, "target": {}}
+                   for m in (*MORPHO, "identity", "true")}
+    return {"models": MORPHO, "parents": ("t", "i", "d"), "kinds": {"t": "regression", "i": "regression", "d": "multiclass"}, "runs": runs}
+
+
+def test_claims_learning_every_model_in_every_seed():
+    good = {m: 0.9 for m in MORPHO}
+    closer = {m: 6.0 for m in MORPHO}
+    assert verdicts(exp.claims_learning(_learning(good, closer))) == {"L1-digit": vd.REPRODUCED, "L2-truth": vd.REPRODUCED}
+    # one model below the bar in one seed fails L1; one model no closer than the identity fails L2
+    bad = _learning({**good, "gan_ft": 0.4}, {**closer, "gan": 14.0})
+    assert verdicts(exp.claims_learning(bad)) == {"L1-digit": vd.NOT_REPRODUCED, "L2-truth": vd.NOT_REPRODUCED}
+    # a model at the bar within sampling error is undecided, not passed
+    near = _learning({**good, "hvae": 0.6}, {**closer, "vae_learned": 10.0})
+    assert verdicts(exp.claims_learning(near)) == {"L1-digit": vd.UNDECIDED, "L2-truth": vd.UNDECIDED}
+
+
+def test_claims_learning_faces_reads_f1_of_the_flipped_attribute():
+    rng = np.random.default_rng(1)
+    runs = {}
+    for s in (0, 1):
+        runs[s] = {}
+        for m in (*FACES, "identity", "true"):
+            rate = {"identity": 0.0}.get(m, 0.95)
+            runs[s][m] = {"true_error": rng.normal(20, 1, N), "target": {a: (np.arange(N) % 2) for a in ("s", "e")},
+                          "effectiveness": {a: correct(rate) for a in ("s", "e")}}
+    res = {"models": FACES, "parents": ("s", "e"), "kinds": {"s": "binary", "e": "binary"}, "runs": runs}
+    table = exp.claims_learning(res)
+    assert verdicts(table) == {"L1-faces": vd.REPRODUCED}  # no L2 on faces (see the docstring)
+    runs[1]["gan"]["effectiveness"]["e"] = correct(0.5)  # a coin flip: F1 about 0.5
+    assert verdicts(exp.claims_learning(res)) == {"L1-faces": vd.NOT_REPRODUCED}
+
+
+@pytest.mark.slow
+def test_run_seeds_cache_and_seed_table(tmp_path):
+    kw = {"dataset": "morphosynth", "size": 16, "n_train": 120, "n_test": 30, "models": ("vae_fixed", "gan", "gan_ft"), "epochs": 1,
+          "gan_epochs": 1, "gan_finetune_steps": 2, "predictor_epochs": 1, "cld_vae_epochs": 1, "flow_epochs": 2, "cycles": 2,
+          "width": 4, "hidden": 8, "device": "cpu"}
+    runs = exp.run_seeds(kw, seeds=(0, 1), cache=tmp_path)
+    cached = sorted(p.name for p in tmp_path.glob("*.pt"))
+    assert len(cached) == 2 * 3 and all(n.startswith("benchmark-morphosynth-") for n in cached)
+    again = exp.run_benchmark(kw, cache=tmp_path, seed=1, n_test=40, cycles=3)  # scoring settings are not in the key: loaded
+    assert sorted(p.name for p in tmp_path.glob("*.pt")) == cached
+    for name in ("vae_fixed", "gan", "gan_ft"):
+        a, b = runs[1].extras["mechanisms"][name].model, again.extras["mechanisms"][name].model
+        assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values(), strict=True))
+    assert again.extras["raw_models"]["gan_ft_history"] == runs[1].extras["raw_models"]["gan_ft_history"]
+    exp.run_benchmark(kw, cache=tmp_path, seed=1, gan_aux_weight=0.5)  # a training setting is: the GANs train again
+    assert len(list(tmp_path.glob("*.pt"))) == len(cached) + 2
+    table = exp.seed_table(runs)
+    assert list(table.index) == [L[m] for m in ("identity", "true", "vae_fixed", "gan", "gan_ft")]
+    for met in ("true error", "d acc do(d)", "t MAE do(t)", "Fréchet"):
+        vals = table[[(met, "seed 0"), (met, "seed 1")]].to_numpy()
+        np.testing.assert_allclose(table[(met, "mean")], vals.mean(1))
+        assert (table[(met, "low")] <= table[(met, "mean")] + 1e-12).all() and (table[(met, "high")] >= table[(met, "mean")] - 1e-12).all()
+    assert (table.loc[L["true"], ("true error", "mean")] == 0) and table.loc[L["true"], ("true error", "high")] == 0
+    res = exp.learning_results(runs)
+    np.testing.assert_allclose(res["runs"][0]["gan"]["true_error"].mean(), table.loc[L["gan"], ("true error", "seed 0")])
+    assert set(verdicts(exp.claims_learning(res))) == {"L1-digit", "L2-truth"}
+    with pytest.raises(ValueError, match="at least two"):
+        exp.run_seeds(kw, seeds=(0,))
+    with pytest.raises(ValueError, match="seeds=..."):
+        exp.run_seeds(kw, seeds=(0, 1), seed=3)

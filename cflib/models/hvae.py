@@ -556,7 +556,8 @@ class HierarchicalConditionalVAE(nn.Module):
     # -- persistence --------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
         """Write config, weights, training range and history to ``path`` (atomic)."""
-        return save_model(self, path, self._config, {"parent_range": None if self.parent_range is None else self.parent_range.state(), "history": self.history_})
+        return save_model(self, path, self._config, {"parent_range": None if self.parent_range is None else self.parent_range.state(), "history": self.history_,
+                                                     "finetune_history": getattr(self, "finetune_history_", None)})
 
     @classmethod
     def load(cls, path: str | os.PathLike, device: str = "cpu") -> HierarchicalConditionalVAE:
@@ -564,4 +565,6 @@ class HierarchicalConditionalVAE(nn.Module):
         model, extra = load_model(cls, path, device)
         model.parent_range = ParentRange.from_state(extra.get("parent_range"))
         model.history_ = list(extra.get("history", []))
+        if extra.get("finetune_history") is not None:
+            model.finetune_history_ = extra["finetune_history"]
         return model

@@ -70,13 +70,15 @@ class LearnedScaleVAE(ConditionalVAE):
 
     Same parameters as :class:`cflib.models.vae.ConditionalVAE` plus ``min_log_scale`` (the
     official code clamps the log-scale at -9 with a discretised likelihood; with a continuous one a
-    floor keeps the flat background from driving the likelihood to infinity). The likelihood is
-    always Normal on the ``[-1, 1]`` scale.
+    floor keeps the flat background from driving the likelihood to infinity) and ``max_log_scale``
+    (a ceiling: a small model left free calls the strokes noise, raising their scale until the mean
+    no longer has to fit them, and decodes blurred digits). The likelihood is always Normal on the
+    ``[-1, 1]`` scale.
     """
 
     def __init__(self, image_shape: Sequence[int], parent_dim: int, latent_dim: int = 16, likelihood: str = "normal",
                  beta: float = 1.0, normal_variance: float = FIXED_SIGMA_VARIANCE, width: int = 32, hidden: int = 128,
-                 n_down: int | None = None, seed: int | None = None, min_log_scale: float = -5.0) -> None:
+                 n_down: int | None = None, seed: int | None = None, min_log_scale: float = -5.0, max_log_scale: float = 1.0) -> None:
         if likelihood != "normal":
             raise ValueError("LearnedScaleVAE has a Normal likelihood; likelihood must be 'normal'")
         super().__init__(image_shape, parent_dim, latent_dim=latent_dim, likelihood="normal", beta=beta,
@@ -84,12 +86,16 @@ class LearnedScaleVAE(ConditionalVAE):
         c, h, w = self.image_shape
         with seeded(None if seed is None else seed + 1):
             self.decoder = ConvDecoder((2 * c, h, w), in_dim=self.latent_dim + self.parent_dim, width=width, n_down=n_down)
+        if not min_log_scale < max_log_scale:
+            raise ValueError(f"min_log_scale must be below max_log_scale, got {min_log_scale!r} and {max_log_scale!r}")
         self.min_log_scale = float(min_log_scale)
+        self.max_log_scale = float(max_log_scale)
         self._config["min_log_scale"] = self.min_log_scale
+        self._config["max_log_scale"] = self.max_log_scale
 
     def _split_raw(self, raw: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         c = self.image_shape[0]
-        return raw[:, :c], raw[:, c:].clamp(min=self.min_log_scale, max=1.0)
+        return raw[:, :c], raw[:, c:].clamp(min=self.min_log_scale, max=self.max_log_scale)
 
     def mean(self, raw: torch.Tensor) -> torch.Tensor:
         """Image mean in [0, 1] (the location channels of ``raw``); see :meth:`ConditionalVAE.mean`."""
@@ -407,6 +413,7 @@ def counterfactual_finetune(
         hist["cf_loss"].append(float(cf_loss.detach()))
         hist["lambda"].append(float(lam.detach()))
     model.eval()
+    model.finetune_history_ = hist  # saved with the model
     return hist
 
 
@@ -472,4 +479,5 @@ def finetune_encoder(
     for p in gan.parameters():
         p.requires_grad_(True)
     gan.eval()
+    gan.finetune_history_ = hist  # saved with the model
     return hist
