@@ -496,6 +496,10 @@ def test_run_seeds_cache_and_seed_table(tmp_path):
         np.testing.assert_allclose(table[(met, "mean")], vals.mean(1))
         assert (table[(met, "low")] <= table[(met, "mean")] + 1e-12).all() and (table[(met, "high")] >= table[(met, "mean")] - 1e-12).all()
     assert (table.loc[L["true"], ("true error", "mean")] == 0) and table.loc[L["true"], ("true error", "high")] == 0
+    assert table.loc[L["true"], ("true error", "± test images")] == 0  # every per-image error is 0
+    assert (table.xs("± test images", axis=1, level=1).drop(index=[L["true"], L["identity"]]) > 0).all().all()
+    n = 30  # test images: a digit accuracy's Clopper-Pearson half-width is at least that of a 30-image binomial
+    assert (table[("d acc do(d)", "± test images")] >= 0.5 * 1.96 * np.sqrt(0.05 * 0.95 / n)).all()
     res = exp.learning_results(runs)
     np.testing.assert_allclose(res["runs"][0]["gan"]["true_error"].mean(), table.loc[L["gan"], ("true error", "seed 0")])
     assert set(verdicts(exp.claims_learning(res))) == {"L1-digit", "L2-truth"}

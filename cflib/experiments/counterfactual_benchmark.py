@@ -1076,17 +1076,34 @@ def run_seeds(config: BenchmarkConfig | Mapping[str, Any] | None = None, seeds: 
     return {s: run_benchmark(config, cache=cache, **{**overrides, "seed": s}) for s in seeds}
 
 
-def _headline_columns(result: BenchmarkResult) -> dict[str, Any]:
-    """Per model: the truth-based headline numbers of one run (each the mean of a per-image array)."""
-    parents = tuple(result.figures["do_values"])
-    out: dict[str, Any] = {}
+def _headline_columns(result: BenchmarkResult) -> dict[str, dict[str, tuple[float, float]]]:
+    """Per model: the truth-based headline numbers of one run and the half-width of their 95 % interval over test images."""
+    ctx = result.extras["context"]
+    parents, kinds = ctx.parents, ctx.kinds
     eff = result.table_effectiveness
+    frechet = _Frechet(result.extras["real_features"], result.per_image, list(result.per_image))
+
+    def half(iv: verdicts.Interval) -> float:
+        return (iv.high - iv.low) / 2
+
+    out: dict[str, dict[str, tuple[float, float]]] = {}
     for mdl, per in result.per_image.items():
-        row = {"true error": float(np.mean([per["true_error"][p].mean() for p in parents]))}
+        err = np.mean([per["true_error"][p] for p in parents], axis=0)
+        row = {"true error": (float(err.mean()), half(verdicts.mean_interval(err, unit="test images")))}
         for a in parents:
             col = next(c for c in eff.columns if c[0].split()[0] == a and c[1] == f"do({a})")
-            row[f"{col[0]} {col[1]}"] = float(eff.loc[MODEL_LABELS[mdl], col])
-        row["Fréchet"] = float(result.table_realism_minimality.loc[MODEL_LABELS[mdl], "Fréchet (in-domain)"])
+            arr = np.asarray(per["effectiveness"][(a, a)], float)
+            if kinds[a] == "regression":
+                iv = verdicts.mean_interval(arr, unit="test images")
+            elif kinds[a] == "multiclass":
+                iv = verdicts.binomial_interval(int(arr.sum()), len(arr), unit="test images")
+            else:
+                target = np.asarray(per["counterfactual_parents"][a][a]).astype(int)
+                pred = np.where(arr == 1, target, 1 - target)
+                idx = _boot_index(len(arr))
+                iv = _percentile(float(_f1(target, pred)), _f1(target[idx], pred[idx]), len(arr))
+            row[f"{col[0]} {col[1]}"] = (float(eff.loc[MODEL_LABELS[mdl], col]), half(iv))
+        row["Fréchet"] = (frechet.point[mdl], 1.96 * float(np.std(frechet.draws[mdl], ddof=1)))
         out[mdl] = row
     return out
 
@@ -1096,20 +1113,23 @@ def seed_table(results: Mapping[int, BenchmarkResult], *, level: float = 0.95) -
 
     Each run is one training seed; for every model and metric the table gives the per-seed values,
     their mean and a Student-t interval over seeds (the seed-to-seed variation of training, the
-    uncertainty a reader re-training the models would see). The true error is the mean pixel l1
-    (0-255) to the true counterfactual over the test images and interventions.
+    uncertainty a reader re-training the models would see), and ``± test images``, the mean over seeds
+    of the half-width of each seed's 95 % interval over its test images (t interval for the true error
+    and the MAEs, Clopper-Pearson for an accuracy, paired percentile bootstrap for an F1, bootstrap
+    standard error for the Fréchet distance): the uncertainty of one run's number. The true error is
+    the mean pixel l1 (0-255) to the true counterfactual over the test images and interventions.
 
     Parameters
     ----------
     results : mapping
         ``seed -> BenchmarkResult`` from :func:`run_seeds`.
     level : float
-        Confidence level of the intervals.
+        Confidence level of the intervals over seeds.
 
     Returns
     -------
     pandas.DataFrame
-        Rows: model labels; columns ``(metric, "seed s" | "mean" | "low" | "high")``.
+        Rows: model labels; columns ``(metric, "seed s" | "mean" | "low" | "high" | "± test images")``.
     """
     if len(results) < 2:
         raise ValueError(f"results must hold at least two seeds, got {len(results)}")
@@ -1120,10 +1140,11 @@ def seed_table(results: Mapping[int, BenchmarkResult], *, level: float = 0.95) -
     for mdl in models:
         row = {}
         for met in metrics:
-            vals = [per_seed[s][mdl][met] for s in results]
+            vals = [per_seed[s][mdl][met][0] for s in results]
             ci = verdicts.mean_interval(vals, level=level, unit="training seeds")
             row.update({(met, f"seed {s}"): v for s, v in zip(results, vals, strict=True)})
-            row.update({(met, "mean"): ci.estimate, (met, "low"): ci.low, (met, "high"): ci.high})
+            row.update({(met, "mean"): ci.estimate, (met, "low"): ci.low, (met, "high"): ci.high,
+                        (met, "± test images"): float(np.mean([per_seed[s][mdl][met][1] for s in results]))})
         rows[MODEL_LABELS[mdl]] = row
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.columns = pd.MultiIndex.from_tuples(table.columns)
