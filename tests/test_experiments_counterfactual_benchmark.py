@@ -507,3 +507,19 @@ def test_run_seeds_cache_and_seed_table(tmp_path):
         exp.run_seeds(kw, seeds=(0,))
     with pytest.raises(ValueError, match="seeds=..."):
         exp.run_seeds(kw, seeds=(0, 1), seed=3)
+
+
+def test_book_notebooks_run_the_benchmark_config_defaults():
+    """The book scale of notebooks 02 and 04 is BenchmarkConfig() (so 04 loads 02's seed-1 models from the cache)."""
+    from dataclasses import fields
+
+    from cflib.paths import repo_root
+    from cflib.runner import notebook_parameters
+
+    defaults = {f.name: f.default for f in fields(exp.BenchmarkConfig)}
+    folder = repo_root() / "notebooks" / "counterfactual-benchmark"
+    for name, evaluation_only in (("02-benchmark-morphosynth", ()), ("04-metrics-vs-truth", ("n_test", "cycles", "seed"))):
+        params = notebook_parameters(folder / f"{name}.ipynb")
+        shared = [k for k in params if k in defaults and k not in evaluation_only and k != "device"]
+        assert len(shared) >= 9, (name, shared)
+        assert {k: params[k] for k in shared} == {k: defaults[k] for k in shared}, name
