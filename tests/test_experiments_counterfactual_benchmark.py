@@ -446,8 +446,8 @@ def _learning(acc: dict[str, float], err: dict[str, float], seeds=(0, 1, 2), n=N
 
 
 def test_claims_learning_every_model_in_every_seed():
-    good = {m: 0.9 for m in MORPHO}
-    closer = {m: 6.0 for m in MORPHO}
+    good = dict.fromkeys(MORPHO, 0.9)
+    closer = dict.fromkeys(MORPHO, 6.0)
     assert verdicts(exp.claims_learning(_learning(good, closer))) == {"L1-digit": vd.REPRODUCED, "L2-truth": vd.REPRODUCED}
     # one model below the bar in one seed fails L1; one model no closer than the identity fails L2
     bad = _learning({**good, "gan_ft": 0.4}, {**closer, "gan": 14.0})
