@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-__all__ = ["ConfidenceInterval", "Estimate", "TestResult", "check_alpha", "check_level"]
+__all__ = ["ConfidenceInterval", "Estimate", "RejectsAtLevel", "TestResult", "check_alpha", "check_level"]
 
 
 def check_alpha(alpha: Any, name: str = "alpha") -> float:
@@ -259,8 +259,34 @@ class Estimate:
         )
 
 
+class RejectsAtLevel:
+    """The decision rule of a test result: ``reject(alpha)`` for any class with a ``pvalue`` attribute.
+
+    Rejects when ``pvalue <= alpha``; a class that sets ``strict_rejection = True`` rejects only when
+    ``pvalue < alpha``.
+    """
+
+    strict_rejection = False
+
+    def reject(self, alpha: float = 0.05) -> bool:
+        """Whether the test rejects its null hypothesis at level ``alpha``.
+
+        Parameters
+        ----------
+        alpha : float
+            Significance level in (0, 1).
+
+        Returns
+        -------
+        bool
+        """
+        alpha = check_alpha(alpha)
+        pvalue = self.pvalue  # type: ignore[attr-defined]
+        return bool(pvalue < alpha if self.strict_rejection else pvalue <= alpha)
+
+
 @dataclass(frozen=True)
-class TestResult:
+class TestResult(RejectsAtLevel):
     """A hypothesis test's outcome: statistic, p-value, null distribution and one decision rule.
 
     Attributes
@@ -288,20 +314,6 @@ class TestResult:
             raise ValueError(f"pvalue must be in [0, 1], got {self.pvalue!r}")
         object.__setattr__(self, "pvalue", p)
         object.__setattr__(self, "statistic", float(self.statistic))
-
-    def reject(self, alpha: float = 0.05) -> bool:
-        """Whether the test rejects at level ``alpha`` (``pvalue <= alpha``).
-
-        Parameters
-        ----------
-        alpha : float
-            Significance level in (0, 1).
-
-        Returns
-        -------
-        bool
-        """
-        return bool(self.pvalue <= check_alpha(alpha))
 
     def summary(self) -> pd.DataFrame:
         """One row: statistic and p-value.

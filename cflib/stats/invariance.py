@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from cflib.results import check_alpha
+from cflib.results import RejectsAtLevel, check_alpha
 from cflib.runtime import as_generator
 from cflib.validation import (
     ValidationError,
@@ -230,7 +230,7 @@ def _t_logsf(t: float, df: float) -> float:
 # result objects
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class CITResult:
+class CITResult(RejectsAtLevel):
     """Result of a CIT-LR test (paired t-test of the moment equality of Theorem 4.2).
 
     Attributes
@@ -259,6 +259,8 @@ class CITResult:
         Per-unit values on the test split.
     """
 
+    strict_rejection = True  # rejects when pvalue < alpha
+
     statistic: float
     pvalue: float
     log10_pvalue: float
@@ -275,20 +277,6 @@ class CITResult:
     g: np.ndarray = field(repr=False)
     h: np.ndarray = field(repr=False)
     y_hat: np.ndarray = field(repr=False)
-
-    def reject(self, alpha: float = 0.05) -> bool:
-        """Whether H0 (counterfactual invariance) is rejected at level ``alpha``.
-
-        Parameters
-        ----------
-        alpha : float
-            Level in ``(0, 1)``.
-
-        Returns
-        -------
-        bool
-        """
-        return bool(self.pvalue < check_alpha(alpha))
 
     def summary(self) -> pd.DataFrame:
         """One-row table of the test's numbers.
@@ -341,7 +329,7 @@ class CITResult:
 
 
 @dataclass(frozen=True, eq=False)
-class GroupParityResult:
+class GroupParityResult(RejectsAtLevel):
     """Result of a demographic-parity or equal-opportunity test between groups of ``a``.
 
     Attributes
@@ -369,6 +357,8 @@ class GroupParityResult:
         Alternative hypothesis of the two-group tests.
     """
 
+    strict_rejection = True  # rejects when pvalue < alpha
+
     statistic: float
     pvalue: float
     log10_pvalue: float
@@ -380,20 +370,6 @@ class GroupParityResult:
     counts: tuple
     difference: float
     alternative: str
-
-    def reject(self, alpha: float = 0.05) -> bool:
-        """Whether parity is rejected at level ``alpha``.
-
-        Parameters
-        ----------
-        alpha : float
-            Level in ``(0, 1)``.
-
-        Returns
-        -------
-        bool
-        """
-        return bool(self.pvalue < check_alpha(alpha))
 
     def summary(self) -> pd.DataFrame:
         """One row per group (rate, count) with the test's statistic and p-value repeated.

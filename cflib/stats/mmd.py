@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..results import check_alpha
+from ..results import RejectsAtLevel
 from ..runtime import as_generator, get_device
 from ..validation import (
     ValidationError,
@@ -250,7 +250,7 @@ def _rowwise(k: Kernel, a, b):
 
 
 @dataclass(frozen=True)
-class MMDTestResult:
+class MMDTestResult(RejectsAtLevel):
     """Result of :func:`mmd_test`.
 
     Attributes
@@ -280,21 +280,6 @@ class MMDTestResult:
     n: int
     m: int
     warnings: tuple[str, ...] = ()
-
-    def reject(self, alpha: float = 0.05) -> bool:
-        """Whether the test rejects equality of distributions at level ``alpha``.
-
-        Parameters
-        ----------
-        alpha : float
-            Level in ``(0, 1)``.
-
-        Returns
-        -------
-        bool
-        """
-        alpha = check_alpha(alpha)
-        return bool(self.pvalue <= alpha)
 
     def summary(self) -> pd.DataFrame:
         """One-row table: statistic, p-value, scheme, sizes, kernel and bandwidth (and the warnings, if any)."""

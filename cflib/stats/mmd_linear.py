@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..results import check_alpha
+from ..results import RejectsAtLevel, check_alpha
 from ..runtime import as_generator
 from ..validation import (
     ValidationError,
@@ -48,7 +48,7 @@ __all__ = ["LinearMMDResult", "linear_mmd_test", "block_mmd_test", "rff_mmd_test
 
 
 @dataclass(frozen=True)
-class LinearMMDResult:
+class LinearMMDResult(RejectsAtLevel):
     """Result of a linear-time MMD test.
 
     Attributes
@@ -76,21 +76,6 @@ class LinearMMDResult:
     m: int
     kernel: Kernel
     warnings: tuple[str, ...] = ()
-
-    def reject(self, alpha: float = 0.05) -> bool:
-        """Whether the test rejects ``P_x = P_y`` at level ``alpha``.
-
-        Parameters
-        ----------
-        alpha : float
-            Level in ``(0, 1)``.
-
-        Returns
-        -------
-        bool
-        """
-        alpha = check_alpha(alpha)
-        return bool(self.pvalue <= alpha)
 
 
 def _prepare(x: Any, y: Any, kernel: str | Kernel, bandwidth: float | str, seed: Any) -> tuple[np.ndarray, np.ndarray, Kernel]:
