@@ -156,6 +156,45 @@ def run(quick: bool, python: str) -> dict[str, Any]:
             "rows": rows}
 
 
+def audit_adult(label: str, python: str) -> dict[str, Any]:
+    """Time the Adult audit (``n_boot = 200``, two threads) as a ratio to one fit of the reader's model.
+
+    The run is stored under ``label`` in ``benchmarks/results/audit_adult.json`` beside the runs stored
+    under other labels (``before`` and ``after`` for issue 29), with the machine, the load and the commit.
+
+    Parameters
+    ----------
+    label : str
+        Name of this run.
+    python : str
+        Interpreter of the child process.
+
+    Returns
+    -------
+    dict
+        The document written.
+    """
+    path = RESULTS / "audit_adult.json"
+    doc = json.loads(path.read_text()) if path.exists() else {"runs": {}}
+    row = measure("audit_adult", {"n_boot": 200, "seed": 0, "threads": 2, "repeats": 3}, python=python)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    dirty = bool(subprocess.run(["git", "status", "--porcelain", "cflib"], capture_output=True, text=True, cwd=ROOT).stdout.strip())
+    doc["runs"][label] = {"machine": machine(), "commit": commit, "cflib_uncommitted_changes": dirty, "row": row}
+    runs = doc["runs"]
+    if "before" in runs and "after" in runs and "error" not in runs["before"]["row"] and "error" not in runs["after"]["row"]:
+        b, a = runs["before"]["row"], runs["after"]["row"]
+        doc["speedup"] = {"ratio_before": b["ratio_to_one_fit"], "ratio_after": a["ratio_to_one_fit"],
+                          "speedup_in_fits": b["ratio_to_one_fit"] / a["ratio_to_one_fit"],
+                          "speedup_in_seconds": b["audit_wall_s"] / a["audit_wall_s"]}
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    if "error" not in row:
+        print(f"audit of Adult ({label}), n_boot = 200, 2 threads: {row['audit_wall_s']:.1f} s = "
+              f"{row['ratio_to_one_fit']:.1f} fits of the reader's model ({row['fit_wall_s']:.2f} s) -> {path}")
+    if "speedup" in doc:
+        print(f"speed-up before -> after: {doc['speedup']['speedup_in_fits']:.2f}x in fits of the model")
+    return doc
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command line: ``run`` (measure and write everything) or ``page`` (re-render from the JSON)."""
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
@@ -165,8 +204,12 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--python", default=sys.executable, help="interpreter of the benchmark environment")
     r.add_argument("--out", default=None, help="results folder (default benchmarks/results; a temporary one with --quick)")
     sub.add_parser("page", help="re-render book/performance.md and the plot from benchmarks/results")
-    a = sub.add_parser("audit", help="time the one-call audit on COMPAS (n_boot=200, two threads) -> results/audit_compas.json")
+    a = sub.add_parser("audit", help="time the one-call audit (n_boot=200, two threads) on COMPAS -> results/audit_compas.json "
+                                     "and on Adult as a ratio to one fit -> results/audit_adult.json")
     a.add_argument("--python", default=sys.executable, help="interpreter of the benchmark environment")
+    a.add_argument("--data", choices=("compas", "adult", "both"), default="both", help="which audit to time")
+    a.add_argument("--label", default="current",
+                   help="name of the Adult run in audit_adult.json (e.g. before, after); runs under other names are kept")
     w = sub.add_parser("_worker")
     w.add_argument("case")
     w.add_argument("params")
@@ -177,11 +220,14 @@ def main(argv: list[str] | None = None) -> None:
     from benchmarks import report
 
     if args.cmd == "audit":
-        row = measure("audit", {"n_boot": 200, "seed": 0, "threads": 2, "repeats": 3}, python=args.python)
-        doc = {"machine": machine(), "row": row}
-        (RESULTS / "audit_compas.json").write_text(json.dumps(doc, indent=1) + "\n")
-        print(f"audit of COMPAS, n_boot = 200, 2 threads: {row.get('audit_wall_s', float('nan')):.1f} s "
-              f"(checks called one by one: {row.get('by_hand_wall_s', float('nan')):.1f} s) -> {RESULTS / 'audit_compas.json'}")
+        if args.data in ("compas", "both"):
+            row = measure("audit", {"n_boot": 200, "seed": 0, "threads": 2, "repeats": 3}, python=args.python)
+            doc = {"machine": machine(), "row": row}
+            (RESULTS / "audit_compas.json").write_text(json.dumps(doc, indent=1) + "\n")
+            print(f"audit of COMPAS, n_boot = 200, 2 threads: {row.get('audit_wall_s', float('nan')):.1f} s "
+                  f"(checks called one by one: {row.get('by_hand_wall_s', float('nan')):.1f} s) -> {RESULTS / 'audit_compas.json'}")
+        if args.data in ("adult", "both"):
+            audit_adult(args.label, args.python)
         return
     if args.cmd == "run":
         doc = run(args.quick, args.python)
