@@ -42,10 +42,12 @@ __all__ = [
 #: The verdicts a claim can get (:mod:`cflib.verdicts` explains each).
 VERDICTS = _verdicts.VERDICTS
 
-#: What a claim is: a reproduction of the paper, or a sanity check that holds by construction
-#: (a model that never reads the attribute is fair) or checks cflib itself. Sanity checks are
-#: reported apart and never counted as reproductions.
-KINDS = ("reproduction", "sanity check")
+#: What a claim is: a reproduction of the paper; a sanity check that holds by construction (a model
+#: that never reads the attribute is fair) or checks cflib itself; or the book's own finding, a
+#: property the paper does not state (from the implementation notes or the book's own experiments).
+#: Only reproductions count in the report's tallies of the papers' claims; the others are listed apart.
+KINDS = ("reproduction", "sanity check", "book's own finding")
+REPRODUCTION, SANITY, FINDING = KINDS
 
 #: Verdict names used before the fixed vocabulary (read from old claims files and snapshots).
 _RENAMED = {"inconclusive at this scale": _verdicts.UNDECIDED}

@@ -52,6 +52,8 @@ __all__ = [
     "decide_within",
     "combine",
     "deciding_size",
+    "seed_interval",
+    "one_seed",
     "BRADLEY_BAND",
     "level_band",
 ]
@@ -526,6 +528,62 @@ def deciding_size(interval: Interval, boundaries: float | Iterable[float], n: in
     half = (iv.estimate - iv.low) if iv.estimate > b else (iv.high - iv.estimate)
     size = int(math.ceil(n * (half / gap) ** 2))
     return size if size <= max_factor * n else None
+
+
+def seed_interval(per_seed: Any, *, level: float = 0.95, within: str = "test images") -> Interval:
+    """Interval with training seeds as the units: a t interval over per-seed estimates.
+
+    A comparison of trained models varies with the training seed by more than its sampling error over
+    test images, so a claim about models is decided on the seeds: each seed's estimate (a mean, a
+    difference of means or a distance over its test images) is one unit, and the images are nested
+    within it. With ``n`` seeds the t quantile has ``n - 1`` degrees of freedom (4.30 at 3 seeds).
+
+    Parameters
+    ----------
+    per_seed : array-like of float
+        One estimate per training seed.
+    level : float
+        Confidence level in (0, 1).
+    within : str
+        What each seed's estimate averages over, for the method text.
+
+    Returns
+    -------
+    Interval
+        As :func:`mean_interval` with the unit "training seeds"; undefined with one seed.
+    """
+    iv = mean_interval(per_seed, level=level, unit="training seeds")
+    return Interval(iv.estimate, iv.low, iv.high, f"{iv.method}, each the mean over its {within}")
+
+
+def one_seed(decision: Decision) -> Decision:
+    """Mark a model comparison decided on one training seed as undecided.
+
+    An interval over the test images of one trained model says nothing about the seed-to-seed
+    spread of the comparison, so it cannot decide a claim about the models: the verdict becomes
+    undecided at this scale and the rule says why; the image-level interval is kept (its method
+    names the single seed) to show what that seed gave.
+
+    Parameters
+    ----------
+    decision : Decision
+        The decision the image-level interval gave.
+
+    Returns
+    -------
+    Decision
+        Undecided, with the interval's method ending in ", 1 training seed" and the original
+        verdict in the rule.
+    """
+    if not isinstance(decision, Decision):
+        raise ValidationTypeError(f"decision must be a cflib.verdicts.Decision, got {type(decision).__name__}")
+    iv = decision.interval
+    if iv is not None and not iv.method.endswith("1 training seed"):
+        iv = Interval(iv.estimate, iv.low, iv.high, f"{iv.method}, 1 training seed")
+    if decision.verdict not in (REPRODUCED, NOT_REPRODUCED, UNDECIDED):
+        return decision
+    return Decision(UNDECIDED, iv, f"undecided: one training seed (a model comparison needs training seeds as units; "
+                                   f"over this seed's test images alone it would read {decision.verdict}). {decision.rule}")
 
 
 #: Bradley's (1978) liberal criterion: a test holds its level ``alpha`` when its type-I error lies in

@@ -146,3 +146,26 @@ def test_deciding_size():
     assert size is not None and size > 1000
     assert not v.binomial_interval(round(0.058 * size), size).low <= 0.05  # decided at that size
     assert v.binomial_interval(round(0.058 * (size - 60)), size - 60).low <= 0.05  # and not much before
+
+
+def test_seed_interval_is_a_t_interval_over_seed_estimates():
+    from scipy.stats import t
+
+    per_seed = [0.1, 0.3, 0.2]
+    iv = verdicts.seed_interval(per_seed)
+    half = t.ppf(0.975, 2) * np.std(per_seed, ddof=1) / np.sqrt(3)
+    assert iv.estimate == pytest.approx(0.2) and iv.high - iv.estimate == pytest.approx(half)
+    assert "3 training seeds" in iv.method and "test images" in iv.method
+    assert not verdicts.seed_interval([0.4]).defined  # one seed: no spread, undecided by every rule
+    assert verdicts.decide_above(verdicts.seed_interval([0.4]), 0).verdict == verdicts.UNDECIDED
+
+
+def test_one_seed_never_decides_a_model_comparison():
+    iv = verdicts.mean_interval([1.0, 1.1, 1.2, 0.9], unit="test images")
+    for d in (verdicts.decide_above(iv, 0), verdicts.decide_below(iv, 0)):
+        u = verdicts.one_seed(d)
+        assert d.verdict != verdicts.UNDECIDED and u.verdict == verdicts.UNDECIDED
+        assert u.interval.method.endswith("1 training seed") and d.verdict in u.rule and "one training seed" in u.rule
+        assert verdicts.one_seed(u).interval.method.count("training seed") == 1  # idempotent
+    with pytest.raises(TypeError, match="decision must be"):
+        verdicts.one_seed("reproduced")
