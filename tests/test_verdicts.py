@@ -152,20 +152,20 @@ def test_seed_interval_is_a_t_interval_over_seed_estimates():
     from scipy.stats import t
 
     per_seed = [0.1, 0.3, 0.2]
-    iv = verdicts.seed_interval(per_seed)
+    iv = v.seed_interval(per_seed)
     half = t.ppf(0.975, 2) * np.std(per_seed, ddof=1) / np.sqrt(3)
     assert iv.estimate == pytest.approx(0.2) and iv.high - iv.estimate == pytest.approx(half)
     assert "3 training seeds" in iv.method and "test images" in iv.method
-    assert not verdicts.seed_interval([0.4]).defined  # one seed: no spread, undecided by every rule
-    assert verdicts.decide_above(verdicts.seed_interval([0.4]), 0).verdict == verdicts.UNDECIDED
+    assert not v.seed_interval([0.4]).defined  # one seed: no spread, undecided by every rule
+    assert v.decide_above(v.seed_interval([0.4]), 0).verdict == v.UNDECIDED
 
 
 def test_one_seed_never_decides_a_model_comparison():
-    iv = verdicts.mean_interval([1.0, 1.1, 1.2, 0.9], unit="test images")
-    for d in (verdicts.decide_above(iv, 0), verdicts.decide_below(iv, 0)):
-        u = verdicts.one_seed(d)
-        assert d.verdict != verdicts.UNDECIDED and u.verdict == verdicts.UNDECIDED
+    iv = v.mean_interval([1.0, 1.1, 1.2, 0.9], unit="test images")
+    for d in (v.decide_above(iv, 0), v.decide_below(iv, 0)):
+        u = v.one_seed(d)
+        assert d.verdict != v.UNDECIDED and u.verdict == v.UNDECIDED
         assert u.interval.method.endswith("1 training seed") and d.verdict in u.rule and "one training seed" in u.rule
-        assert verdicts.one_seed(u).interval.method.count("training seed") == 1  # idempotent
+        assert v.one_seed(u).interval.method.count("training seed") == 1  # idempotent
     with pytest.raises(TypeError, match="decision must be"):
-        verdicts.one_seed("reproduced")
+        v.one_seed("reproduced")
