@@ -267,6 +267,7 @@ def adult_as_it_comes() -> tuple[Any, Any, Any]:
     issue 29 (which lets the audit read ``'>50K'`` itself, with ``y1``); the pipeline is what a
     practitioner writes: one-hot encoding of the string columns and scikit-learn's gradient boosting.
     """
+    import pandas as pd
     from sklearn.compose import ColumnTransformer
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.pipeline import make_pipeline
@@ -279,7 +280,7 @@ def adult_as_it_comes() -> tuple[Any, Any, Any]:
     raw = load_adult()
     raw[r["y"]] = (raw[r["y"]].astype(str).str.strip() == ">50K").astype(int)
     cols = [r["x"], *r["z"], *r["w"]]
-    cat = [c for c in cols if raw[c].dtype == object]
+    cat = [c for c in cols if not pd.api.types.is_numeric_dtype(raw[c])]
     prep = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), cat)], remainder="passthrough")
 
     def model():
