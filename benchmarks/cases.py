@@ -281,7 +281,8 @@ def adult_as_it_comes() -> tuple[Any, Any, Any]:
     raw[r["y"]] = (raw[r["y"]].astype(str).str.strip() == ">50K").astype(int)
     cols = [r["x"], *r["z"], *r["w"]]
     cat = [c for c in cols if not pd.api.types.is_numeric_dtype(raw[c])]
-    prep = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), cat)], remainder="passthrough")
+    prep = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), cat)],
+                             remainder="passthrough")
 
     def model():
         return make_pipeline(prep, HistGradientBoostingClassifier(random_state=0))
