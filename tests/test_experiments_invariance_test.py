@@ -28,6 +28,7 @@ pytestmark = pytest.mark.usefixtures("fresh_claims")
 
 
 R, NR, INC = "reproduced", "not reproduced", "undecided at this scale"
+NC, OWN = "not checkable here", "book's own finding"
 
 
 # ---------------------------------------------------------------- the Table 1 zoo and the simulations
@@ -203,6 +204,9 @@ def test_claims_01_verdicts():
     assert claims._STATE["values"]["identity_max_abs_err"] == pytest.approx(0.001)
     rows = table.set_index("key")
     assert rows.loc["C2", "quote"] and claims._STATE["claims"]["C2"]["change"] and rows.loc["C1", "interval"] is not None
+    # issue 27: the ECA identity and the sign check are the notes' properties, not the paper's; Theorem 4.2 is the paper's
+    assert dict(zip(table["key"], table["kind"], strict=True)) == {"C1": "reproduction", "C2": OWN, "C9": OWN}
+    assert all("not a reproduction" in claims._STATE["claims"][k]["change"] for k in ("C2", "C9"))
     claims.reset()
     assert verdicts(exp.claims_01(_results_01(gap=1e-9, diff=(0.1, 0.0), diff_se=(0.01, 0.0), delta=(-0.05, 0.0)))) == {"C1": NR, "C2": NR, "C9": NR}
     claims.reset()
@@ -250,15 +254,26 @@ def _results_02(audit):
 
 def test_claims_02_verdicts():
     table = exp.claims_02(_results_02(_synthetic_audit()))
-    assert verdicts(table) == {"C3": R, "C3-regression": R, "C5": R, "C3b": R}
+    assert verdicts(table) == {"C3": R, "C3-regression": R, "C3b": R}
     rows = table.set_index("key")
     assert "bootstrap over classifiers within each of 6 panels" in rows.loc["C3", "interval"]["method"]
     assert all(rows[c].astype(bool).all() for c in ("quote", "source", "rule"))
+    assert set(rows["kind"]) == {"reproduction"}
     claims.reset()
-    assert verdicts(exp.claims_02(_results_02(_synthetic_audit("misaligned")))) == {"C3": NR, "C3-regression": NR, "C5": NR, "C3b": NR}
+    assert verdicts(exp.claims_02(_results_02(_synthetic_audit("misaligned")))) == {"C3": NR, "C3-regression": NR, "C3b": NR}
     claims.reset()  # three classifiers per dataset: too few to decide anything
     few = verdicts(exp.claims_02(_results_02(_synthetic_audit(per=3))))
-    assert few["C3"] == few["C5"] == INC
+    assert few["C3"] == INC
+
+
+def test_claims_02_c5_is_merged_into_c3():
+    """Issue 27: the standardised spread sqrt(1 - r^2) is C3's |r| again, so it is no claim of its own; C3 says why."""
+    table = exp.claims_02(_results_02(_synthetic_audit())).set_index("key")
+    assert "C5" not in table.index
+    change = claims._STATE["claims"]["C3"]["change"]
+    assert "merged the former claim C5" in change and "merged" not in claims._STATE["claims"]["C3-regression"]["change"]
+    gap = claims._STATE["values"]["mean_spread_gap_generator"]
+    assert gap < 0 and f"{gap:.3f}" in table.loc["C3", "evidence"]  # aligned CIT-LR: the smaller spread, reported in C3's evidence
 
 
 def test_claims_02_constant_panel_is_skipped_not_infinite():
@@ -303,6 +318,9 @@ def test_claims_03_verdicts_with_and_without_curves():
     uniform = np.linspace(0.0025, 0.9975, 200)
     table = exp.claims_03({**base, "counter": _counter(0.5), **_curves(uniform, [0.0, 1.0])})
     assert verdicts(table) == {"C4a": R, "C4b": R, "C7": R, "C7-code": R, "C8": R}
+    # issue 27: calibration and power are the notes' properties (the paper reports neither)
+    assert dict(zip(table["key"], table["kind"], strict=True)) == {"C4a": "sanity check", "C4b": "sanity check", "C7": OWN,
+                                                                   "C7-code": OWN, "C8": OWN}
     claims.reset()
     table = exp.claims_03({**base, "counter": _counter(1e-4), **_curves(np.full(200, 0.001), [0.5, 0.2])})
     assert verdicts(table) == {"C4a": R, "C4b": NR, "C7": NR, "C7-code": NR, "C8": NR}
@@ -357,34 +375,49 @@ def _quality(eff, fd):
     return pd.DataFrame([[eff[n]] * 3 + [fd[n], 0.1, {"CLDM": 9.0}.get(n, 3.0), 0.2] for n in names], index=names, columns=cols)
 
 
-def _results_05(eff=90.0, present=99.0, margin=-5.0, order=True, sd=(4.0, 1.0), mi=(0.5, 0.1)):
+def _results_05(eff=90.0, present=99.0, margin=-5.0, order=True, sd=(4.0, 1.0), mi=(0.5, 0.1), lam=1e-3,
+                var_eff=(80.0, 75.0), var_l1=(6.0, 5.0), var_eff_se=(1.0, 1.0)):
     eff_q = {"VAE beta=1": 60.0, "CLDM": 80.0, "DLDM": 90.0, "CLDM+D": 85.0}
     fd = {"VAE beta=1": 3.0, "CLDM": 2.0, "DLDM": 1.0, "CLDM+D": 1.8} if order else {"VAE beta=1": 1.0, "CLDM": 2.0, "DLDM": 1.9, "CLDM+D": 1.8}
-    variance = pd.DataFrame({"pixel sd across draws (0-255)": sd, "L1 to truth (0-255)": [6.0, 5.0], "effectiveness %": [80.0, 75.0],
-                             "pixel sd across draws (0-255), se": [0.2, 0.2], "L1 to truth (0-255), se": [0.2, 0.2]},
+    variance = pd.DataFrame({"pixel sd across draws (0-255)": sd, "L1 to truth (0-255)": list(var_l1), "effectiveness %": list(var_eff),
+                             "pixel sd across draws (0-255), se": [0.2, 0.2], "L1 to truth (0-255), se": [0.2, 0.2],
+                             "effectiveness %, se": list(var_eff_se)},
                             index=["t* = 600", "t* = 150"])
     null = (0.01, -0.01, 0.0, 0.02)
     mine = {"mi_before": SimpleNamespace(statistic=mi[0], pvalue=0.01, null=null),
             "mi_after": SimpleNamespace(statistic=mi[1], pvalue=0.2, null=null), "shift": np.full(10, 1e-3)}
     return {"judge_accuracy": pd.Series({"group predictor": 0.97}), "check": _check(eff, present, margin), "mine": mine,
             "quality": _quality(eff_q, fd), "variance": variance, "n_test": 150, "n_variance": 40, "t_star": 600,
-            "mine_lambda": 1e-3, "mi_steps": 100}
+            "mine_lambda": lam, "mi_steps": 100}
 
 
 def test_claims_05_verdicts():
     table = exp.claims_05(_results_05())
-    assert verdicts(table) == {"DONE-1": R, "DONE-1-present": R, "DONE-1-paper-CLDM": R, "C10": R, "C11": R, "C12": R}
+    assert verdicts(table) == {"DONE-1": R, "DONE-1-present": R, "DONE-1-paper-CLDM": R, "C10": R, "C11": R, "C12": NC}
     assert claims._STATE["values"]["apred_test_accuracy"] == 0.97
     assert set(claims._STATE["values"]) >= {"cf_check", "mi_before", "mi_after", "generation_quality", "variance_control"}
     claims.reset()
-    bad = exp.claims_05(_results_05(eff=40.0, present=80.0, order=False, sd=(1.0, 2.0), mi=(0.5, 0.6)))
+    bad = exp.claims_05(_results_05(eff=40.0, present=80.0, order=False, sd=(1.0, 2.0), mi=(0.5, 0.6), lam=0.5))
     assert verdicts(bad) == {"DONE-1": NR, "DONE-1-present": NR, "DONE-1-paper-CLDM": NR, "C10": NR, "C11": NR, "C12": NR}
     claims.reset()  # effective, but the disease region is no closer to the truth than a random patient's
     assert verdicts(exp.claims_05(_results_05(margin=3.0)))["DONE-1"] == NR
     claims.reset()  # 50% effectiveness on 100 images: its interval contains the bar (53.3%); the note gives the deciding size
-    table = exp.claims_05(_results_05(eff=50.0, mi=(0.5, 0.49))).set_index("key")
+    table = exp.claims_05(_results_05(eff=50.0, mi=(0.5, 0.49), lam=0.5)).set_index("key")
     assert table.loc["DONE-1", "verdict"] == table.loc["C12", "verdict"] == INC
-    assert "would decide it" in table.loc["DONE-1", "note"] and "at any size" in table.loc["C12", "note"]
+    assert "would decide it" in table.loc["DONE-1", "note"] and "training latents" in table.loc["C12", "note"]
+
+
+@pytest.mark.parametrize("mi", [(0.5, 0.1), (0.5, 0.49), (0.5, 0.9)])
+def test_claims_05_c12_is_not_checkable_at_the_authors_lambda(mi):
+    """Issue 27: phi moves every latent by lambda = 1e-3, so no size decides C12, whatever the two bounds read."""
+    table = exp.claims_05(_results_05(mi=mi)).set_index("key")
+    row = table.loc["C12"]
+    assert row["verdict"] == NC and row["interval"] is None and "at any size" in row["note"]
+    assert f"{mi[0] - mi[1]:.4f}" in row["evidence"]  # the drop and its interval stay in the evidence
+    assert "not checkable" in claims._STATE["claims"]["C12"]["change"]
+    claims.reset()  # a larger lambda than the authors' is decided on the interval again
+    assert verdicts(exp.claims_05(_results_05(mi=mi, lam=10 * exp.PAPER_MINE_LAMBDA)))["C12"] == {(0.5, 0.1): R, (0.5, 0.49): INC,
+                                                                                                  (0.5, 0.9): NR}[mi]
 
 
 def test_claims_05_c10_can_be_reproduced_and_reads_composition():
@@ -396,10 +429,24 @@ def test_claims_05_c10_can_be_reproduced_and_reads_composition():
     assert table.loc["C10", "verdict"] == NR and "composition VAE beta=1 < CLDM: not reproduced" in table.loc["C10", "rule"]
 
 
-def test_claims_05_c11_ignores_effectiveness():
-    res = _results_05()
-    res["variance"]["effectiveness %"] = [80.0, 10.0]  # reported, not part of the paper's claim
-    assert verdicts(exp.claims_05(res))["C11"] == R
+def test_claims_05_c11_requires_effective_counterfactuals():
+    """Issue 27: lower variance and a closer L1 to the truth are not enough; the counterfactuals must still change the group."""
+    c11 = claims._STATE["claims"]
+    assert verdicts(exp.claims_05(_results_05()))["C11"] == R  # 80% -> 75%: within 10 points and well above chance
+    assert "restored the effectiveness condition" in c11["C11"]["change"]
+    claims.reset()  # the identity-like case: no spread, closest to the truth, and the group no longer moves
+    table = exp.claims_05(_results_05(sd=(4.0, 0.1), var_l1=(6.0, 1.0), var_eff=(80.0, 10.0))).set_index("key")
+    assert table.loc["C11", "verdict"] == NR and "still effective: not reproduced" in table.loc["C11", "rule"]
+    claims.reset()  # a 15-point drop, tightly measured: more than the 10 points the condition allows
+    rule = exp.claims_05(_results_05(var_eff=(90.0, 75.0), var_eff_se=(0.5, 0.5))).set_index("key").loc["C11", "rule"]
+    assert "still effective: not reproduced" in rule and "changes the group: reproduced" in rule
+    claims.reset()  # no drop, but neither level moves the group above chance by 20 points
+    rule = exp.claims_05(_results_05(var_eff=(40.0, 40.0))).set_index("key").loc["C11", "rule"]
+    assert "changes the group: not reproduced" in rule and "still effective: reproduced" in rule
+    claims.reset()  # a 9-point drop measured loosely: its interval straddles the condition, the note names the size
+    table = exp.claims_05(_results_05(var_eff=(80.0, 71.0), var_eff_se=(3.0, 3.0))).set_index("key")
+    assert table.loc["C11", "verdict"] == INC and "would decide it" in table.loc["C11", "note"]
+    assert table.loc["C11", "interval"]["estimate"] == pytest.approx(-9.0)  # the deciding part's interval: the drop
 
 
 # ---------------------------------------------------------------- claims_06 and the audit tables
@@ -475,6 +522,7 @@ def test_claims_06_verdicts():
     assert verdicts(table) == {"DONE-2": R, "DONE-2-paper-CLDM": R, "DONE-2-oracle": R, "C6": R, "C5": R, "C9": R, "C15": R,
                                "C15-universal": "differs with the substitute data"}
     rows = table.set_index("key")
+    assert rows.loc["C9", "kind"] == OWN and rows.drop(index="C9")["kind"].eq("reproduction").all()  # the sign check is the notes'
     assert "consolidation" not in rows.loc["C5", "evidence"]  # no ECA spread: not informative
     assert rows.loc["C15-universal", "interval"]["estimate"] == 0.25 and rows.loc["C15-universal", "note"]  # 20 of 80 models use no trace
     assert claims._STATE["values"]["rejection_rates"]["CIT-LR (CLDM+D)|uses trace (ECA < 0.9)"] == 1.0
@@ -507,7 +555,9 @@ def _study(null_hits, power_hits, paper_hits, n_rep=400):
 
 
 def test_claims_07_verdicts():
-    assert verdicts(exp.claims_07(_study((20, 20), 400, (20, 300)))) == {"D1": R, "D2": R, "D3": R, "D4": R}
+    table = exp.claims_07(_study((20, 20), 400, (20, 300)))
+    assert verdicts(table) == {"D1": R, "D2": R, "D3": R, "D4": R}
+    assert set(table["kind"]) == {OWN}  # the dependence study is the book's: the paper assumes Z independent of A
     claims.reset()
     assert verdicts(exp.claims_07(_study((100, 20), 200, (100, 5)))) == {"D1": NR, "D2": NR, "D3": NR, "D4": NR}
     claims.reset()  # 2/20 and 19/20: every interval reaches its boundary

@@ -1683,6 +1683,10 @@ def variance_control(
 ) -> pd.DataFrame:
     """Appendix H.1: spread, error and effectiveness of three stochastic abductions at t* and t*/4.
 
+    Each quantity is computed per image (the pixel sd across the draws, the L1 to the true counterfactual
+    averaged over the draws, the share of the draws the group predictor assigns to the target group) and
+    averaged over the images, with its standard error over images.
+
     Parameters
     ----------
     ldm : LatentDiffusion
@@ -1699,7 +1703,8 @@ def variance_control(
     Returns
     -------
     pandas.DataFrame
-        One row per noise level, with the standard errors over images of the spread and the error (``, se``).
+        One row per noise level: ``pixel sd across draws (0-255)``, ``L1 to truth (0-255)`` and ``effectiveness %``,
+        each with its standard error over images (``, se``; NaN with one image).
     """
     idx = np.arange(min(n_images, test.n))
     target = (test.A[idx] + 1) % 3
@@ -1711,10 +1716,12 @@ def variance_control(
                           for s in range(3)])
         sd_i = 255 * draws.std(axis=0).mean(axis=(1, 2))  # per image
         l1_i = 255 * np.abs(draws - truth).mean(axis=(0, 2, 3))
+        eff_i = 100 * np.mean([apred.predict(d) == target for d in draws], axis=0)  # per image: share of its draws that moved
         rows[f"t* = {ts}"] = {"pixel sd across draws (0-255)": float(sd_i.mean()), "L1 to truth (0-255)": float(l1_i.mean()),
-                              "effectiveness %": 100 * float(np.mean([(apred.predict(d) == target).mean() for d in draws])),
-                              "pixel sd across draws (0-255), se": float(sd_i.std(ddof=1) / np.sqrt(sd_i.size)) if sd_i.size > 1 else np.nan,
-                              "L1 to truth (0-255), se": float(l1_i.std(ddof=1) / np.sqrt(l1_i.size)) if l1_i.size > 1 else np.nan}
+                              "effectiveness %": float(eff_i.mean()),
+                              **{f"{name}, se": float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else np.nan
+                                 for name, v in (("pixel sd across draws (0-255)", sd_i), ("L1 to truth (0-255)", l1_i),
+                                                 ("effectiveness %", eff_i))}}
     return pd.DataFrame(rows).T
 
 
@@ -1877,6 +1884,18 @@ _PRESERVE = ("generates high-fidelity counterfactual images with perturbed sensi
              "disease-related features")
 #: The paper's only number for "high ECA" (Sec. 6.3); "most" and "almost all" read as more than half and more than 90%.
 _HIGH, _MOST, _ALMOST_ALL = 0.8, 0.5, 0.9
+#: The book's DONE-1 bar for an effective counterfactual: the group predictor follows the intervention 20 points
+#: more often than chance (one of the three groups).
+_EFFECTIVE = 1 / len(GROUPS) + 0.2
+#: Effectiveness may fall by at most this many points when the forward noise is lowered (C11's condition before
+#: issue 20 dropped it; restored by issue 27).
+_EFFECTIVE_DROP = 10.0
+#: The authors' lambda of the disentangler phi (their code; notes Sec. 3.3: "chosen by random search").
+PAPER_MINE_LAMBDA = 1e-3
+#: Kind of the claims that check a property the paper does not state (the notes' or the book's own).
+_OWN = "book's own finding"
+_OWN_CHANGE = ("the book's own finding, not a reproduction (issue 27): the paper does not state it ({what}), so it is no longer "
+               "counted among the paper's claims; the rule is unchanged")
 
 
 def _parts(parts: Mapping[str, vd.Decision], what: str) -> vd.Decision:
@@ -2063,8 +2082,11 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
         "For binary A independent of Z and hard labels, Delta = p(1-p)(1-ECA) (derived in the notes).",
         paper="derivation (notes 2.3); notes' check: 0.0717 vs 0.0719", ours=f"max |Delta_hat - p(1-p)(1-ECA)| = {max_abs_err:.2g}",
         decision=c2, quote="With binary A (P(A=1)=p), A ⊥ Z, Z = all exogenous content, a deterministic DGP and hard-label f: Δ = p(1−p)(1 − ECA).", source="notes §2.3 and §5 item 2: a derivation, not in the paper",
-        change="decided on each row's interval inside the notes' Monte-Carlo tolerance 1/sqrt(n) instead of |z| <= 4: a row "
-        "whose per-unit differences were all zero had a standard error of 0 and z = inf",
+        kind=_OWN,
+        change="the book's own finding, not a reproduction (issue 27): the paper states no link between its functional and ECA; the "
+        "identity is the notes' derivation, so it is no longer counted among the paper's claims. The rule is unchanged: each row's "
+        "interval inside the notes' Monte-Carlo tolerance 1/sqrt(n) (it replaced |z| <= 4, under which a row whose per-unit "
+        "differences were all zero had a standard error of 0 and z = inf)",
         evidence=f"{len(identity)} classifiers x datasets, {n_test} test units each; per row the 95% normal interval of the mean "
         f"per-unit difference y(g - h) - p(1-p) 1[flip] must lie in +-1/sqrt(n) = +-{tol:.3f} (the notes' tolerance).",
     )
@@ -2075,6 +2097,7 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
         "C9",
         "The paired mean difference of yhat*g - yhat*h is non-negative up to noise.",
         paper=">= 0 (Delta = E[(g-h)^2])", ours=min_delta, decision=c9, quote=_NOTES_SIGN, source="notes §5 item 9, not in the paper",
+        kind=_OWN, change=_OWN_CHANGE.format(what="the sign check is the notes' (a property a sound test must have)"),
         evidence="Delta_hat of every classifier and dataset with the oracle generator, each with its 95% normal interval "
         "(a classifier no intervention moves has d = 0 exactly).",
         note=_undecided_note(c9, 0.0, n_test, "test units", "notebooks/params/full.yaml runs 20000"),
@@ -2083,9 +2106,12 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
-    """Claims C3, C3-regression, C5 and C3b of notebook 02 (Figure 2).
+    """Claims C3, C3-regression and C3b of notebook 02 (Figure 2).
 
-    Correlations are bootstrapped over the classifiers of each dataset (the panels of Figure 2).
+    Correlations are bootstrapped over the classifiers of each dataset (the panels of Figure 2). The
+    standardised residual spread of each test, ``sqrt(1 - r^2)``, is recorded (``mean_spread_gap_generator``)
+    but decides nothing apart: it is a function of ``|r|``, so "lower variance" read on a comparable scale is
+    C3's correlation read without its sign (issue 27 merged the former claim C5 into C3).
 
     Parameters
     ----------
@@ -2109,7 +2135,17 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     change = ("the old rule counted datasets (r > 0 in >= 5/6, above DP and EO in >= 4/6) without an interval; the paper's "
               "sentence is about Figure 2 as a whole, so the quantity is now the mean over the six panels, bootstrapped over "
               "classifiers")
+    merged = ("; issue 27 merged the former claim C5 into C3: C5 applied the Fig. 3 sentence ('higher correlation and lower "
+              "variance') to Fig. 2 with the spread measured as sqrt(1 - r^2), the residual sd in units of each test's own sd, which "
+              "is a function of |r|, so C5 was C3 read without its sign and counted one finding twice. C3 keeps the paper's words "
+              "about Fig. 2 and its rule; the spread difference is reported in its evidence")
     ivs = {form: _alignment_parts(panels, "eca", f"{form}_log10p", ["dp_log10p", "eo_log10p"], seed=seed) for form in ("cit_gen", "cit_reg")}
+    spread = ivs["cit_gen"]["spread gap"]
+    claims.record("mean_spread_gap_generator", float(spread.estimate))
+    shown = f"{spread.estimate:.3f} [{spread.low:.3f}, {spread.high:.3f}]" if spread.defined else f"undefined ({spread.method})"
+    spread_text = (" The paper's 'lower variance' (said of Fig. 3) adds nothing on a comparable scale: the mean standardised "
+                   f"spread sqrt(1 - r^2) of CIT-LR minus the smaller of DP's and EO's is {shown}, a function of the same |r| "
+                   "(it was claim C5).")
     for key, form, statement in (
         ("C3", "cit_gen", "Fig. 2: CIT-LR log p rises with ECA, more than for DP and EO (generator form of Alg. 1)."),
         ("C3-regression", "cit_reg", "The same alignment with the regression form of the authors' synthetic code (g, h fitted to yhat on the known Z)."),
@@ -2121,27 +2157,12 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         claims.claim(
             key, statement, paper="qualitative: CIT-LR aligns with ECA, DP/EO do not",
             ours={"mean r": round(iv["r"].estimate, 3), "mean r_CIT - max(r_DP, r_EO)": round(iv["r gap"].estimate, 3)},
-            decision=d, quote=_FIG2_WORDS, change=change,
+            decision=d, quote=_FIG2_WORDS, change=change + (merged if key == "C3" else ""),
             source="Sec. 6.2, Fig. 2" + ("" if key == "C3" else " (the regression form is the authors' code, notes §3.1.4)"),
             evidence=f"Pearson r of ECA vs log10 p in each of {len(panels)} datasets ({per} classifiers each), a_effect = {a_effect}"
-            + ("" if key == "C3" else f", g per group and h = A-marginal of g on Z = {z_layer}") + ".",
+            + (f", g per group and h = A-marginal of g on Z = {z_layer}." if key != "C3" else "." + spread_text),
             note=_undecided_note(d, 0.0, per, "classifiers per dataset", where),
         )
-    iv = ivs["cit_gen"]
-    d5 = vd.decide_below(iv["spread gap"], 0.0, quantity="mean of sqrt(1-r_CIT^2) - min(sqrt(1-r_DP^2), sqrt(1-r_EO^2))")
-    claims.claim(
-        "C5",
-        "The residual spread of log p around the fitted line, in units of each test's own spread, is smaller for CIT-LR than for DP and EO.",
-        paper="qualitative (Figs. 2-3)", ours={"mean standardised spread difference": round(iv["spread gap"].estimate, 3)},
-        decision=d5, quote=_FIG3_WORDS, source="Sec. 6.3 (said of Fig. 3; the notes §5 item 5 apply it to Fig. 2)",
-        change="the raw residual sd of log10 p is on each test's own scale (CIT-LR's p-values reach 1e-30, DP's stay near 1), so "
-        "a 0.01-0.03 difference between tests meant nothing; the comparable spread is the residual sd in units of the test's "
-        "own sd of log10 p, sqrt(1 - r^2), bootstrapped over classifiers",
-        evidence=f"generator form; mean over {len(panels)} datasets of the standardised residual spread of CIT-LR minus the "
-        "smaller of DP's and EO's. sqrt(1 - r^2) is a function of |r|: on a comparable scale the spread claim is the "
-        "correlation claim (C3) read without its sign.",
-        note=_undecided_note(d5, 0.0, per, "classifiers per dataset", where),
-    )
     high = audit["eca"] >= _HIGH
     rej = audit["cit_gen_p"] < 0.05
     iv_hi = vd.binomial_interval(int(rej[high].sum()), int(high.sum()), unit=f"classifiers with ECA >= {_HIGH}")
@@ -2162,7 +2183,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         "powerful test.",
         note=_undecided_note(d3b, _MOST, len(audit), "classifiers", where),
     )
-    return claims.rows(["C3", "C3-regression", "C5", "C3b"])
+    return claims.rows(["C3", "C3-regression", "C3b"])
 
 
 def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -2247,8 +2268,9 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
         claims.claim(
             key, statement, paper="not reported (property a sound test must have)",
             ours=f"{row['rate']:.3f} ({row['k']}/{row['n']}); KS p = {row['ks_pvalue']:.2g}", decision=d,
-            quote=calib_words, source="notes §5 item 7, not in the paper",
-            change="the old rule asked the rate to lie in the 99% acceptance interval around alpha; the rule is now an interval "
+            quote=calib_words, source="notes §5 item 7, not in the paper", kind=_OWN,
+            change=_OWN_CHANGE.format(what="the paper reports no calibration; the level check is the notes' item 7") + "; before, "
+            "the old rule asked the rate to lie in the 99% acceptance interval around alpha, replaced by an interval "
             f"of the rate at most 2 alpha = {2 * alpha:g} (the tolerance of the chapter's notebook 07), so a conservative test holds its level",
             evidence=f"{reps} replications of n = {n}, a_effect = 0; KS test of uniform p > 0.01.",
             note=_undecided_note(d, 2 * alpha, reps, "replications", "notebooks/params/full.yaml runs 1000"),
@@ -2268,7 +2290,8 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
         paper="not reported (property a sound test must have)",
         ours=f"generator form {gen_n.iloc[0]:.2f} -> {gen_n.iloc[-1]:.2f}, regression form {reg_n.iloc[0]:.2f} -> {reg_n.iloc[-1]:.2f} for n {power_ns[0]} -> {power_ns[-1]}",
         decision=c8, quote="For a fixed non-invariant f (ECA < 1), the rejection rate → 1 as the test-set size N grows.",
-        source="notes §5 item 8, not in the paper",
+        source="notes §5 item 8, not in the paper", kind=_OWN,
+        change=_OWN_CHANGE.format(what="the paper reports no power curve; the power check is the notes' item 8"),
         evidence=f"{n_rep_power} replications per n at a_effect = {effect_for_n}; the generator form (Alg. 1) decides, the "
         "regression form is reported alongside.",
         note=_undecided_note(c8, 0.8, n_rep_power, "replications", "notebooks/params/full.yaml runs 200"),
@@ -2328,7 +2351,7 @@ def _done1(check: pd.DataFrame, name: str) -> tuple[vd.Decision, dict, str, int]
     for g, r in sub.iterrows():
         n = int(r["images"])
         parts[f"{g} effectiveness"] = vd.decide_above(vd.binomial_interval(_count(r["effectiveness %"], n), n, unit="images"),
-                                                      1 / 3 + 0.2, quantity="effectiveness")
+                                                      _EFFECTIVE, quantity="effectiveness")
         pairs = n * len(DISEASES)
         kept = _difference_interval(_count(r["disease kept %"], pairs), pairs, _count(r["disease kept %, true cf"], pairs), pairs,
                                     unit="image-disease pairs")
@@ -2385,7 +2408,7 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
         "Counterfactual images move the attribute predictor to the intended group well above chance while the disease "
         "region stays close to the true counterfactual.",
         paper="effectiveness 83-93% (Tables 8, 10); no ground truth", ours=ours, decision=d, quote=_PRESERVE, source=done1_source,
-        evidence=evidence, note=_undecided_note(d, 1 / 3 + 0.2, n_min, "images per target group", full),
+        evidence=evidence, note=_undecided_note(d, _EFFECTIVE, n_min, "images per target group", full),
     )
     sub = check.xs("CLDM+D", level=0)
     present = {f"{g}, {dis}": vd.decide_above(vd.binomial_interval(_count(r[f"present kept %, {dis}"], int(r[f"present n, {dis}"])),
@@ -2411,7 +2434,7 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
         "The same bar for the paper's CLDM, conditioned on the group alone and trained on the observed data.",
         paper="effectiveness 83-93% (Tables 8, 10); disease preservation not measured", ours=ours, decision=d,
         quote=_PRESERVE, source=done1_source, evidence=evidence,
-        note=_undecided_note(d, 1 / 3 + 0.2, n_min, "images per target group",
+        note=_undecided_note(d, _EFFECTIVE, n_min, "images per target group",
                              "more test images do not fit the book's budget (all six generators of this notebook run on them); " + full),
     )
 
@@ -2455,41 +2478,71 @@ def claims_05(results: Mapping[str, Any]) -> pd.DataFrame:
     )
     v = variance
     lo_t, hi_t = v.index[1], v.index[0]
+    conservative = f"standard errors over {n_variance} images (independent errors: conservative)"
     diff = {m: vd.normal_interval(float(v[m].iloc[1] - v[m].iloc[0]), float(np.hypot(v[f"{m}, se"].iloc[0], v[f"{m}, se"].iloc[1])),
-                                  method=f"standard errors over {n_variance} images (independent errors: conservative)")
-            for m in ("pixel sd across draws (0-255)", "L1 to truth (0-255)")}
-    c11 = _parts({"less variance": vd.decide_below(diff["pixel sd across draws (0-255)"], 0.0, quantity=f"pixel sd at {lo_t} minus at {hi_t}"),
-                  "quality not worse": vd.decide_below(diff["L1 to truth (0-255)"], 0.0, inclusive=True,
-                                                       quantity=f"L1 to the true counterfactual at {lo_t} minus at {hi_t}")},
-                 "lower variance without a loss of quality")
+                                  method=conservative)
+            for m in ("pixel sd across draws (0-255)", "L1 to truth (0-255)", "effectiveness %")}
+    eff_lo = vd.normal_interval(float(v["effectiveness %"].iloc[1]), float(v["effectiveness %, se"].iloc[1]),
+                                method=f"standard error over {n_variance} images")
+    # part -> (decision, boundary): the boundary gives the deciding size of an undecided part
+    parts11 = {
+        "less variance": (vd.decide_below(diff["pixel sd across draws (0-255)"], 0.0, quantity=f"pixel sd at {lo_t} minus at {hi_t}"), 0.0),
+        "quality not worse": (vd.decide_below(diff["L1 to truth (0-255)"], 0.0, inclusive=True,
+                                              quantity=f"L1 to the true counterfactual at {lo_t} minus at {hi_t}"), 0.0),
+        "still effective": (vd.decide_above(diff["effectiveness %"], -_EFFECTIVE_DROP, inclusive=True,
+                                            quantity=f"effectiveness (points) at {lo_t} minus at {hi_t}"), -_EFFECTIVE_DROP),
+        "changes the group": (vd.decide_above(eff_lo, 100 * _EFFECTIVE, quantity=f"effectiveness (%) at {lo_t}"), 100 * _EFFECTIVE),
+    }
+    c11 = _parts({k: d for k, (d, _) in parts11.items()}, "lower variance without a loss of quality, the counterfactuals still effective")
+    open11 = next((k for k, (d, _) in parts11.items() if d.verdict == vd.UNDECIDED), None)
     claims.claim(
         "C11",
-        "Less forward noise gives less variable counterfactuals without a significant loss of quality.",
+        "Less forward noise gives less variable counterfactuals without a significant loss of quality, and they still change the group.",
         paper="qualitative (App. H.1)", ours=v.drop(columns=[c for c in v.columns if c.endswith(", se")]).round(2).to_dict(orient="index"),
         decision=c11, quote="Experiments show that diffusion models achieves lower sample variance without significantly compromising "
         "the quality of the generated images.", source="App. H.1",
-        change="the old rule also asked the effectiveness to stay within 10 points, which the paper does not state; the paper's "
-        "quantities are the sample variance and the image quality (here the distance to the true counterfactual)",
-        evidence=f"3 stochastic abductions of {n_variance} images at t* = {t_star} and {max(1, t_star // 4)}. Beyond the paper: less "
-        f"noise also leaves little room to change the group (effectiveness {v['effectiveness %'].iloc[0]:.0f}% -> "
-        f"{v['effectiveness %'].iloc[1]:.0f}%), which matters for a counterfactual.",
-        note=_undecided_note(c11, 0.0, n_variance, "images", "notebooks/params/full.yaml runs 200"),
+        change="issue 27 restored the effectiveness condition that issue 20 dropped ('the effectiveness must stay within "
+        f"{_EFFECTIVE_DROP:g} points'), now on an interval, and added the chapter's DONE-1 bar for an effective counterfactual "
+        f"({100 * _EFFECTIVE:.1f}%): the quality of a counterfactual image (App. H.1: the reduced noise must 'fit our counterfactual "
+        "demand') includes carrying the new group, and the distance to the true counterfactual alone rewards an image that changes "
+        "nothing, since the truth differs from the input only in the group's trace. Issue 20 had kept only the sample variance and "
+        "the distance to the true counterfactual",
+        evidence=f"3 stochastic abductions of {n_variance} images at t* = {t_star} and {max(1, t_star // 4)}; each quantity per image "
+        f"(pixel sd across the draws, L1 to the true counterfactual, share of the draws in the target group), its standard error over "
+        f"images. Effectiveness {v['effectiveness %'].iloc[0]:.0f}% -> {v['effectiveness %'].iloc[1]:.0f}%: it may fall by at most "
+        f"{_EFFECTIVE_DROP:g} points and must stay above chance (1/{len(GROUPS)}) by 20 points.",
+        note=_undecided_note(c11, parts11[open11][1] if open11 else 0.0, n_variance, "images", "notebooks/params/full.yaml runs 200"),
     )
     null_sd = [float(np.std(m.null, ddof=1)) if len(getattr(m, "null", ())) > 1 else np.nan for m in (mi_before, mi_after)]
     iv12 = (vd.normal_interval(mi_before.statistic - mi_after.statistic, float(np.hypot(*null_sd)),
                                method="held-out evaluation noise: sd of each bound's permutation null (critic training noise not included)")
             if np.all(np.isfinite(null_sd)) else vd.Interval(mi_before.statistic - mi_after.statistic, np.nan, np.nan, "no permutation null"))
     c12 = vd.decide_above(iv12, 0.0, quantity="MI bound of z0 minus MI bound of phi(z0)")
+    shown12 = f"{iv12.estimate:.4f} [{iv12.low:.4f}, {iv12.high:.4f}]" if iv12.defined else f"{iv12.estimate:.4f} (undefined: {iv12.method})"
+    if mine_lambda <= PAPER_MINE_LAMBDA:  # the authors' lambda: phi is the identity up to a shift of norm lambda
+        decided12: dict[str, Any] = {
+            "verdict": vd.NOT_CHECKABLE,
+            "rule": f"given by hand: at the authors' lambda ({PAPER_MINE_LAMBDA:g}) or below, the two bounds estimate the same "
+                    f"information, so no size decides it (with a larger lambda: {c12.rule})",
+            "note": f"Not checkable at any size: with lambda = {mine_lambda:g} (the authors' value is {PAPER_MINE_LAMBDA:g}) phi moves "
+                    f"every latent by exactly lambda (mean ||phi(z) - z|| = {float(shift.mean()):.2g}), so the information about the group "
+                    "in phi(z0) is that in z0: the two bounds estimate the same quantity and any difference between them is the "
+                    "critics' noise, which the interval leaves out. C10's DLDM-against-CLDM parts stay undecided for the same reason."}
+    else:
+        decided12 = {"decision": c12, "note": "Undecided: the drop's interval straddles 0; it narrows with more training latents "
+                     "(notebooks/params/full.yaml trains on 20000 images)." if c12.verdict == vd.UNDECIDED else ""}
     claims.claim(
         "C12",
         "The disentangler lowers the MINE bound on I(phi(z0); A) below I(z0; A).",
         paper="implied by Sec. 3.3 (no number)",
         ours={"MI z0": round(mi_before.statistic, 4), "MI phi(z0)": round(mi_after.statistic, 4), "||phi(z)-z||": float(shift.mean())},
-        decision=c12, quote="to disentangle the CLDM representation vector from the chosen conditioning attribute", source="Sec. 3.3",
-        change="the old rule asked for a drop of 0.05 nats (a guess at the critics' noise); the drop is now decided on its interval",
-        evidence=f"held-out DV bounds with fresh critics ({mi_steps} steps; permutation p {mi_before.pvalue:.2g} and {mi_after.pvalue:.2g}). "
-        f"With lambda = {mine_lambda:g}, phi moves each latent by exactly lambda, so it cannot remove information.",
-        note=("Undecided at any size: with the paper's lambda the two bounds estimate the same information." if c12.verdict == vd.UNDECIDED else ""),
+        quote="to disentangle the CLDM representation vector from the chosen conditioning attribute", source="Sec. 3.3",
+        change=f"issue 27: not checkable here at the authors' lambda ({PAPER_MINE_LAMBDA:g}) or below, where phi moves every latent by "
+        "exactly lambda and no size decides the claim (its own note said so while the verdict read 'undecided at this scale'); a "
+        "larger lambda is still decided on the drop's interval above 0, which replaced (issue 20) a hand-set drop of 0.05 nats",
+        evidence=f"held-out DV bounds with fresh critics ({mi_steps} steps; permutation p {mi_before.pvalue:.2g} and {mi_after.pvalue:.2g}); "
+        f"drop of the bound {shown12} ({iv12.method}).",
+        **decided12,
     )
     return claims.rows(["DONE-1", "DONE-1-present", "DONE-1-paper-CLDM", "C10", "C11", "C12"])
 
@@ -2600,8 +2653,9 @@ def claims_06(results: Mapping[str, Any]) -> pd.DataFrame:
         "C9",
         "The paired mean of y(g - h) is >= 0 up to noise (the functional is E[(g-h)^2]); the paper's tables show mixed signs.",
         paper="mixed signs in Tables 12-13", ours={"negative means": int(neg.sum()), "significant negative": sig_neg, "tests": len(audit)},
-        decision=c9, quote=_NOTES_SIGN, source="notes §5 item 9, not in the paper",
-        change="the old rule allowed max(1, 5%) significant negatives; a two-sided test at alpha finds a negative mean significant "
+        decision=c9, quote=_NOTES_SIGN, source="notes §5 item 9, not in the paper", kind=_OWN,
+        change=_OWN_CHANGE.format(what="the sign check is the notes'; the paper's Tables 12-13 show mixed signs") + "; before, the "
+        "old rule allowed max(1, 5%) significant negatives; a two-sided test at alpha finds a negative mean significant "
         f"at most alpha/2 = {alpha / 2:g} of the time when the functional is >= 0, and the share is now decided on its interval",
         evidence="sign of the CIT-LR mean difference over the zoo. With h the A-marginal of g, a significant negative mean can only "
         "come from the generator: y is predicted on real images but g and h on generated ones.",
@@ -2689,7 +2743,9 @@ def claims_07(study: pd.DataFrame, *, alpha: float = 0.05, power_target: float =
         "D1", "The default CIT-LR holds its level (rejection rate at most 2 alpha) for every strength of the Z-A dependence (Z a valid adjustment set)",
         paper="Theorem 4.2 needs a valid adjustment set; Alg. 1 assumes Z independent of A",
         ours="; ".join(f"s={r.dependence:g}: {show(r)}" for r in d_null.itertuples()), decision=d1,
-        quote=adjustment, source="Sec. 4.2, after Theorem 4.2 (the dependence study is the book's, not the paper's)", change=level_change,
+        quote=adjustment, source="Sec. 4.2, after Theorem 4.2 (the dependence study is the book's, not the paper's)", kind=_OWN,
+        change=_OWN_CHANGE.format(what="the paper assumes a valid adjustment set and never varies the dependence; the default "
+                                  "form is cflib's") + "; before, " + level_change,
         evidence=f"rejections of an invariant classifier at alpha = {alpha}.",
         note=_undecided_note(d1, 2 * alpha, n_rep, "replications per dependence", full),
     )
@@ -2700,7 +2756,8 @@ def claims_07(study: pd.DataFrame, *, alpha: float = 0.05, power_target: float =
         "D2", f"The default CIT-LR keeps power >= {power_target} against a classifier that uses A when Z depends on A",
         paper="not studied", ours=f"effect {eff:g}, s={s_max:g}: {show(r)}", decision=d2,
         quote="For a fixed non-invariant f (ECA < 1), the rejection rate → 1 as the test-set size N grows.",
-        source="notes §5 item 8, not in the paper", evidence="rate over replications.",
+        source="notes §5 item 8, not in the paper", evidence="rate over replications.", kind=_OWN,
+        change=_OWN_CHANGE.format(what="the paper does not study a Z that depends on A; the default form is cflib's"),
         note=_undecided_note(d2, power_target, n_rep, "replications", full),
     )
     p0, p1 = row(paper, s_min, 0.0), row(paper, s_max, 0.0)
@@ -2710,14 +2767,15 @@ def claims_07(study: pd.DataFrame, *, alpha: float = 0.05, power_target: float =
     claims.claim(
         "D3", "With Z independent of A (the paper's setting), the A-marginal h of Alg. 1 holds its level (rate at most 2 alpha)",
         paper="assumed (Lemma D.3)", ours=show(p0), decision=d3, quote=marginal, source="notes §7.1 item 4, after Lemma D.3",
-        change=level_change, evidence=f"rejections of an invariant classifier at alpha = {alpha}, s = {s_min:g}.",
+        kind=_OWN, change=_OWN_CHANGE.format(what="the paper assumes the marginal h; its level is the notes' check") + "; before, " + level_change, evidence=f"rejections of an invariant classifier at alpha = {alpha}, s = {s_min:g}.",
         note=_undecided_note(d3, 2 * alpha, n_rep, "replications", full),
     )
     d4 = vd.decide_above(rate(p1), alpha, quantity="rejection rate of an invariant classifier")
     claims.claim(
         "D4", "Once Z depends on A the A-marginal h rejects an invariant classifier above alpha (why the default changed)",
         paper="not stated (the paper assumes Z independent of A)", ours=f"s={s_max:g}: {show(p1)}", decision=d4,
-        quote=marginal, source="notes §7.1 item 4: the marginal h needs Z independent of A",
+        quote=marginal, source="notes §7.1 item 4: the marginal h needs Z independent of A", kind=_OWN,
+        change=_OWN_CHANGE.format(what="the paper assumes Z independent of A; the failure under dependence is the notes' and the book's"),
         evidence=f"rejections of an invariant classifier at alpha = {alpha}, s = {s_max:g}.",
         note=_undecided_note(d4, alpha, n_rep, "replications", full),
     )
