@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cflib import claims
 from cflib.data.fairness_sim import A2_ATE, LinearSFMParams, compas_like_sfm, linear_sfm_truth
 from cflib.experiments import parity_decomposition as exp
 from cflib.fairness.decomposition import linear_pp_terms
@@ -206,7 +207,8 @@ def results_03(np_verdict="FAIL", rates=None, reps_sim=20, tv_y=0.0864, fp_de=(-
            ("Ŷ FP (adapted Z, W)", "IE"): (0.0, 0.004), ("Ŷ FP (adapted Z, W)", "SE"): (-0.028, 0.002)}
     effects = pd.DataFrame(list(est.values()), columns=["estimate", "se"], index=pd.MultiIndex.from_tuples(list(est), names=["outcome", "measure"]))
     return {"truth": truth, "truth_se": truth_se, "n_truth": 400_000, "rates": pd.Series(rates or {"np": 0.0, "fp": 1.0}), "reps_sim": reps_sim,
-            "n_sim": 7214, "learner": "hgb", "n_folds": 5, "tv_y": tv_y, "tv_np": 0.1694, "effects": effects, "verdicts": verdicts_table, "margin": 0.01}
+            "n_sim": 7214, "learner": "hgb", "n_folds": 5, "tv_y": tv_y, "tv_np": 0.1694, "effects": effects, "verdicts": verdicts_table, "margin": 0.01,
+            "n_rows": 7214}
 
 
 def test_claims_03_reproduced_failing_and_undecided():
@@ -217,9 +219,16 @@ def test_claims_03_reproduced_failing_and_undecided():
     # the FP passes in 2 of 20 samples; a wrong TV; a significant FP direct effect; NP's direct effect negative
     v = verdicts(exp.claims_03(results_03(rates={"np": 0.0, "fp": 0.1}, tv_y=0.09, fp_de=(0.05, 0.005), np_de=(-0.02, 0.005))))
     assert v["C14"] == v["C15a"] == v["C15b"] == v["C15c"] == "not reproduced" and v["C13"] == "reproduced"
-    # one sample: [0.025, 1] contains 0.8; an FP interval wider than ±1pp: a zero effect is neither confirmed nor refuted
-    v = verdicts(exp.claims_03(results_03(reps_sim=1, fp_de=(0.0, 0.01))))
-    assert v["C14"] == v["C15c"] == "undecided at this scale"
+    # one sample: [0.025, 1] contains 0.8; an FP interval wider than ±1pp: a zero effect is neither confirmed nor refuted, and the
+    # estimate already reads every row of COMPAS, so C15c is not checkable here (issue 27), with its interval kept in the evidence
+    t = exp.claims_03(results_03(reps_sim=1, fp_de=(0.0, 0.01))).set_index("key")
+    assert t.loc["C14", "verdict"] == "undecided at this scale"
+    c15c = t.loc["C15c"]
+    assert c15c["verdict"] == "not checkable here" and c15c["interval"] is None and c15c["kind"] == "reproduction"
+    assert "7214 rows" in c15c["note"] and "no larger sample" in c15c["note"] and "+0.0000 [-0.0196, +0.0196]" in c15c["evidence"]
+    assert "not checkable here" in claims._STATE["claims"]["C15c"]["change"] and "undecided" in c15c["rule"]
+    # NP's direct effect undecided: the same, whatever FP gives
+    assert verdicts(exp.claims_03(results_03(np_de=(0.01, 0.01))))["C15c"] == "not checkable here"
     r = results_03()
     r["truth"] = {**r["truth"], "fp": {**r["truth"]["fp"], "SE": -0.05}}  # the oracle's SE 0.01 away from Y's
     assert verdicts(exp.claims_03(r))["C13"] == "not reproduced"

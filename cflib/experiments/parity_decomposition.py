@@ -1103,7 +1103,9 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     results : mapping
         ``truth`` and ``truth_se`` (:func:`compas_truth`), ``n_truth``, ``rates`` (:func:`cookbook_summary`),
         ``reps_sim``, ``n_sim``, ``learner``, ``n_folds``, ``tv_y``, ``tv_np``, ``effects`` (:func:`effects_table`),
-        ``verdicts`` (:func:`algorithm1`'s table) and ``margin`` (the equivalence margin).
+        ``verdicts`` (:func:`algorithm1`'s table), ``margin`` (the equivalence margin) and ``n_rows`` (the rows of the
+        COMPAS data the effects were estimated on: all of them, so a claim the rule leaves undecided there is not
+        checkable here).
 
     Returns
     -------
@@ -1111,7 +1113,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
         The rows of :func:`cflib.claims.claims_table` for these claims.
     """
     claims.require(results, ["truth", "truth_se", "n_truth", "rates", "reps_sim", "n_sim", "learner", "n_folds", "tv_y", "tv_np", "effects",
-                             "verdicts", "margin"])
+                             "verdicts", "margin", "n_rows"])
     r = results
     truth, tse, reps_sim, learner, effects, verdicts, margin = (r[k] for k in ("truth", "truth_se", "reps_sim", "learner", "effects", "verdicts", "margin"))
     oracle_change = ("the oracle fair predictor is now 1{U < E[Y | x1, Z]} with its own noise U: it reads Z only, so its zero DE and IE are what the "
@@ -1181,6 +1183,17 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
                 vd.decide_within(iv(fp, "IE"), -margin, margin, quantity="Ctf-IE(FP), adapted covariates"),
                 vd.decide_within(vd.normal_interval(se_gap, se_gap_se, method="influence-function standard errors, taken as independent"),
                                  -margin, margin, quantity="Ctf-SE(FP) - Ctf-SE(Y)")]
+    d15c = vd.combine([*np_parts, *fp_parts], rule=f"NP's effects away from 0; FP's DE, IE and SE gap within ±{margin:g}", detail=True)
+    iv15c = d15c.interval
+    shown = (f"; the deciding interval {iv15c.estimate:+.4f} [{iv15c.low:+.4f}, {iv15c.high:+.4f}] ({iv15c.method})"
+             if iv15c is not None and iv15c.defined else "")
+    fp_ivs = "; ".join(f"{m} {d.interval.estimate:+.4f} [{d.interval.low:+.4f}, {d.interval.high:+.4f}]" for m, d in
+                       zip(("FP's Ctf-DE", "FP's Ctf-IE", "Ctf-SE(FP) - Ctf-SE(Y)"), fp_parts, strict=True) if d.interval is not None)
+    # The rule reads the whole of COMPAS: when it leaves the claim undecided, no larger sample of these data exists to decide it.
+    decided15c: dict[str, Any] = ({"decision": d15c} if d15c.verdict != vd.UNDECIDED else {
+        "verdict": vd.NOT_CHECKABLE,
+        "rule": f"given by hand: the rule ({d15c.rule}) leaves it undecided on all {r['n_rows']} rows of COMPAS, and no larger sample exists",
+    })
     claims.claim("C15c", "COMPAS Alg. 1 (BN={SE}): Northpointe fails (DE and IE); the fairadapt-style FP, decomposed on the adapted covariates, passes.",
                  paper="NP FAIL (DE, IE); FP SUCCESS",
                  ours={"NP": verdicts.loc[("Ŷ NP", "difference"), "Algorithm 1"], "FP_adapted": effects.xs(fp)["estimate"].round(4).to_dict(),
@@ -1188,15 +1201,18 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
                        "proj": verdicts.loc[("Ŷ proj", "equivalence"), "Algorithm 1"]},
                  quote="We conclude that Northpointe’s predictions \\hat{Y}^{NP} violate the legal doctrines of fairness, while our predictions "
                        "\\hat{Y}^{FP} do not", source="Sec. 4, Eqs. 21-29",
-                 decision=vd.combine([*np_parts, *fp_parts], rule=f"NP's effects away from 0; FP's DE, IE and SE gap within ±{margin:g}", detail=True),
                  change="FP is now decomposed on the adapted Z and W, as the paper did (it was decomposed on the original covariates, where the "
                         "transport map is a direct effect); Algorithm 1 asserts Ctf-DE = Ctf-IE = 0 and equal SEs, so FP's 95% intervals must lie "
-                        f"within ±{margin:g} (a non-significant effect cannot confirm a zero)",
-                 note=f"undecided while an interval of FP's effects reaches past ±{margin:g}. The half-widths shrink as 1/sqrt(n) and COMPAS has "
-                      "only 7214 rows, so no larger sample of these data exists; the paper's own FP intervals (±1.11pp for DE, ±1.98pp for IE) "
-                      "would not decide it either. C14 checks the procedure on synthetic samples",
-                 evidence=f"cross-fitted AIPW ({learner}, {r['n_folds']} folds), 95% IF intervals; decomposed on the original covariates FP gives "
-                          f"{verdicts.loc[('Ŷ FP', 'difference'), 'Algorithm 1']} and E[Y | x1, Z] gives {verdicts.loc[('Ŷ proj', 'equivalence'), 'Algorithm 1']} (equivalence rule)")
+                        f"within ±{margin:g} (a non-significant effect cannot confirm a zero). Issue 27: a claim the rule leaves undecided on "
+                        "the whole data set is not checkable here, not 'undecided at this scale': COMPAS has no larger sample",
+                 note=f"Not checkable here while an interval of FP's effects reaches past ±{margin:g}: the rule already reads all {r['n_rows']} "
+                      "rows of COMPAS and no larger sample of these data exists, so no size can decide it. The half-widths shrink as "
+                      "1/sqrt(n), and the paper's own FP intervals (±1.11pp for DE, ±1.98pp for IE) would not decide it either. C14 checks "
+                      "the procedure on synthetic samples" if d15c.verdict == vd.UNDECIDED else "",
+                 evidence=f"cross-fitted AIPW ({learner}, {r['n_folds']} folds), 95% IF intervals on all {r['n_rows']} rows{shown}; FP: {fp_ivs}; "
+                          f"decomposed on the original covariates FP gives {verdicts.loc[('Ŷ FP', 'difference'), 'Algorithm 1']} and "
+                          f"E[Y | x1, Z] gives {verdicts.loc[('Ŷ proj', 'equivalence'), 'Algorithm 1']} (equivalence rule)",
+                 **decided15c)
     return claims.rows(["C13", "C14", "C15a", "C15b", "C15c"])
 
 
