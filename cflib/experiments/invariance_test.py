@@ -1890,7 +1890,7 @@ _EFFECTIVE = 1 / len(GROUPS) + 0.2
 #: Effectiveness may fall by at most this many points when the forward noise is lowered (C11's condition before
 #: issue 20 dropped it; restored by issue 27).
 _EFFECTIVE_DROP = 10.0
-#: The authors' lambda of the disentangler phi (their code; notes Sec. 3.3: "chosen by random search").
+#: The authors' lambda of the disentangler phi (App. H.2 as the notebook reads it; notes §3.3: "chosen by random search").
 PAPER_MINE_LAMBDA = 1e-3
 #: Kind of the claims that check a property the paper does not state (the notes' or the book's own).
 _OWN = "book's own finding"
