@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 import pandas as pd
 
-from .claims import changes_markdown, gather, report_markdown
+from .claims import changes_markdown, gather, report_markdown, tally_markdown
 from .paths import build_dir, repo_root
 from .runner import run, toc_notebooks
 
@@ -37,6 +37,8 @@ __all__ = ["stage", "build", "receipt_markdown", "check_links", "LinkReport"]
 #: every claim in the clean book-scale build of commit 27e2182, the last report before the verdicts
 #: were decided on intervals (issue 20).
 BEFORE_REPORT = "reproduction-before.csv"
+#: The line of the landing page (``book/index.md``) that the build replaces with the tally of the claims per paper.
+TALLY_MARKER = "<!-- cflib: tally of the claims per paper -->"
 
 #: CSS class of the receipt's box (the browser test looks for it).
 RECEIPT_CLASS = "cflib-receipt"
@@ -132,7 +134,7 @@ def stage(executed_dir: Path, site: Path | None = None, statuses: Mapping[str, s
         _sync(root / name, site / name)
         wanted.add(site / name)
     for f in (root / "book").rglob("*"):
-        if f.is_file():
+        if f.is_file() and f != root / "book" / "index.md":  # the landing page is written below, with the tally
             _sync(f, site / "book" / f.relative_to(root / "book"))
             wanted.add(site / "book" / f.relative_to(root / "book"))
     notebooks = toc_notebooks()
@@ -144,6 +146,9 @@ def stage(executed_dir: Path, site: Path | None = None, statuses: Mapping[str, s
         _write_text(site / "notebooks" / nb, _with_receipt(src, stamp, (statuses or {}).get(nb, "cached")))
         wanted.add(site / "notebooks" / nb)
     claims = gather(executed_dir, notebooks)
+    landing = site / "book" / "index.md"
+    _write_text(landing, (root / "book" / "index.md").read_text().replace(TALLY_MARKER, tally_markdown(claims)))
+    wanted.add(landing)
     report = site / "book" / "reproduction-report.md"
     _write_text(report, report_markdown(claims))
     changes = site / "book" / "reproduction-changes.md"

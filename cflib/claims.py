@@ -34,6 +34,8 @@ __all__ = [
     "claims_table",
     "gather",
     "report_markdown",
+    "tally",
+    "tally_markdown",
     "reset",
     "require",
     "rows",
@@ -55,12 +57,12 @@ _RENAMED = {"inconclusive at this scale": _verdicts.UNDECIDED}
 #: Chapter slug -> short reference of the paper it reproduces.
 PAPERS = {
     "foundations": "Pearl's counterfactual axioms (foundations)",
-    "axiomatic-soundness": "Monteiro et al. 2023, axiomatic soundness (003)",
-    "counterfactual-benchmark": "Melistas et al., benchmarking counterfactual images (001)",
-    "invariance-test": "Ma et al., counterfactual invariance in medical imaging (000)",
-    "closeness-test": "Fu et al., CF-CLOT (002)",
-    "parity-decomposition": "Plecko & Bareinboim, predictive vs statistical parity (004)",
-    "auditing": "Auditing your own model (the one-call audit, checked against 004)",
+    "axiomatic-soundness": "Monteiro et al. 2023, axiomatic soundness",
+    "counterfactual-benchmark": "Melistas et al. 2024, benchmarking counterfactual images",
+    "invariance-test": "Ma et al. 2024, counterfactual invariance in medical imaging",
+    "closeness-test": "Fu et al. 2025, CF-CLOT",
+    "parity-decomposition": "Plecko & Bareinboim 2023, predictive vs statistical parity",
+    "auditing": "Auditing your own model (the one-call audit, checked against Plecko & Bareinboim)",
 }
 
 _STATE: dict[str, Any] = {"values": {}, "claims": {}}
@@ -353,9 +355,9 @@ def claims_table() -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``key, statement, paper, ours, verdict, evidence, quote, source, interval, rule, kind, note``.
+        Columns ``key, statement, paper, ours, verdict, evidence, quote, source, interval, rule, kind, note, change``.
     """
-    cols = ["key", "statement", "paper", "ours", "verdict", "evidence", "quote", "source", "interval", "rule", "kind", "note"]
+    cols = ["key", "statement", "paper", "ours", "verdict", "evidence", "quote", "source", "interval", "rule", "kind", "note", "change"]
     return pd.DataFrame([{k: c.get(k) for k in cols} for c in _STATE["claims"].values()], columns=cols)
 
 
@@ -457,6 +459,108 @@ def _words(r: Any) -> str:
     return f"“{_cell(r.quote)}”" + (f" ({_cell(r.source)})" if r.source else "")
 
 
+#: Short labels of the verdicts, for the tally tables.
+_SHORT = {_verdicts.REPRODUCED: "reproduced", _verdicts.NOT_REPRODUCED: "not reproduced", _verdicts.UNDECIDED: "undecided",
+          _verdicts.NOT_CHECKABLE: "not checkable", _verdicts.SUBSTITUTE: "differs (substitute)"}
+_BADGE = {_verdicts.REPRODUCED: "✅", _verdicts.NOT_REPRODUCED: "❌", _verdicts.UNDECIDED: "⚠️", _verdicts.NOT_CHECKABLE: "➖",
+          _verdicts.SUBSTITUTE: "🔁"}
+
+
+def _num(value: Any) -> str:
+    """A number for a reader: three significant figures, no e-notation between 0.001 and 10^6."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return str(value)
+    x = float(value)
+    if not math.isfinite(x):
+        return "undefined" if math.isnan(x) else ("∞" if x > 0 else "−∞")
+    if x == 0 or 1e-3 <= abs(x) < 1e6:
+        text = f"{x:.3g}"
+        return f"{x:.0f}" if "e" in text else text
+    return f"{x:.2e}"
+
+
+def _short_interval(interval: Any) -> str:
+    if not isinstance(interval, dict):
+        return ""
+    est, low, high = (interval.get(k) for k in ("estimate", "low", "high"))
+    if not all(isinstance(v, (int, float)) for v in (est, low, high)) or not all(math.isfinite(v) for v in (est, low, high)):
+        return f"{_num(est)} (no interval)"
+    return f"{_num(est)} [{_num(low)}, {_num(high)}]"
+
+
+def _first_sentence(text: str, words: int = 30) -> str:
+    text = " ".join(str(text).split())
+    cut = text.split(". ")[0].rstrip(".")
+    parts = cut.split(" ")
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+
+
+def _reason(r: Any) -> str:
+    """One line on why a claim got its verdict: the interval that decided it and, where there is one, the note."""
+    iv = _short_interval(r.interval)
+    unit = ""
+    if isinstance(r.interval, dict):
+        found = [u for u in ("training seed", "test image", "replication", "seed", "unit") if u in str(r.interval.get("method", ""))]
+        unit = f" over {found[0]}s" if found and "1 training seed" not in str(r.interval.get("method", "")) else \
+            (" on one training seed" if found else "")
+    head = f"{iv}{unit}" if iv else ""
+    if r.verdict in (_verdicts.NOT_CHECKABLE, _verdicts.SUBSTITUTE, _verdicts.UNDECIDED) and r.note:
+        return _cell(f"{head}; {_first_sentence(r.note)}" if head else _first_sentence(r.note))
+    return _cell(head or _first_sentence(r.rule or r.evidence))
+
+
+def _doc(notebook: str) -> str:
+    return f"{{doc}}`{notebook.rsplit('/', 1)[-1].removesuffix('.ipynb')} </notebooks/{notebook.removesuffix('.ipynb')}>`"
+
+
+def tally(df: pd.DataFrame) -> pd.DataFrame:
+    """Where each paper stands: its claims counted by verdict, with the book's own findings and sanity checks apart.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Output of :func:`gather`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per chapter (indexed by the paper's reference) and an ``all papers`` row; columns the
+        verdicts of the papers' claims (kind ``reproduction``), ``claims`` (their total), ``book's own
+        findings`` and ``sanity checks``.
+    """
+    _check_report_frame(df)
+    df = _with_optional(df)
+    rows = {}
+    for chapter, sub in [*df.groupby("chapter", sort=False), ("all papers", df)]:
+        reps = sub[sub["kind"] == REPRODUCTION]
+        row = {_SHORT[v]: int((reps["verdict"] == v).sum()) for v in VERDICTS}
+        row.update({"claims": len(reps), "book's own findings": int((sub["kind"] == FINDING).sum()),
+                    "sanity checks": int((sub["kind"] == SANITY).sum())})
+        rows[PAPERS.get(chapter, chapter) if chapter != "all papers" else chapter] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def tally_markdown(df: pd.DataFrame) -> str:
+    """The tally of :func:`tally` as a markdown table (the report's first table, and the landing page's).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Output of :func:`gather`.
+
+    Returns
+    -------
+    str
+    """
+    t = tally(df)
+    cols = list(t.columns)
+    lines = ["| paper | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for name, row in t.iterrows():
+        label = f"**{name}**" if name == "all papers" else name
+        lines.append(f"| {label} | " + " | ".join(str(int(row[c])) for c in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def report_markdown(df: pd.DataFrame) -> str:
     """Render gathered claims as the book's reproduction-report page (MyST markdown).
 
@@ -468,37 +572,31 @@ def report_markdown(df: pd.DataFrame) -> str:
     Returns
     -------
     str
-        The page's text: counts by verdict (reproductions and sanity checks apart), how many claims
-        still lack the paper's words, an interval or a rule, the evidence of every claim that is not
-        reproduced in one line each, then one table per paper.
+        The page's text: the tally per paper (:func:`tally`), the claims not reproduced and those
+        undecided, grouped by paper with links, then per paper one table of claim | verdict | reason |
+        notebook with the paper's words, rule, interval and evidence of every claim in a dropdown, and the
+        book's own findings and sanity checks apart.
     """
     _check_report_frame(df)
     lines = [
         "# Reproduction report",
         "",
-        "Every checkable claim of the five papers that the book's notebooks test: the paper's words, the",
-        "quantity we computed with its interval, the rule that decides, and the verdict. The rule is fixed",
-        "before running: **reproduced** when the interval lies on the paper's side of the rule's boundary,",
-        "**not reproduced** when it lies on the other side, **undecided at this scale** when it straddles it",
-        "(the note says what size would decide). Two verdicts are given by hand: **not checkable here**",
-        "(the note says where the checkable analogue lives) and **differs with the substitute data** (the",
-        "note says why). *Sanity checks* hold by construction or check cflib itself; they are listed but not",
-        "counted as reproductions. The page is generated from the executed notebooks each time the book is",
-        "built; the [changes page](reproduction-changes.md) lists every criterion and verdict that changed.",
+        "Every checkable claim of the five papers that the book's notebooks test. Each is decided by a rule fixed",
+        "before running, on an estimate with its interval: **reproduced** when the interval lies on the paper's",
+        "side of the rule's boundary, **not reproduced** when it lies on the other side, **undecided** when it",
+        "straddles it (the reason says what size would decide). **Not checkable** (no size can decide it here)",
+        "and **differs (substitute)** (the substitute data cannot answer it) are given by hand, with the reason.",
+        "A comparison of trained models takes training seeds as its units. The *book's own findings* (properties",
+        "the papers do not state) and *sanity checks* (true by construction, or checks of cflib) are listed apart",
+        "and not counted as the papers' claims. The page is generated from the executed notebooks at every",
+        "build; the [changes page](reproduction-changes.md) lists what moved and why.",
         "",
     ]
     if df.empty:
         lines.append("No notebook has recorded a claim yet.")
         return "\n".join(lines) + "\n"
     df = _with_optional(df)
-    lines += ["| verdict | reproductions | sanity checks |", "|---|---|---|"]
-    for v in VERDICTS:
-        n_rep = int(((df["verdict"] == v) & (df["kind"] == "reproduction")).sum())
-        n_san = int(((df["verdict"] == v) & (df["kind"] != "reproduction")).sum())
-        lines.append(f"| {v} | {n_rep} | {n_san} |")
-    reps = df["kind"] == "reproduction"
-    lines.append(f"| **total** | {int(reps.sum())} | {int((~reps).sum())} |")
-    lines.append("")
+    lines += ["## Where each paper stands", "", tally_markdown(df), ""]
     gaps = {
         "the paper's words": int((df["quote"] == "").sum()),
         "an estimate with an interval": int((df["interval"].isna() & (df["verdict"] != _verdicts.NOT_CHECKABLE)).sum()),
@@ -507,28 +605,52 @@ def report_markdown(df: pd.DataFrame) -> str:
     if any(gaps.values()):
         lines.append("Claims still lacking " + "; ".join(f"{what}: {n}" for what, n in gaps.items() if n) + ".")
         lines.append("")
-    failing = df[(df["verdict"] == _verdicts.NOT_REPRODUCED) & reps]
-    if not failing.empty:
-        lines += ["## Not reproduced, with the evidence", ""]
-        for r in failing.itertuples():
-            nb = r.notebook.rsplit("/", 1)[-1].removesuffix(".ipynb")
-            iv = f" Estimate {_interval_text(r.interval)}." if isinstance(r.interval, dict) else ""
-            lines.append(f"- **{_cell(r.chapter)}/{_cell(nb)} {_cell(r.key)}**: {_cell(r.statement)}{_cell(iv)} *{_cell(r.evidence)}*")
-        lines.append("")
+    reps = df["kind"] == REPRODUCTION
+    for verdict, title in ((_verdicts.NOT_REPRODUCED, "Not reproduced"), (_verdicts.UNDECIDED, "Undecided, and what would decide it")):
+        sub = df[(df["verdict"] == verdict) & reps]
+        if sub.empty:
+            continue
+        lines += [f"## {title}", ""]
+        for chapter, group in sub.groupby("chapter", sort=False):
+            lines += [f"**{PAPERS.get(chapter, chapter)}**", ""]
+            for r in group.itertuples():
+                lines.append(f"- {_doc(r.notebook)} **{_cell(r.key)}**: {_cell(_first_sentence(r.statement, 25))} ({_reason(r)})")
+            lines.append("")
     for chapter, sub in df.groupby("chapter", sort=False):
         lines += [f"## {PAPERS.get(chapter, chapter)}", ""]
-        lines.append("| notebook | claim | the paper's words | statement | paper | ours | estimate [interval] | rule | verdict | evidence | scale |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        for kinds, caption in (((REPRODUCTION,), ""), ((FINDING, SANITY), "The book's own findings and sanity checks (not counted)")):
+            part = sub[sub["kind"].isin(kinds)]
+            if part.empty:
+                continue
+            if caption:
+                lines += [f"*{caption}:*", ""]
+            lines += ["| claim | verdict | why | notebook |", "|---|---|---|---|"]
+            for r in part.itertuples():
+                kind = "" if r.kind == REPRODUCTION else f" ({r.kind})"
+                lines.append(f"| **{_cell(r.key)}** {_cell(_first_sentence(r.statement, 25))} | {_BADGE.get(r.verdict, '')} "
+                             f"{r.verdict}{kind} | {_reason(r)} | {_doc(r.notebook)} |")
+            lines.append("")
+        lines += [":::{dropdown} The paper's words, the rule, the interval and the evidence of every claim", ""]
         for r in sub.itertuples():
             nb = r.notebook.rsplit("/", 1)[-1].removesuffix(".ipynb")
-            verdict = f"**{r.verdict}**" + (" (sanity check)" if r.kind != "reproduction" else "")
-            note = f" {r.note}" if r.note else ""
-            lines.append(
-                f"| {_cell(nb)} | {_cell(r.key)} | {_words(r)} | {_cell(r.statement)} | {_cell(r.paper)} | {_cell(r.ours)} "
-                f"| {_cell(_interval_text(r.interval))} | {_cell(r.rule)} | {verdict} | {_cell(r.evidence + note)} | {_cell(r.scale)} |"
-            )
-        lines.append("")
+            lines += [f"**{_cell(nb)} {_cell(r.key)}** ({r.verdict}{'' if r.kind == REPRODUCTION else ', ' + r.kind}). {_cell(r.statement)}", "",
+                      f"- The paper's words: {_words(r)}",
+                      f"- Paper: {_cell(_num(r.paper) if not isinstance(r.paper, (dict, list)) else _plain_value(r.paper))}; "
+                      f"ours: {_cell(_num(r.ours) if not isinstance(r.ours, (dict, list)) else _plain_value(r.ours))}",
+                      f"- Estimate: {_cell(_interval_text(r.interval)) or 'none'}",
+                      f"- Rule: {_cell(r.rule) or 'none'}",
+                      f"- Evidence: {_cell(r.evidence)}" + (f" {_cell(r.note)}" if r.note else ""), ""]
+        lines += [":::", ""]
     return "\n".join(lines) + "\n"
+
+
+def _plain_value(value: Any) -> str:
+    """A dict or list as reader's text: ``a 0.886, b 0.862`` instead of Python's repr."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_plain_value(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_plain_value(v) for v in value)
+    return _num(value)
 
 
 def changes_markdown(df: pd.DataFrame, before: pd.DataFrame) -> str:
@@ -539,14 +661,15 @@ def changes_markdown(df: pd.DataFrame, before: pd.DataFrame) -> str:
     df : pandas.DataFrame
         Output of :func:`gather` for this build.
     before : pandas.DataFrame
-        The earlier report: columns ``notebook, key, statement, verdict, evidence`` (its evidence
-        column stands for its rule, which earlier reports did not record apart).
+        The earlier report: columns ``notebook, key, statement, verdict, evidence`` and, when it recorded
+        them, ``rule`` and ``kind`` (without ``rule``, its evidence stands for its rule).
 
     Returns
     -------
     str
-        The page's text: one entry per changed claim with the paper's words, the old and new rule,
-        the old and new verdict and why; then the claims that are new or gone.
+        The page's text: a table of how the verdicts moved, one entry per claim whose verdict or kind
+        changed (the paper's words, old and new rule and verdict, why), the claims whose rule changed but
+        not their verdict folded into a dropdown, then the claims that are new or gone.
     """
     _check_report_frame(df)
     if not isinstance(before, pd.DataFrame):
@@ -555,51 +678,70 @@ def changes_markdown(df: pd.DataFrame, before: pd.DataFrame) -> str:
     if missing:
         raise ValueError(f"before lacks column(s) {missing}; it needs notebook, key, statement, verdict and evidence")
     df = _with_optional(df)
-    old = before.assign(verdict=before["verdict"].map(lambda v: _RENAMED.get(v, v))).set_index(["notebook", "key"])
+    has_rule = "rule" in before.columns
+    old = before.assign(verdict=before["verdict"].map(lambda v: _RENAMED.get(v, v)))
+    old = old.assign(rule=old["rule"].fillna("") if has_rule else old["evidence"],
+                     kind=old["kind"].fillna(REPRODUCTION) if "kind" in old.columns else REPRODUCTION).set_index(["notebook", "key"])
     lines = [
         "# Changes to the reproduction report",
         "",
-        "Every claim whose criterion or verdict changed since the earlier report, with the paper's words, the",
-        "old and new rule, the old and new verdict, and why. The earlier report recorded no rule apart from its",
-        "evidence, so its evidence stands for its rule. A criterion changes only to match the paper's words or",
-        "to decide on an interval instead of a point; no threshold is tuned on the book's own results. The",
-        "earlier verdict \"inconclusive at this scale\" is now called \"undecided at this scale\".",
+        "What moved since the earlier report: how the verdicts moved, then every claim whose verdict or kind",
+        "changed, with the paper's words, the old and new rule and why. A criterion changes only to match the",
+        "paper's words, to decide on an interval instead of a point, or to take training seeds as the units of a",
+        "model comparison; no threshold is tuned on the book's own results.",
         "",
     ]
     now = set(zip(df["notebook"], df["key"], strict=True))
     gone = [k for k in old.index if k not in now]
-    changed, new = [], []
+    moved, rule_only, new = [], [], []
     for r in df.itertuples():
         if (r.notebook, r.key) not in old.index:
             new.append(r)
             continue
         o = old.loc[(r.notebook, r.key)]
-        rule_changed = bool(r.rule) or bool(r.change)
-        if rule_changed or o["verdict"] != r.verdict or r.kind != "reproduction":
-            changed.append((r, o))
-    lines.append(f"{len(changed)} claims changed, {len(new)} are new, {len(gone)} are gone.")
+        if o["verdict"] != r.verdict or o["kind"] != r.kind:
+            moved.append((r, o))
+        elif (has_rule and str(o["rule"]) != r.rule) or (not has_rule and (bool(r.rule) or bool(r.change))):
+            rule_only.append((r, o))
+    lines.append(f"{len(moved)} claims changed verdict or kind, {len(rule_only)} changed only their rule, {len(new)} are new, "
+                 f"{len(gone)} are gone.")
     lines.append("")
-    for r, o in changed:
-        nb = r.notebook.removesuffix(".ipynb")
+    if moved:
+        flows = pd.crosstab(pd.Series([o["verdict"] for _, o in moved], name="before"), pd.Series([r.verdict for r, _ in moved], name="now"))
+        lines += ["| before \\ now | " + " | ".join(flows.columns) + " |", "|---" * (len(flows.columns) + 1) + "|"]
+        lines += [f"| {v} | " + " | ".join(str(int(flows.loc[v, c])) for c in flows.columns) + " |" for v in flows.index]
+        kinds = sum(o["kind"] != r.kind for r, o in moved)
+        if kinds:
+            lines += ["", f"{kinds} of them also changed kind (a reproduction that is now the book's own finding or a sanity check)."]
+        lines.append("")
+
+    def entry(r: Any, o: Any) -> list[str]:
         why = []
         if r.change:
             why.append(r.change)
-        if r.rule and not r.change:
-            why.append("the verdict now rests on the estimate's interval and a rule written down first")
-        if r.kind != "reproduction":
-            why.append("it holds by construction or checks cflib itself, so it is a sanity check, not a reproduction")
+        if o["kind"] != r.kind:
+            why.append(f"it is now a {r.kind}: " + ("a property the paper does not state" if r.kind == FINDING else
+                                                     "it holds by construction or checks cflib itself"))
         if o["verdict"] != r.verdict and not r.change:
-            why.append("the interval decides it" if r.rule else "the estimate changed")
-        lines += [
-            f"## {nb} {r.key}",
-            "",
-            f"- The paper's words: {_words(r)}",
-            f"- Old rule: {_cell(o['evidence'])}",
-            f"- New rule: {_cell(r.rule) if r.rule else '(unchanged)'}",
-            f"- Verdict: {o['verdict']} \u2192 **{r.verdict}**" + (f" ({r.kind})" if r.kind != "reproduction" else ""),
-            f"- Why: {'; '.join(why) or 'unchanged'}.",
-            "",
-        ]
+            why.append("the estimate or its interval moved")
+        return [f"### {r.notebook.removesuffix('.ipynb')} {r.key}", "",
+                f"- The paper's words: {_words(r)}",
+                f"- Old rule: {_cell(o['rule']) or '(none)'}",
+                f"- New rule: {_cell(r.rule) if r.rule else '(unchanged)'}",
+                f"- Verdict: {o['verdict']}{'' if o['kind'] == REPRODUCTION else ' (' + o['kind'] + ')'} \u2192 **{r.verdict}**"
+                + (f" ({r.kind})" if r.kind != REPRODUCTION else ""),
+                f"- Why: {'; '.join(why) or 'the rule was written down'}.", ""]
+
+    if moved:
+        lines += ["## Verdicts that moved", ""]
+        for r, o in moved:
+            lines += entry(r, o)
+    if rule_only:
+        lines += ["## Rules that changed without moving the verdict", "",
+                  f":::{{dropdown}} {len(rule_only)} claims", ""]
+        for r, o in rule_only:
+            lines += entry(r, o)
+        lines += [":::", ""]
     if new:
         lines += ["## New claims", ""]
         for r in new:

@@ -57,10 +57,15 @@ def test_gather_and_report(tmp_path):
     df = claims.gather(tmp_path)
     assert list(df["key"]) == ["C1", "C2"] and set(df["chapter"]) == {"closeness-test"}
     text = claims.report_markdown(df)
-    assert "| reproduced | 1 | 0 |" in text and "| not reproduced | 1 | 0 |" in text
-    assert "lacking the paper's words: 2" in text and "## Not reproduced, with the evidence" in text
-    assert "pipes \\| are escaped" in text and "0.05123" in text
+    t = claims.tally(df)
+    assert t.loc["all papers", "reproduced"] == 1 and t.loc["all papers", "not reproduced"] == 1 and t.loc["all papers", "claims"] == 2
+    assert "| Fu et al. 2025, CF-CLOT | 1 | 1 | 0 | 0 | 0 | 2 | 0 | 0 |" in text
+    assert "lacking the paper's words: 2" in text and "## Not reproduced" in text
+    assert "pipes \\| are escaped" in text and "0.0512" in text and "0.0512345" not in text  # three significant figures
     assert claims.PAPERS["closeness-test"] in text
+    # the verdict is the second column of each paper's table
+    row = next(line for line in text.splitlines() if line.startswith("| **C2**"))
+    assert row.split(" | ")[1].endswith("not reproduced")
     (tmp_path / "empty").mkdir()
     assert "No notebook" in claims.report_markdown(claims.gather(tmp_path / "empty"))
 
@@ -71,7 +76,7 @@ def test_cli_report_writes_the_page(tmp_path, capsys):
     claims.claim("C9", "a claim", paper=1, ours=1, holds=True, evidence="exact")
     page = tmp_path / "report.md"
     assert main(["report", "--directory", str(tmp_path), "--output", str(page)]) == 0
-    assert "| C9 |" in page.read_text() and "**reproduced**" in page.read_text()
+    assert "| **C9** a claim | ✅ reproduced |" in page.read_text()
 
 
 def test_cli_data_unknown_name_is_one_line(capsys):
@@ -96,7 +101,11 @@ def test_decided_claims_carry_words_interval_and_rule(tmp_path):
     assert data["claims"][0]["quote"] == "the counterfactuals change the digit"
     df = claims.gather(tmp_path)
     text = claims.report_markdown(df)
-    assert "| reproduced | 1 | 1 |" in text and "| not checkable here | 1 | 0 |" in text and "| **total** | 2 | 1 |" in text
+    t = claims.tally(df)
+    assert (t.loc["all papers", ["reproduced", "not checkable", "claims", "sanity checks"]] == [1, 1, 2, 1]).all()
+    claims.claim("C4", "a property the paper does not state", paper="-", ours=1, holds=True, evidence="e", kind="book's own finding")
+    t = claims.tally(claims.gather(tmp_path))
+    assert t.loc["all papers", "claims"] == 2 and t.loc["all papers", "book's own findings"] == 1  # not counted as the paper's
     assert "\u201cthe counterfactuals change the digit\u201d (Sec. 5)" in text and "Clopper-Pearson" in text
     assert "closeness-test/02 C4" in text
 
@@ -115,11 +124,17 @@ def test_changes_page_lists_changed_criteria_and_verdicts(tmp_path):
                            "verdict": ["not reproduced", "reproduced", "inconclusive at this scale", "reproduced"],
                            "evidence": ["old rule 1", "same rule", "old rule 3", "gone"]})
     text = claims.changes_markdown(claims.gather(tmp_path), before)
-    assert "2 claims changed, 1 are new, 1 are gone." in text
-    assert "## closeness-test/01-x C1" in text and "not reproduced \u2192 **reproduced**" in text and "old rule 1" in text
-    assert "## closeness-test/01-x C3" in text and "the paper says 1-10" in text
+    assert "1 claims changed verdict or kind, 1 changed only their rule, 1 are new, 1 are gone." in text
+    assert "| not reproduced | 1 |" in text  # the table of how verdicts moved
+    assert "### closeness-test/01-x C1" in text and "not reproduced \u2192 **reproduced**" in text and "old rule 1" in text
+    assert "### closeness-test/01-x C3" in text and "the paper says 1-10" in text
+    assert text.index(":::{dropdown}") < text.index("### closeness-test/01-x C3")  # a rule change alone is folded
     assert "undecided at this scale \u2192 **undecided at this scale**" in text  # the old name is read as the new one
-    assert "## closeness-test/01-x C2" not in text  # same rule, same verdict: not listed
+    assert "### closeness-test/01-x C2" not in text  # same rule, same verdict: not listed
+    # an earlier report that recorded its rules: a claim is listed only if its rule, verdict or kind changed
+    rules = before.assign(rule=[claims.gather(tmp_path).set_index("key").loc["C1", "rule"], "", "", ""], kind="reproduction")
+    text = claims.changes_markdown(claims.gather(tmp_path), rules)
+    assert "1 claims changed verdict or kind, 0 changed only their rule" in text
     assert "closeness-test/01-x C4" in text and "closeness-test/01-x C9" in text
     with pytest.raises(ValueError, match="before lacks"):
         claims.changes_markdown(claims.gather(tmp_path), before.drop(columns="evidence"))
