@@ -360,7 +360,7 @@ def test_claims_03_degenerate_substitute_metrics_are_named():
     table = exp.claims_03(r).set_index("key")
     for key in ("M5-faces", "E8", "R1-faces", "R2-faces"):
         assert table.loc[key, "verdict"] == "differs with the substitute data", key
-        assert table.loc[key, "note"] and table.loc[key, "change"], key
+        assert table.loc[key, "note"] and table.loc[key, "change"] and table.loc[key, "interval"] is not None, key
     assert "the same for every model" in table.loc["M5-faces", "note"]
     assert "ranks the true counterfactual worst" in table.loc["R1-faces", "note"]
     assert exp._degenerate({"a": 1.0, "true": 2.0}, "x", lower_is_better=True).startswith("x ranks")
