@@ -2097,7 +2097,7 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
         "C9",
         "The paired mean difference of yhat*g - yhat*h is non-negative up to noise.",
         paper=">= 0 (Delta = E[(g-h)^2])", ours=min_delta, decision=c9, quote=_NOTES_SIGN, source="notes §5 item 9, not in the paper",
-        kind=_OWN, change=_OWN_CHANGE.format(what="the sign check is the notes' (a property a sound test must have)"),
+        kind=_OWN, change=_OWN_CHANGE.format(what="the sign check is the notes' item 9, a property a sound test must have"),
         evidence="Delta_hat of every classifier and dataset with the oracle generator, each with its 95% normal interval "
         "(a classifier no intervention moves has d = 0 exactly).",
         note=_undecided_note(c9, 0.0, n_test, "test units", "notebooks/params/full.yaml runs 20000"),
