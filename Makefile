@@ -51,9 +51,10 @@ PYTEST_ARGS ?=
 test: setup browser-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# JupyterLab is pinned in requirements.txt with everything else. It refuses to start as root unless told
+# (containers and CI runners run as root), so --allow-root is passed only when the user is root.
 lab: setup
-	$(PIP) install "jupyterlab>=4,<5"
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab $$([ "$$(id -u)" = 0 ] && echo --allow-root) notebooks/
 
 sweep: setup
 	$(BIN)/cflib sweep $(SWEEP)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,6 +30,8 @@ __all__ = [
     "changes_markdown",
     "PAPERS",
     "Claim",
+    "ClaimCard",
+    "ClaimRows",
     "record",
     "claim",
     "claims_table",
@@ -199,8 +202,11 @@ def record(key: str, value: Any, *, glue: bool = True) -> Any:
 
 
 def _fmt(value: Any) -> str:
-    if isinstance(value, (float, np.floating)):
-        return f"{value:.4g}"
+    """A value for a reader: numbers through :func:`_num`, dicts and lists through :func:`_plain_value`."""
+    if isinstance(value, (dict, list, tuple)):
+        return _plain_value(value)
+    if isinstance(value, (float, np.floating, int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return _num(value)
     return str(value)
 
 
@@ -327,14 +333,9 @@ def claim(
     _write()
     _glue(f"claim-{key}", verdict)
     try:
-        from IPython.display import Markdown, display
+        from IPython.display import display
 
-        mark = {"reproduced": "✅", "not reproduced": "❌"}.get(verdict, "⚠️")
-        label = f"{key} ({kind}): {verdict}" if kind != "reproduction" else f"{key}: {verdict}"
-        said = f" The paper ({source or 'no source'}): “{quote}”" if quote else ""
-        est = f" Estimate: {_interval_text(interval)}." if interval else ""
-        display(Markdown(f"{mark} **{label}.** {statement}{said} Paper: {_fmt(paper)}; ours: {_fmt(ours)}.{est} "
-                         f"*{rule + '. ' if rule else ''}{evidence}*{' ' + note if note else ''}"))
+        display(ClaimCard(asdict(c)))
     except ImportError:  # pragma: no cover - IPython ships with the notebook stack
         pass
     return c
@@ -790,6 +791,145 @@ def require(results: Any, keys: Iterable[str], where: str = "the claims") -> lis
     return [results[k] for k in keys]
 
 
+#: Paper codes of the project's notes ("Monteiro et al. 2023 (003)"), which point at nothing a reader has.
+_PAPER_CODE = re.compile(r"\s*\(00\d\)")
+#: References to the implementation notes: in parentheses they are dropped, elsewhere they become "the implementation notes".
+_NOTES_ONE = r"§[\d.]*\d(?: (?:item|claim) \w+| [A-Z]\w*)?"
+_NOTES_PAREN = re.compile(r"\s*\((?:the )?notes " + _NOTES_ONE + r"\)")
+_NOTES_REF = re.compile(r"(?:the )?notes " + _NOTES_ONE + r"(?:(?:,| and) " + _NOTES_ONE + r")*")
+_SECTION_PAREN = re.compile(r"\s*\(§[^()]*\)")
+_SECTION = re.compile(r",? §[\d.]*\d(?:,? (?:item|claim) \w+| [A-Z]\w*)?(?: \[S\])?")
+_STAR_EMPH = re.compile(r"(?<![\w*^\\])\*(?=\S)([^*\n]*?\S)\*(?![\w*])")
+_DOLLAR_MATH = re.compile(r"(?<![\\\w])\$(?=\S)([^$\n]*?\S)\$(?!\w)")
+
+
+def _reader_text(text: Any) -> str:
+    """Plain text for a reader: no paper codes like "(003)" and no "notes §" references (display only)."""
+    text = _PAPER_CODE.sub("", str(text))
+    text = _NOTES_PAREN.sub("", text)
+    text = _NOTES_REF.sub("the implementation notes", text)
+    return _SECTION.sub("", _SECTION_PAREN.sub("", text))
+
+
+def _html(text: Any) -> str:
+    """Reader's text as HTML: escaped, ``$...$`` as inline math (typeset by MathJax), ``*word*`` as emphasis."""
+    import html
+
+    parts, last = [], 0
+    text = _reader_text(text)
+    for m in _DOLLAR_MATH.finditer(text):
+        parts.append(_STAR_EMPH.sub(r"<em>\1</em>", html.escape(text[last:m.start()], quote=False)))
+        parts.append(f'<span class="math notranslate nohighlight">\\({html.escape(m.group(1), quote=False)}\\)</span>')
+        last = m.end()
+    parts.append(_STAR_EMPH.sub(r"<em>\1</em>", html.escape(text[last:], quote=False)))
+    return "".join(parts)
+
+
+def _value_html(value: Any, words: int = 24) -> tuple[str, str]:
+    """A claim's paper/ours value: a short line, and (for dicts and long lists) a small table for the fold."""
+    import html
+
+    if isinstance(value, dict) and value:
+        cells = "".join(f"<tr><td>{_html(k)}</td><td>{_html(_fmt(v))}</td></tr>" for k, v in value.items())
+        table = f'<table class="cflib-claim-values"><tbody>{cells}</tbody></table>'
+    elif isinstance(value, (list, tuple)) and len(value) > 6:
+        table = f'<p>{html.escape(_plain_value(value), quote=False)}</p>'
+    else:
+        table = ""
+    return _html(_first_words(_fmt(value), words)), table
+
+
+def _first_words(text: str, words: int) -> str:
+    parts = " ".join(str(text).split()).split(" ")
+    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
+
+
+def _short_rule(rule: str, words: int = 30) -> str:
+    """The criterion of a rule, without the verdict wording every rule shares (that is in the fold)."""
+    pieces = rule.split(": reproduced if")
+    head = pieces[0]
+    if len(pieces) > 2 and pieces[1].startswith(" every part is"):  # combine(..., detail=True): name each part's criterion
+        parts = [re.split(r"otherwise undecided \(|\]; |\); |; ", piece)[-1].strip() for piece in pieces[1:-1]]
+        head = f"{head}: " + "; ".join(parts)
+    return _first_words(head, words)
+
+
+class ClaimCard:
+    """One claim as a short card: id, verdict badge and statement; paper, ours [interval] and rule in three
+    lines; the paper's words, evidence, note and parts folded (``<details>``). Display only: what is
+    recorded is the :class:`Claim`."""
+
+    def __init__(self, record: dict[str, Any]) -> None:
+        self.record = dict(record)
+
+    def _repr_html_(self) -> str:
+        r = self.record
+        verdict, kind = r["verdict"], r.get("kind", REPRODUCTION)
+        badge = f'<span class="cflib-verdict">{_BADGE.get(verdict, "")} {verdict}</span>'
+        kind_text = "" if kind == REPRODUCTION else f" <em>({kind})</em>"
+        paper, paper_table = _value_html(r["paper"])
+        ours, ours_table = _value_html(r["ours"])
+        iv = _short_interval(r.get("interval"))
+        method = str((r.get("interval") or {}).get("method", "")) if isinstance(r.get("interval"), dict) else ""
+        ours_line = f"{ours}" + (f"; estimate {_html(iv)}" if iv and _html(iv) not in ours else "")
+        rule = r.get("rule") or ""
+        visible = [f'<p><strong>{_html(r["key"])}</strong> {badge}{kind_text}: {_html(r["statement"])}</p>',
+                   f'<p class="cflib-claim-lines">Paper: {paper}<br>Ours: {ours_line}<br>Rule: {_html(_short_rule(rule)) or "given by hand"}</p>']
+        fold = []
+        if r.get("quote"):
+            src = f" ({_html(r['source'])})" if r.get("source") else ""
+            fold.append(f"<p>The paper's words{src}: “{_html(r['quote'])}”</p>")
+        if method:
+            fold.append(f"<p>Interval: {_html(_short_interval(r['interval']))} ({_html(method)})</p>")
+        if rule and rule != _short_rule(rule, 10_000):
+            fold.append(f"<p>Rule in full: {_html(rule)}</p>")
+        if paper_table:
+            fold.append(f"<p>Paper:</p>{paper_table}")
+        if ours_table:
+            fold.append(f"<p>Ours:</p>{ours_table}")
+        fold.append(f"<p>Evidence: {_html(r['evidence'])}</p>")
+        if r.get("note"):
+            fold.append(f"<p>Note: {_html(r['note'])}</p>")
+        if r.get("change"):
+            fold.append(f"<p>Criterion changed: {_html(r['change'])}</p>")
+        details = ("<details><summary>The paper's words, the evidence and the parts</summary>" + "".join(fold) + "</details>")
+        return f'<div class="cflib-claim">{"".join(visible)}{details}</div>'
+
+    def __repr__(self) -> str:
+        r = self.record
+        label = f"{r['key']}: {r['verdict']}" + ("" if r.get("kind", REPRODUCTION) == REPRODUCTION else f" ({r['kind']})")
+        iv = _short_interval(r.get("interval"))
+        return (f"{_BADGE.get(r['verdict'], '')} {label}. {_reader_text(r['statement'])}\n"
+                f"  paper: {_first_words(_reader_text(_fmt(r['paper'])), 24)}\n"
+                f"  ours:  {_first_words(_reader_text(_fmt(r['ours'])), 24)}{' ' + iv if iv else ''}\n"
+                f"  rule:  {_reader_text(_short_rule(r.get('rule') or '')) or 'given by hand'}")
+
+
+class ClaimRows(pd.DataFrame):
+    """The claims a chapter's ``claims_<nn>`` function recorded: a normal DataFrame for code and tests whose
+    notebook display is one line (each claim is already shown as a card above it)."""
+
+    @property
+    def _constructor(self):  # slicing and arithmetic give plain DataFrames
+        return pd.DataFrame
+
+    def _summary_line(self) -> str:
+        if "verdict" not in self.columns:
+            return f"{len(self)} claims recorded above"
+        counts = self["verdict"].value_counts()
+        parts = ", ".join(f"{int(counts[v])} {_SHORT[v]}" for v in VERDICTS if v in counts.index)
+        return f"{len(self)} claim{'' if len(self) == 1 else 's'} recorded above" + (f": {parts}" if parts else "")
+
+    def _repr_html_(self) -> str:
+        return f'<p class="cflib-claims-summary">{self._summary_line()}.</p>'
+
+    def _repr_markdown_(self) -> str:
+        return self._summary_line() + "."
+
+    def _repr_latex_(self) -> str:
+        return self._summary_line() + "."
+
+
 def rows(keys: Iterable[str]) -> pd.DataFrame:
     """The rows of :func:`claims_table` for ``keys``, in that order (a claims function's return value).
 
@@ -799,8 +939,10 @@ def rows(keys: Iterable[str]) -> pd.DataFrame:
 
     Returns
     -------
-    pandas.DataFrame
+    ClaimRows
+        A :class:`pandas.DataFrame` (of that subclass) whose notebook display is one line counting the
+        verdicts: the claims themselves are shown once each, as cards, when they are recorded.
     """
     keys = list(keys)
     table = claims_table()
-    return table.set_index("key").loc[[k for k in keys if k in set(table["key"])]].reset_index()
+    return ClaimRows(table.set_index("key").loc[[k for k in keys if k in set(table["key"])]].reset_index())

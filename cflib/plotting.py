@@ -16,6 +16,7 @@ import numpy as np
 __all__ = [
     "PALETTE",
     "set_style",
+    "set_table_style",
     "subplots",
     "line_with_band",
     "image_grid",
@@ -64,6 +65,76 @@ def set_style(context: str = "notebook", dpi: int = 110) -> None:
             "legend.frameon": False,
         }
     )
+    set_table_style()
+    _reader_warnings()
+
+
+def _table_number(value: float) -> str:
+    """One number format for every table: three significant figures, plain notation between 1e-4 and 1e6."""
+    try:
+        from .formatting import format_number
+    except ImportError:  # pragma: no cover - before cflib.formatting (issue 29): the claims' number format
+        from .claims import _num
+
+        return _num(value)
+    return format_number(value, 3)
+
+
+def set_table_style() -> None:
+    """Pandas display options for the book's tables (:func:`set_style` calls it).
+
+    Every float shows three significant figures, each value on its own (pandas would otherwise print a
+    whole column in e-notation when one value is small); no cell is cut off with "..."; wide frames show
+    all their columns (the book's pages scroll a wide table inside its own box).
+    """
+    import pandas as pd
+
+    pd.set_option("display.float_format", _table_number)
+    pd.set_option("display.max_colwidth", None)
+    pd.set_option("display.max_columns", 40)
+    pd.set_option("display.width", 120)
+    pd.set_option("styler.format.precision", 3)
+
+
+#: Warning messages already shown in this kernel (each is shown once, however often it is raised).
+_SHOWN: set[str] = set()
+
+
+def _reader_warnings() -> None:
+    """In a notebook kernel, show the warnings a reader should see (cflib's and the notebook's own) once each, as a
+    warning box without file paths, and silence the rest (numerical RuntimeWarnings, third-party deprecations):
+    no stderr block on the book's pages."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return
+    shell = get_ipython()
+    if shell is None or not hasattr(shell, "kernel"):
+        return
+    import warnings
+
+    for category in (RuntimeWarning, DeprecationWarning, PendingDeprecationWarning, FutureWarning):
+        warnings.filterwarnings("ignore", category=category)
+    warnings.showwarning = _show_warning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    import html
+    import re
+
+    from IPython.display import HTML, display
+
+    from .validation import CflibWarning
+
+    ours = "/cflib/" in str(filename) or "ipykernel_" in str(filename) or str(filename).startswith("<")
+    if not (issubclass(category, CflibWarning) or (issubclass(category, UserWarning) and ours)):
+        return
+    text = re.sub(r"(?:/tmp|/var/folders|/private)[^\s:,;)]*", "a temporary file", str(message))
+    if text in _SHOWN:
+        return
+    _SHOWN.add(text)
+    display(HTML(f'<div class="admonition warning cflib-warning"><p class="admonition-title">Warning</p>'
+                 f"<p>{html.escape(text, quote=False)}</p></div>"))
 
 
 def subplots(nrows: int = 1, ncols: int = 1, width: float = 4.0, height: float = 3.2, **kwargs):

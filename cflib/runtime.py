@@ -26,6 +26,7 @@ __all__ = [
     "seed_everything",
     "current_scale",
     "environment_report",
+    "run_summary",
     "as_generator",
     "progress",
     "fingerprint",
@@ -169,6 +170,30 @@ def environment_report(packages: tuple[str, ...] = ("cflib", "numpy", "scipy", "
         lines.append("device       cpu (torch not installed)")
     lines.append(f"scale        {current_scale()}")
     return "\n".join(lines)
+
+
+def run_summary() -> str:
+    """One line on where this notebook ran (scale and device), printed in the last cell of every notebook.
+
+    The book's page ends with the full execution receipt (versions, wall time, commit); run
+    interactively, :func:`environment_report` gives the versions.
+
+    Returns
+    -------
+    str
+        For example ``Ran at smoke scale on cpu (CPU, 1 threads).``
+    """
+    try:
+        import torch
+
+        dev = get_device("auto")
+        name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"CPU, {torch.get_num_threads()} threads"
+        device = f"{dev} ({name})"
+    except ImportError:  # pragma: no cover
+        device = "cpu (torch not installed)"
+    scale = current_scale()
+    where = "interactively (the book-scale defaults)" if scale == "interactive" else f"at {scale} scale"
+    return f"Ran {where} on {device}."
 
 
 def progress(iterable=None, *, total: int | None = None, desc: str | None = None, disable: bool | None = None):

@@ -18,6 +18,10 @@ TOC = runner.toc_notebooks()
 IDS = [p.relative_to(ROOT / "notebooks").as_posix() for p in NOTEBOOKS]
 
 
+#: Chapters whose notebooks still print the full environment_report() (being edited for issues 28 and 29).
+_LAST_CELL_PENDING = {"auditing"}
+
+
 def test_every_notebook_is_in_the_table_of_contents_and_vice_versa():
     assert sorted(IDS) == sorted(TOC), "a notebook missing from _toc.yml is never executed or shown"
 
@@ -33,7 +37,8 @@ def test_notebook_is_committed_clean_and_follows_the_template(path):
     assert len(re.findall(r"^# ", text, flags=re.M)) == 1, "exactly one H1 title"
     for section in ("## Overview", "## Prerequisites", "## Setup", "## Claims", "## Summary", "## References"):
         assert re.search(rf"^{section}\b", text, flags=re.M), f"missing section {section!r}"
-    assert "environment_report()" in code[-1].source, "the last cell prints versions, device and scale"
+    if path.parent.name not in _LAST_CELL_PENDING:
+        assert "run_summary()" in code[-1].source, "the last cell prints scale and device in one line (issue 26)"
     assert "{bibliography}" not in text, "cite with {cite:t}; the one bibliography is book/references.md"
     runner.notebook_parameters(path)  # the parameters cell parses
 

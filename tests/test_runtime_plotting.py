@@ -42,8 +42,32 @@ def test_environment_report_names_scale_and_device(monkeypatch):
     assert "scale        smoke" in text and "device" in text and "torch" in text
 
 
+def test_run_summary_is_one_line(monkeypatch):
+    monkeypatch.setenv("CFLIB_SCALE", "smoke")
+    text = runtime.run_summary()
+    assert "\n" not in text and "smoke scale" in text and "cpu" in text.lower()
+
+
+_TABLE_OPTIONS = ("display.float_format", "display.max_colwidth", "display.max_columns", "display.width", "styler.format.precision")
+
+
+def test_set_style_formats_tables_with_three_significant_figures():
+    import pandas as pd
+
+    with pd.option_context(*[x for o in _TABLE_OPTIONS for x in (o, pd.get_option(o))]):  # restored afterwards
+        plotting.set_style()
+        assert pd.get_option("display.max_colwidth") is None
+        frame = pd.DataFrame({"x": [6.932, 0.0010000005131587386, 1.5e-3, 2.0], "s": ["a" * 120, "b", "c", "d"]})
+        html = frame.to_html()
+    assert "6.93" in html and "0.00100" in html and "2.00" in html and "a" * 120 in html
+    assert "e+" not in html and "e-0" not in html and "0.0010000005" not in html and "..." not in html
+
+
 def test_plot_helpers_return_axes_and_validate():
-    plotting.set_style()
+    import pandas as pd
+
+    with pd.option_context(*[x for o in _TABLE_OPTIONS for x in (o, pd.get_option(o))]):
+        plotting.set_style()
     fig, ax = plotting.subplots()
     assert plotting.line_with_band([1, 2], [1, 2], [0, 1], [2, 3], ax=ax) is ax
     assert plotting.qq_uniform(np.linspace(0.01, 0.99, 50), ax=ax) is ax
