@@ -84,6 +84,18 @@ def test_every_notebook_page_has_a_receipt_and_launch_buttons(html):
             assert url in text, f"{nb}: no {name} launch button"
 
 
+def test_pages_show_no_reader_facing_defect(html):
+    """Issue 26: no dict text or cut-off cells in tables, at most 20 numbers in e-notation, no float with nine or more
+    decimals, no TeX or $ outside math, no stderr block, no "notes §", at most 5 figures without alt text that says
+    what they show and at most 10 claim cards over 150 words; the receipt has a header row."""
+    from tests.html_defects import defects, over_limits
+
+    problems = over_limits(defects(html))
+    assert not problems, "\n".join(problems)
+    page = (html / "notebooks" / runner.toc_notebooks()[0]).with_suffix(".html").read_text()
+    assert "<th class=\"head\"><p>fact</p></th>" in page or "<th>fact</th>" in page, "the receipt's table has no header"
+
+
 def _browser():
     chromium = shutil.which("chromium")
     driver = shutil.which("chromedriver")

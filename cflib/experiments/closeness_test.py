@@ -610,6 +610,7 @@ def plot_output_histograms(y: np.ndarray, y_cf: np.ndarray, ax=None):
     ax.hist(y[:, 0], bins=bins, alpha=0.6, density=True, label="factual $\\hat Y$ (P)")
     ax.hist(y_cf[:, 0], bins=bins, alpha=0.6, density=True, label="counterfactual $\\hat Y_{a'}$ (Q)")
     ax.set_xlabel("predicted probability")
+    ax.set_ylabel("density")
     ax.legend()
     return ax
 
@@ -810,6 +811,7 @@ def plot_concentration(conc: pd.DataFrame, ax=None):
     line_with_band(conc["m"], conc["Hoeffding 95% t"], label="Hoeffding bound (Theorem 4)", ax=ax)
     ax.set_yscale("log")
     ax.set_ylabel("deviation")
+    ax.set_xlabel("sample size m")
     ax.legend()
     _log_m_axis(ax, conc["m"])
     return ax
@@ -1046,6 +1048,7 @@ def plot_type1(type1: pd.DataFrame, alpha: float, n_reps: int, ax=None):
             ax.plot(sub["m"], sub[v], ls, marker="o", label=f"$\\epsilon$ = {eps}, {v}")
     ax.axhspan(alpha - 2 * binom_se, alpha + 2 * binom_se, color="0.85", label="α ± 2 binomial s.e.")
     ax.set_ylabel("rejection rate at N-TE = ε")
+    ax.set_xlabel("sample size m")
     ax.legend(fontsize=8)
     _log_m_axis(ax, sorted(type1["m"].unique()))
     return ax
@@ -1106,6 +1109,7 @@ def plot_power(power: pd.DataFrame, eps: float, ax=None):
         ax.plot(sub["m"], sub["power"], marker="o", color=f"C{i}", label=f"ε' = {e1}")
         ax.plot(sub["m"], sub["theory"], ":", color=f"C{i}")
     ax.set_ylabel(f"rejection rate (ε = {eps})")
+    ax.set_xlabel("sample size m")
     ax.legend(fontsize=8)
     ax.set_title("dotted: normal approximation")
     _log_m_axis(ax, sorted(power["m"].unique()))
@@ -1675,6 +1679,7 @@ def plot_flip_vs_set(blind: pd.DataFrame):
         ax.axhline(0.1, color="C3", lw=1, ls="--", label="ε = 0.1")
         ax.set_title(f"P(a = 1) = {p}")
         ax.set_xlabel("logit effect β")
+        ax.set_ylabel("N-TE, or mean |Δp|")
         ax.legend(fontsize=7)
     return axes
 

@@ -1401,6 +1401,7 @@ def plot_composition_curves(result: BenchmarkResult, models: Sequence[str],
                            label=MODEL_LABELS[mdl], ax=ax)
         ax.set_xlabel("cycles m")
         ax.set_title(dist)
+    axes[0].set_ylabel("distance to x (mean, 95% band)")
     axes[0].legend(fontsize=7)
     return axes
 
@@ -1429,6 +1430,7 @@ def plot_cld_histograms(result: BenchmarkResult, models: Sequence[str], *, unit:
     ident = identity_cld(result.config.cld_weights)
     ax.axvline(ident, color="0.3", ls="--", label=f"identity {ident:.4f}")
     ax.set_xlabel(f"CLD per {unit}")
+    ax.set_ylabel(f"{unit}s")
     ax.legend(fontsize=6)
     return ax
 
@@ -1481,6 +1483,8 @@ def plot_finetuning_history(history: Mapping[str, Sequence[float]], axes: Any = 
     axes[1].set_title("NELBO per pixel (constraint dashed)")
     axes[2].plot(history["lambda"])
     axes[2].set_title("Lagrange multiplier")
+    for ax, what in zip(axes, ("cross-entropy", "NELBO per pixel", "λ"), strict=False):
+        ax.set_ylabel(what)
     for ax in axes:
         ax.set_xlabel("step")
     return axes

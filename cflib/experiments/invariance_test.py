@@ -1319,6 +1319,7 @@ def plot_training_curves(ldms: Mapping[str, Any]):
     for ax, title in zip(axes, ["autoencoder loss", "diffusion loss"], strict=True):
         ax.set_title(title)
         ax.set_xlabel("step")
+        ax.set_ylabel("loss (smoothed)")
         ax.set_yscale("log")
     axes[1].legend(fontsize=8)
     return axes

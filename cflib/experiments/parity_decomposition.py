@@ -472,6 +472,7 @@ def plot_standardised_errors(cov: pd.DataFrame, ax=None):
     g = np.linspace(-4, 4, 200)
     ax.plot(g, np.exp(-g**2 / 2) / np.sqrt(2 * np.pi), color="0.3", ls="--", label="N(0, 1)")
     ax.set_xlabel("(estimate - truth) / se")
+    ax.set_ylabel("density")
     ax.set_title(f"Standardised errors over {cov.rep.nunique()} samples")
     ax.legend()
     return ax

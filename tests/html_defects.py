@@ -1,0 +1,114 @@
+"""Reader-facing defects of a built book (issue 26), counted on the HTML: what `tests/test_book.py` checks.
+
+Each check returns ``"page: what"`` strings, one per defect, so a failing test names the pages to look at.
+Code (``pre``, ``code``), scripts, styles and rendered math (``.math``, ``mjx-container``) are not text a
+reader reads as prose, so they are left out of the text checks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+
+#: Python dict text in a table cell: ``{'VAE seed 0': 0.886, ...}``.
+DICT_TEXT = re.compile(r"\{\s*['\"][^'\"]*['\"]\s*:")
+#: A number in e-notation: ``6.932e+00``, ``1.712e-82``.
+E_NOTATION = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?e[+-]?\d+\b", re.I)
+#: A float with nine or more decimals: ``0.0010000005131587386``.
+LONG_FLOAT = re.compile(r"(?<![\w.])-?\d+\.\d{9,}\b")
+#: TeX a reader would see as source: a backslash command or a ``$`` outside rendered math.
+TEX = re.compile(r"\$|\\(?:frac|hat|widehat|mathbf|mathrm|mathcal|text|epsilon|varepsilon|alpha|beta|sigma|mu|cdot|"
+                 r"leq?|geq?|sum|tilde|bar|perp|mid|lVert|rVert|Pr|sqrt|times|approx|in)\b")
+#: An image's alt text that says nothing: empty, a file name or a hash.
+FILE_ALT = re.compile(r"^(?:[\w./-]*\.(?:png|svg|jpe?g|gif)|[0-9a-f]{16,}.*|_images/.*)$", re.I)
+
+
+def pages(html: Path) -> list[Path]:
+    """Every page of the book a reader opens (not the search page, the index or the theme's templates)."""
+    skip = {html / "genindex.html", html / "search.html", html / "index.html"}
+    return sorted(p for p in html.rglob("*.html") if p not in skip and "_static" not in p.relative_to(html).parts)
+
+
+def _soup(page: Path) -> BeautifulSoup:
+    return BeautifulSoup(page.read_text(errors="replace"), "html.parser")
+
+
+def _main(soup: BeautifulSoup):
+    return soup.find("main") or soup.find(attrs={"role": "main"}) or soup.body or soup
+
+
+def _prose(soup: BeautifulSoup) -> str:
+    """The text a reader reads: the page's main part without code, scripts, styles and rendered math."""
+    main = _main(soup)
+    for tag in main.find_all(["pre", "code", "script", "style", "mjx-container", "math"]):
+        tag.decompose()
+    for tag in main.find_all(class_=re.compile(r"^(math|MathJax|highlight)")):
+        tag.decompose()
+    return main.get_text(" ")
+
+
+def _words(tag) -> int:
+    return len(tag.get_text(" ").split())
+
+
+def defects(html: Path) -> dict[str, list[str]]:
+    """Count every defect of issue 26's "Done when" over the built book.
+
+    Returns
+    -------
+    dict
+        ``dict text``, ``cut-off cells``, ``e-notation``, ``long floats``, ``TeX or $ outside math``,
+        ``stderr``, ``notes §``, ``figures without alt text``, ``claim cards over 150 words``: each a list of
+        ``"page: excerpt"``.
+    """
+    found: dict[str, list[str]] = {k: [] for k in (
+        "dict text", "cut-off cells", "e-notation", "long floats", "TeX or $ outside math", "stderr", "notes §",
+        "figures without alt text", "claim cards over 150 words")}
+    for page in pages(html):
+        name = page.relative_to(html).with_suffix("").as_posix()
+        soup = _soup(page)
+        main = _main(soup)
+        for cell in main.find_all(["td", "th"]):
+            text = " ".join(cell.get_text(" ").split())
+            if DICT_TEXT.search(text):
+                found["dict text"].append(f"{name}: {text[:80]}")
+            if "..." in text:
+                found["cut-off cells"].append(f"{name}: {text[:80]}")
+            found["e-notation"] += [f"{name}: {m}" for m in E_NOTATION.findall(text)]
+        for block in main.find_all(class_="stderr"):
+            found["stderr"].append(f"{name}: {' '.join(block.get_text(' ').split())[:80]}")
+        for img in main.find_all("img"):
+            alt = (img.get("alt") or "").strip()
+            if len(alt.split()) < 3 or FILE_ALT.match(alt):
+                found["figures without alt text"].append(f"{name}: {img.get('src', '')[-40:]} alt={alt[:40]!r}")
+        for card in main.find_all(class_="cflib-claim"):
+            shown = _words(card) - sum(_words(fold) for fold in card.find_all("details"))
+            if shown > 150:
+                found["claim cards over 150 words"].append(f"{name}: {shown} words: {card.get_text(' ')[:60]}")
+        prose = _prose(soup)
+        found["long floats"] += [f"{name}: {m}" for m in LONG_FLOAT.findall(prose)]
+        found["notes §"] += [f"{name}: …{prose[max(m.start() - 30, 0):m.end() + 20]}…" for m in re.finditer(r"notes\W{0,2}§", prose)]
+        found["TeX or $ outside math"] += [f"{name}: …{prose[max(m.start() - 30, 0):m.end() + 20]}…" for m in TEX.finditer(prose)]
+    return found
+
+
+#: The most of each defect the book may show (issue 26, "Done when").
+LIMITS = {"dict text": 0, "cut-off cells": 0, "e-notation": 20, "long floats": 0, "TeX or $ outside math": 0, "stderr": 0,
+          "notes §": 0, "figures without alt text": 5, "claim cards over 150 words": 10}
+
+
+def over_limits(found: dict[str, list[str]], limits: dict[str, int] | None = None) -> list[str]:
+    """The defects above their limit, each with its count and the first few places."""
+    limits = LIMITS if limits is None else limits
+    out = []
+    for what, hits in found.items():
+        if len(hits) > limits.get(what, 0):
+            out.append(f"{what}: {len(hits)} (at most {limits.get(what, 0)}): " + "; ".join(_first(hits, 5)))
+    return out
+
+
+def _first(items: Iterable[str], n: int) -> list[str]:
+    return list(items)[:n]

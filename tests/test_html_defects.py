@@ -1,0 +1,41 @@
+"""The checker of the built book's reader-facing defects (issue 26) finds each defect on a hand-made page;
+`tests/test_book.py` runs it on the smoke-scale build."""
+
+from __future__ import annotations
+
+from tests.html_defects import defects, over_limits
+
+CLEAN = """<html><body><main>
+<p>An estimate of 0.123 with <span class="math notranslate nohighlight">\\(x^*\\)</span> and code <code>a = {'k': 1}</code>.</p>
+<pre>print(1.234567890123, "$HOME")</pre>
+<table><tr><td>0.0123</td><td>12.3</td></tr></table>
+<img src="_images/abc.png" alt="Power against the sample size, one line per test">
+<div class="cflib-claim"><p><strong>C1</strong> reproduced: short.</p><details><summary>more</summary><p>""" + "word " * 400 + """</p></details></div>
+</main></body></html>"""
+
+DIRTY = """<html><body><main>
+<p>The paper says $x^*$ and \\hat{Y} (notes §5 item 3); ours 0.0010000005131587386.</p>
+<table><tr><td>{'VAE seed 0': 0.886}</td><td>a long cell ...</td><td>6.932e+00</td><td>1.712e-82</td></tr></table>
+<div class="output stderr"><pre>/tmp/ipykernel_1/2.py:4: UserWarning: x</pre></div>
+<img src="_images/0f3a9c2b1d4e5f60718293a4b5c6d7e8.png" alt="_images/0f3a9c2b1d4e5f60718293a4b5c6d7e8.png">
+<div class="cflib-claim"><p>""" + "word " * 160 + """</p></div>
+</main></body></html>"""
+
+
+def test_a_clean_page_has_no_defect(tmp_path):
+    (tmp_path / "page.html").write_text(CLEAN)
+    found = defects(tmp_path)
+    assert not any(found.values()), found
+
+
+def test_each_defect_is_found(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "page.html").write_text(DIRTY)
+    found = defects(tmp_path)
+    assert len(found["dict text"]) == 1 and len(found["cut-off cells"]) == 1 and len(found["e-notation"]) == 2
+    assert found["long floats"] == ["notebooks/page: 0.0010000005131587386"]
+    assert len(found["TeX or $ outside math"]) == 3  # the two $ and \hat
+    assert len(found["stderr"]) == 1 and len(found["notes §"]) == 1
+    assert len(found["figures without alt text"]) == 1 and len(found["claim cards over 150 words"]) == 1
+    problems = over_limits(found)
+    assert any(p.startswith("dict text: 1") for p in problems) and not any(p.startswith("e-notation") for p in problems)
