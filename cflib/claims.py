@@ -801,6 +801,8 @@ _SECTION_PAREN = re.compile(r"\s*\(§[^()]*\)")
 _SECTION = re.compile(r",? §[\d.]*\d(?:,? (?:item|claim) \w+| [A-Z]\w*)?(?: \[S\])?")
 _STAR_EMPH = re.compile(r"(?<![\w*^\\])\*(?=\S)([^*\n]*?\S)\*(?![\w*])")
 _DOLLAR_MATH = re.compile(r"(?<![\\\w])\$(?=\S)([^$\n]*?\S)\$(?!\w)")
+#: TeX written without dollars in a quote (``\hat{Y}^{NP}``): a command with its braces, sub- and superscripts.
+_BARE_TEX = re.compile(r"\\[A-Za-z]+(?:\{[^{}]*\})*(?:[\^_](?:\{[^{}]*\}|\w))*")
 
 
 def _reader_text(text: Any) -> str:
@@ -811,18 +813,41 @@ def _reader_text(text: Any) -> str:
     return _SECTION.sub("", _SECTION_PAREN.sub("", text))
 
 
-def _html(text: Any) -> str:
-    """Reader's text as HTML: escaped, ``$...$`` as inline math (typeset by MathJax), ``*word*`` as emphasis."""
+def _math_html(tex: str) -> str:
+    import html
+
+    return f'<span class="math notranslate nohighlight">\\({html.escape(tex, quote=False)}\\)</span>'
+
+
+def _prose_html(text: str) -> str:
     import html
 
     parts, last = [], 0
+    for m in _BARE_TEX.finditer(text):
+        parts += [_STAR_EMPH.sub(r"<em>\1</em>", html.escape(text[last:m.start()], quote=False)), _math_html(m.group(0))]
+        last = m.end()
+    return "".join(parts) + _STAR_EMPH.sub(r"<em>\1</em>", html.escape(text[last:], quote=False))
+
+
+def _html(text: Any) -> str:
+    """Reader's text as HTML: escaped, ``$...$`` and bare TeX (``\\hat{Y}``) as inline math typeset by MathJax,
+    ``*word*`` as emphasis, no paper codes or "notes §" (:func:`_reader_text`)."""
+    parts, last = [], 0
     text = _reader_text(text)
     for m in _DOLLAR_MATH.finditer(text):
-        parts.append(_STAR_EMPH.sub(r"<em>\1</em>", html.escape(text[last:m.start()], quote=False)))
-        parts.append(f'<span class="math notranslate nohighlight">\\({html.escape(m.group(1), quote=False)}\\)</span>')
+        parts += [_prose_html(text[last:m.start()]), _math_html(m.group(1))]
         last = m.end()
-    parts.append(_STAR_EMPH.sub(r"<em>\1</em>", html.escape(text[last:], quote=False)))
-    return "".join(parts)
+    return "".join(parts) + _prose_html(text[last:])
+
+
+def _reader_markdown(text: Any) -> str:
+    """Reader's text for a MyST page (the report): :func:`_reader_text`, with bare TeX (``\\hat{Y}^{NP}``) put in
+    ``$...$`` so that it renders as math."""
+    text, out, last = _reader_text(text), [], 0
+    for m in _DOLLAR_MATH.finditer(text):
+        out += [_BARE_TEX.sub(lambda t: f"${t.group(0)}$", text[last:m.start()]), m.group(0)]
+        last = m.end()
+    return "".join(out) + _BARE_TEX.sub(lambda t: f"${t.group(0)}$", text[last:])
 
 
 def _value_html(value: Any, words: int = 24) -> tuple[str, str]:
