@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -47,16 +47,29 @@ from .fairness.sfm import StandardFairnessModel
 from .results import check_alpha
 from .validation import check_count, check_real
 
-__all__ = ["SCHEMA_VERSION", "AuditReport", "audit", "audit_from_config", "load_schema"]
+if TYPE_CHECKING:  # resolved lazily by __getattr__ below (cflib.audit_images imports this module)
+    from .audit_images import audit_images
+
+__all__ = ["SCHEMA_VERSION", "AuditReport", "audit", "audit_from_config", "audit_images", "load_schema"]
 
 _CONFIG_KEYS = {"data", "roles", "model", "counterfactual", "cit_z", "business_necessity", "epsilon", "alpha", "seed",
                 "n_boot", "learner"}
 
 #: Version of the report's JSON schema (``cflib/audit_schema.json``); bumped on any change to its shape.
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: image audits (cflib.audit_images) add provenance entries
 _SCHEMA_FILE = Path(__file__).with_name("audit_schema.json")
 _COLUMNS = ["estimate", "ci_low", "ci_high", "pvalue", "verdict", "method", "reference"]
 _NAMES = {"TV": "TV", "DE": "Ctf-DE", "IE": "Ctf-IE", "SE": "Ctf-SE"}
+
+
+def __getattr__(name: str) -> Any:
+    # cflib.audit.audit_images lives in cflib.audit_images, which builds on this module's AuditReport:
+    # imported on first use, so neither module imports the other at load time.
+    if name == "audit_images":
+        import importlib
+
+        return importlib.import_module(f"{__package__}.audit_images").audit_images
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def load_schema() -> dict[str, Any]:
@@ -615,7 +628,8 @@ def audit_from_config(config: str | os.PathLike, out: str | os.PathLike, *, prog
     and ``x0``/``x1`` for a non-0/1 attribute), ``model`` (``module:function`` taking a DataFrame, or a
     pickled scikit-learn estimator ``.pkl``/``.joblib``), and optionally ``counterfactual``
     (``module:function``, frame to counterfactual frame), ``cit_z``, ``business_necessity``,
-    ``epsilon``, ``alpha``, ``seed``, ``n_boot`` and ``learner``.
+    ``epsilon``, ``alpha``, ``seed``, ``n_boot`` and ``learner``. A file with an ``images`` key is an
+    image audit (:func:`cflib.audit_images.audit_images_from_config`).
 
     Parameters
     ----------
@@ -646,6 +660,10 @@ def audit_from_config(config: str | os.PathLike, out: str | os.PathLike, *, prog
         raise ValueError(f"{config}: not valid YAML ({str(exc).splitlines()[0]})") from None
     if not isinstance(cfg, dict):
         raise ValueError(f"{config}: expected a mapping with keys data, roles, model")
+    if "images" in cfg:  # an image audit (cflib.audit_images)
+        import importlib
+
+        return importlib.import_module(f"{__package__}.audit_images").audit_images_from_config(config, out, progress=progress)
     unknown = sorted(set(cfg) - _CONFIG_KEYS)
     if unknown:
         raise ValueError(f"{config}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_CONFIG_KEYS))}")

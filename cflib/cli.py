@@ -165,7 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.set_defaults(func=_cmd_report)
 
     a = sub.add_parser("audit", help="audit a model on a data set from a YAML config (JSON and HTML report)")
-    a.add_argument("config", type=Path, help="YAML: data, roles, model (see cflib.audit.audit_from_config)")
+    a.add_argument("config", type=Path, help="YAML: data, roles, model (see cflib.audit.audit_from_config); or, for an image "
+                   "classifier, images, attribute, classifier, counterfactual (see cflib.audit_images.audit_images_from_config)")
     a.add_argument("--out", type=Path, required=True, help="folder for report.json and report.html")
     a.add_argument("--quiet", action="store_true", help="no progress bar")
     a.set_defaults(func=_cmd_audit)

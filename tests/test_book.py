@@ -183,3 +183,26 @@ def test_audit_report_html_opens_in_a_browser(tmp_path):
         browser.quit()
     assert images == [True], "the report's figure did not load"
     assert "Ctf-DE (white-box)" in text and "Provenance" in text and "Traceback" not in text
+
+
+def test_image_audit_report_html_opens_in_a_browser(tmp_path):
+    """The page an image audit writes (issue 28) opens offline with its table and its figure (the gate and the
+    units whose decision flips most), with no error."""
+    from tests.test_audit_images import corner_marks, reads, run
+
+    page = run(*corner_marks(200, seed=4), clf=reads).to_html(tmp_path / "image-report.html")
+    browser = _browser()
+    try:
+        browser.get(page.as_uri())
+        images = browser.execute_script("return Array.from(document.images).map(i => i.complete && i.naturalWidth > 0)")
+        sizes = browser.execute_script("return Array.from(document.images).map(i => [i.naturalWidth, i.naturalHeight])")
+        text = browser.find_element("tag name", "body").text
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(SCREENSHOTS / "image-audit-report.png"))
+    finally:
+        browser.quit()
+    assert images == [True], "the report's figure did not load"
+    assert sizes[0][1] > 400, f"the figure lacks its image rows: {sizes[0]}"
+    for row in ("generator composition", "generator reversibility", "generator effectiveness", "ECA", "CIT-LR", "Provenance"):
+        assert row in text, row
+    assert "Traceback" not in text

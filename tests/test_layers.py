@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
     "cflib.fairness": 4,
     "cflib.experiments": 5,
     "cflib.audit": 5,
+    "cflib.audit_images": 5,
     "cflib.runner": 6,
     "cflib.sweep": 6,
     "cflib.book": 6,
