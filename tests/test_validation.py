@@ -269,6 +269,11 @@ CASES: list[Case] = [
     case("audit-inf", ValueError, "w", lambda e: _audit(data=with_value("w", 0, -np.inf))),
     case("audit-config", FileNotFoundError, "config", lambda e: audit_mod.audit_from_config(
         "missing.yaml", e / "out")),
+    case("audit-images-3d", ValueError, ("images", "images[:, None]"), lambda e: _audit_images(images=np.zeros((8, 4, 4)))),
+    case("audit-images-levels", ValueError, ("attribute", "levels=(x0, x1)"),
+         lambda e: _audit_images(attributes=pd.DataFrame({"g": np.arange(8) % 3}))),
+    case("audit-images-generator", ValueError, ("counterfactual", "shape"),
+         lambda e: _audit_images(counterfactual=lambda x, pa, ps: x[:1])),
     # --- cflib.claims
     case("record-key", ValueError, "key", lambda e: claims.record("a b", 1)),
     case("record-empty-key", ValueError, "key", lambda e: claims.record("", 1)),
@@ -353,6 +358,14 @@ def _audit(**kw):
     args = {"predict": predict, "data": DF, "sfm": SFM, "n_boot": 0, "learner": "linear", "progress": False}
     args.update(kw)
     return audit_mod.audit(args.pop("predict"), args.pop("data"), **args)
+
+
+def _audit_images(**kw):
+    args = {"predict": lambda x: x.mean(axis=(1, 2, 3)), "images": np.full((8, 1, 4, 4), 0.5),
+            "attributes": pd.DataFrame({"g": np.arange(8) % 2}), "attribute": "g",
+            "counterfactual": lambda x, pa, ps: x, "attribute_reader": lambda x: np.zeros(len(x)), "progress": False}
+    args.update(kw)
+    return audit_mod.audit_images(args.pop("predict"), args.pop("images"), args.pop("attributes"), **args)
 
 
 def _resolve(**params):
