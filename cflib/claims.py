@@ -850,12 +850,32 @@ def _reader_markdown(text: Any) -> str:
     return "".join(out) + _BARE_TEX.sub(lambda t: f"${t.group(0)}$", text[last:])
 
 
+def _reader_number(value: Any) -> str:
+    """A number in a table a reader compares: three significant figures and never e-notation (magnitudes below
+    1e-4 read ``< 0.0001``, those from 1e6 up are written out with thousands separators)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return str(value)
+    x = float(value)
+    if not math.isfinite(x):
+        return _num(x)
+    if x != 0 and abs(x) < 1e-4:
+        return "< 0.0001" if x > 0 else "> -0.0001"
+    if abs(x) >= 1e6:
+        return f"{float(f'{x:.3g}'):,.0f}"
+    try:
+        from .formatting import format_number
+    except ImportError:  # pragma: no cover - before cflib.formatting (issue 29)
+        return _num(x)
+    return format_number(x, 3)
+
+
 def _value_html(value: Any, words: int = 24) -> tuple[str, str]:
     """A claim's paper/ours value: a short line, and (for dicts and long lists) a small table for the fold."""
     import html
 
     if isinstance(value, dict) and value:
-        cells = "".join(f"<tr><td>{_html(k)}</td><td>{_html(_fmt(v))}</td></tr>" for k, v in value.items())
+        cells = "".join(f"<tr><td>{_html(k)}</td><td>{_html(_reader_number(v) if not isinstance(v, (dict, list)) else _fmt(v))}</td></tr>"
+                        for k, v in value.items())
         table = f'<table class="cflib-claim-values"><tbody>{cells}</tbody></table>'
     elif isinstance(value, (list, tuple)) and len(value) > 6:
         table = f'<p>{html.escape(_plain_value(value), quote=False)}</p>'

@@ -70,22 +70,19 @@ def set_style(context: str = "notebook", dpi: int = 110) -> None:
 
 
 def _table_number(value: float) -> str:
-    """One number format for every table: three significant figures, plain notation between 1e-4 and 1e6."""
-    try:
-        from .formatting import format_number
-    except ImportError:  # pragma: no cover - before cflib.formatting (issue 29): the claims' number format
-        from .claims import _num
+    """One number format for every table: three significant figures, no e-notation (``cflib.claims``' reader's number)."""
+    from .claims import _reader_number
 
-        return _num(value)
-    return format_number(value, 3)
+    return _reader_number(value)
 
 
 def set_table_style() -> None:
     """Pandas display options for the book's tables (:func:`set_style` calls it).
 
     Every float shows three significant figures, each value on its own (pandas would otherwise print a
-    whole column in e-notation when one value is small); no cell is cut off with "..."; wide frames show
-    all their columns (the book's pages scroll a wide table inside its own box).
+    whole column in e-notation when one value is small), never in e-notation (below 1e-4 it reads
+    ``< 0.0001``); no cell is cut off with "..."; wide frames show all their columns (the book's pages
+    scroll a wide table inside its own box).
     """
     import pandas as pd
 

@@ -486,7 +486,8 @@ def _fairness_cases(n: int) -> list[CalibrationCase]:
 
     # Linear learners (correct for this SFM, and fast) with the default 5 cross-fitting folds: with 2 folds
     # the nuisances see half the units and the intervals under-cover at n = 400 (Ctf-SE 0.92).
-    data = f"linear SFM with coefficients {_SFM_PARAMS} (not the chapter's); linear learners, 5 folds"
+    coefficients = ", ".join(f"{k} = {v:g}" for k, v in _SFM_PARAMS.items())
+    data = f"linear SFM with coefficients {coefficients} (not the chapter's); linear learners, 5 folds"
     alg1 = data + "; y_hat = E[Y | x, z, w], all effects in BN"
     cases = [CalibrationCase(f"Doubly robust Ctf-{m} 95% interval", "cflib.fairness.effects.ctf_effects", "coverage",
                              0.95, data, n, coverage(m), stream=100, quote=_EFFECT_CI[0], source=_EFFECT_CI[1])
