@@ -108,6 +108,22 @@ def test_classifier_that_reads_the_attribute_is_flagged(marks):
     assert moved[0] == pytest.approx(np.abs(reads(true_counterfactual(x, frame, {"group": 1 - frame.group})) - reads(x)).max())
 
 
+def test_cit_lr_holds_its_level_for_an_invariant_classifier_and_keeps_its_power():
+    """Over 30 image sets, CIT-LR (z computed by the audit) rejects the classifier that ignores the corner about alpha
+    of the time (3 of 30 here; 4 or fewer has probability 0.98 at level 0.05) and the one that reads it every time."""
+    import warnings
+
+    ignored, read = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for s in range(30):
+            x, frame = corner_marks(300, seed=100 + s)
+            ignored.append(run(x, frame, clf=ignores).rows.loc["CIT-LR", "pvalue"])
+            read.append(run(x, frame, clf=reads).rows.loc["CIT-LR", "pvalue"])
+    assert sum(p < 0.05 for p in ignored) <= 4 and np.median(ignored) > 0.25
+    assert max(read) < 1e-6
+
+
 def test_identity_generator_fails_the_gate_and_nothing_counterfactual_is_estimated(marks):
     x, frame = marks
     seen = []
