@@ -126,7 +126,7 @@ class ImageAuditReport(AuditReport):
                 xerr = [[(est - lo) / scale], [(hi - est) / scale]] if np.isfinite(lo) else None
                 ax.errorbar([est / scale], [p], xerr=xerr, fmt="o", capsize=4, color=colour)
             else:
-                ax.text(0.0, p, "not estimable", va="center", fontsize=8, color=plotting.PALETTE[3])
+                ax.text(0.02, p, "not estimable", va="center", fontsize=8, color=plotting.PALETTE[3])
             if thr is not None:
                 ax.plot([thr / scale] * 2, [p - 0.3, p + 0.3], color="0.3", lw=1.5)
         ax.set_yticks(pos, names)
@@ -139,7 +139,9 @@ class ImageAuditReport(AuditReport):
     @staticmethod
     def _image_row(fig, grid, i: int, shown: Mapping[str, Any]) -> None:
         x, xc = shown["factual"][i], shown["counterfactual"][i]
-        panels = [(x, "factual", f"score {shown['score'][i]:.2f}"), (xc, "counterfactual", f"score {shown['score_cf'][i]:.2f}"),
+        s_cf = float(shown["score_cf"][i])
+        cf_label = f"score {s_cf:.2f}" if np.isfinite(s_cf) else "not scored (gate failed)"
+        panels = [(x, "factual", f"score {shown['score'][i]:.2f}"), (xc, "counterfactual", cf_label),
                   (xc - x, "counterfactual − factual", "")]
         for j, (img, title, label) in enumerate(panels):
             a = fig.add_subplot(grid[1 + i, j])
@@ -801,6 +803,9 @@ def audit_images(
         cf_names = ("ECA", "CF-CLOT", "CIT-LR")
         if failed:
             reason = "not estimable: the counterfactual generator fails " + " and ".join(failed)
+            if any(f.startswith("effectiveness") for f in failed) and acc.low < gate["effectiveness"]:
+                reason += (f"; the attribute reader itself reads only {acc.estimate:.1%} of {where} correctly, "
+                           "so a better reader may pass it")
             for name, ref in zip(cf_names, ("invariance-test, eqs. 7-8", "closeness-test, Eq. 7", "invariance-test, Alg. 1"), strict=True):
                 rows[name] = _row(math.nan, math.nan, math.nan, math.nan, reason,
                                   "not computed: a generator that fails the gate cannot vouch for any classifier", ref)

@@ -141,6 +141,9 @@ def test_identity_generator_fails_the_gate_and_nothing_counterfactual_is_estimat
         assert np.isnan(t.loc[name, ["estimate", "ci_low", "ci_high", "pvalue"]].astype(float)).all()
     assert sum(seen) == len(x)  # the classifier never saw a counterfactual image
     assert t.loc["generator effectiveness", "flagged"] and not t.loc[list(CF_ROWS), "flagged"].any()
+    assert "reader" not in t.loc["ECA", "verdict"]  # the reader reads every factual image: the generator is at fault
+    blind = run(x, frame, clf=reads, cf=true_counterfactual, attribute_reader=lambda im: np.zeros(len(im), dtype=int))
+    assert "the attribute reader itself reads only" in blind.rows.loc["ECA", "verdict"]
     assert np.isfinite(t.loc["DP", "pvalue"])  # the rows that need no generator are still there
 
 
