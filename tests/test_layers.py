@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "cflib.claims": 0,
     "cflib.validation": 0,
     "cflib.verdicts": 0,
+    "cflib.formatting": 0,
     "cflib.scm.graph": 1,
     "cflib.scm.scm": 1,
     "cflib.scm.examples": 1,

@@ -1,0 +1,302 @@
+"""Group rates with Wilson intervals and differences of group means with Welch intervals.
+
+The observational side of an audit (what Aequitas and fairlearn's ``MetricFrame`` report, with the
+uncertainty they leave out): per group the size, base rate, selection rate, true- and false-positive
+rates and positive predictive value, each with a Wilson score interval (Wilson 1927; Brown, Cai &
+DasGupta 2001 recommend it over the Wald interval for small groups and rates near 0 or 1), and the
+difference of two groups' rates with Newcombe's hybrid score interval (Newcombe 1998, method 10, built
+from the two Wilson intervals; honest for small groups and rates of 0 or 1) and the p-value that inverts
+it, or, for means of scores, the Welch interval that inverts the Welch t-test of
+:func:`cflib.stats.invariance.demographic_parity_test` (Ma et al., eqs. 5-6). Either way the interval
+excludes 0 exactly when the p-value is below its level. A rate whose denominator is empty is
+reported as *not estimable* with the reason, never as 0.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ..validation import check_probability
+
+__all__ = ["RATES", "wilson_interval", "RateDifference", "welch_difference", "newcombe_difference", "group_rates"]
+
+#: The rates of :func:`group_rates`: name -> (numerator, denominator) in words.
+RATES = {
+    "base_rate": ("y = 1", "all units"),
+    "selection_rate": ("decision = 1", "all units"),
+    "tpr": ("decision = 1", "units with y = 1"),
+    "fpr": ("decision = 1", "units with y = 0"),
+    "ppv": ("y = 1", "units with decision = 1"),
+}
+
+
+def wilson_interval(k: Any, n: Any, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a proportion ``k / n``.
+
+    Parameters
+    ----------
+    k : int
+        Successes, ``0 <= k <= n``.
+    n : int
+        Trials; ``n = 0`` gives ``(nan, nan)`` (not estimable).
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        ``(p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)``, clipped to [0, 1].
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``k`` or ``n`` not whole numbers, ``k`` outside [0, n], ``level`` outside (0, 1).
+    """
+    for name, v in (("k", k), ("n", n)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{name} must be a whole number, got {v!r}")
+    if n < 0 or not 0 <= k <= max(n, 0):
+        raise ValueError(f"k must lie in [0, n] with n >= 0, got k={k!r}, n={n!r}")
+    check_probability(level, "level")
+    return _wilson_z(int(k), int(n), float(stats.norm.ppf(0.5 + level / 2)))
+
+
+def _wilson_z(k: int, n: int, z: float) -> tuple[float, float]:
+    if n == 0:
+        return (math.nan, math.nan)
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (max(0.0, mid - half), min(1.0, mid + half))
+
+
+@dataclass(frozen=True)
+class RateDifference:
+    """``mean(v1) - mean(v0)`` with an interval and the p-value of a zero difference that agree with each other.
+
+    Attributes
+    ----------
+    statistic : float
+        Welch's t, or for Newcombe's interval the normal quantile at which the interval reaches 0.
+    pvalue : float
+        Two-sided p-value: the interval at level ``1 - pvalue`` has 0 as an end, so the interval at any
+        level excludes 0 exactly when ``pvalue < 1 - level``.
+    difference : float
+        ``mean(v1) - mean(v0)`` (NaN when not estimable).
+    ci : tuple of float
+        ``difference -+ t_{df, (1+level)/2} * se``; NaN when the standard error is 0 (both groups constant).
+    df : float
+        Welch-Satterthwaite degrees of freedom.
+    level : float
+    n0, n1 : int
+    reason : str
+        Empty when estimable, else why not (too few units in a group).
+    method : str
+        ``"welch"`` or ``"newcombe"``.
+    """
+
+    statistic: float
+    pvalue: float
+    difference: float
+    ci: tuple[float, float]
+    df: float
+    level: float
+    n0: int
+    n1: int
+    reason: str = ""
+    method: str = "welch"
+
+    def summary(self) -> pd.DataFrame:
+        """One row: difference, interval, t, df, p-value, group sizes and the reason when not estimable.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return pd.DataFrame([{"difference": self.difference, "ci_low": self.ci[0], "ci_high": self.ci[1],
+                              "statistic": self.statistic, "df": self.df, "pvalue": self.pvalue, "n0": self.n0,
+                              "n1": self.n1, "reason": self.reason}])
+
+
+def welch_difference(v0: Any, v1: Any, level: float = 0.95) -> RateDifference:
+    """Difference of two groups' means with the Welch interval and test (consistent with each other).
+
+    Parameters
+    ----------
+    v0, v1 : array-like of float
+        The values (0/1 decisions for a rate) of the baseline and comparison groups.
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    RateDifference
+        Not estimable (NaN, with ``reason``) when a group has fewer than two values.
+    """
+    check_probability(level, "level")
+    a0, a1 = np.asarray(v0, dtype=float).ravel(), np.asarray(v1, dtype=float).ravel()
+    n0, n1 = int(a0.size), int(a1.size)
+    if min(n0, n1) < 2:
+        small = "baseline" if n0 < 2 else "comparison"
+        return RateDifference(math.nan, math.nan, math.nan, (math.nan, math.nan), math.nan, level, n0, n1,
+                               f"not estimable: the {small} group has {min(n0, n1)} unit(s); the Welch interval needs 2 in each")
+    if not (np.isfinite(a0).all() and np.isfinite(a1).all()):
+        raise ValueError("v0 and v1 must be finite; got NaN or infinite values")
+    m0, m1 = float(a0.mean()), float(a1.mean())
+    s0, s1 = float(a0.var(ddof=1)) / n0, float(a1.var(ddof=1)) / n1
+    se2 = s0 + s1
+    diff = m1 - m0
+    if se2 <= 0:  # both groups constant: parity when the means agree, a certain difference otherwise
+        t = 0.0 if diff == 0 else math.copysign(math.inf, diff)
+        return RateDifference(t, 1.0 if diff == 0 else 0.0, diff, (math.nan, math.nan), float(n0 + n1 - 2), level, n0, n1,
+                               "no interval: every value in both groups is the same")
+    se = math.sqrt(se2)
+    df = se2 * se2 / (s0 * s0 / (n0 - 1) + s1 * s1 / (n1 - 1))
+    t = diff / se
+    p = float(2 * stats.t.sf(abs(t), df))
+    q = float(stats.t.ppf(0.5 + level / 2, df))
+    return RateDifference(float(t), p, diff, (diff - q * se, diff + q * se), float(df), level, n0, n1, "", "welch")
+
+
+def _newcombe_bounds(k0: int, n0: int, k1: int, n1: int, z: float) -> tuple[float, float]:
+    p0, p1 = k0 / n0, k1 / n1
+    l0, u0 = _wilson_z(k0, n0, z)
+    l1, u1 = _wilson_z(k1, n1, z)
+    d = p1 - p0
+    return d - math.sqrt((p1 - l1) ** 2 + (u0 - p0) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p0 - l0) ** 2)
+
+
+def newcombe_difference(k0: Any, n0: Any, k1: Any, n1: Any, level: float = 0.95) -> RateDifference:
+    """Difference of two proportions ``k1/n1 - k0/n0`` with Newcombe's hybrid score interval and its p-value.
+
+    Newcombe (1998, method 10) combines the two groups' Wilson intervals; unlike the Wald or Welch
+    interval it stays honest for small groups and rates of 0 or 1 (a group of 3 with no positive decision
+    does not give a zero-width interval). The p-value inverts the interval: it is the ``alpha`` at which
+    the ``1 - alpha`` interval has 0 as an end (found by bisection on the normal quantile), so the
+    interval excludes 0 exactly when the p-value is below ``1 - level``.
+
+    Parameters
+    ----------
+    k0, n0 : int
+        Successes and units of the baseline group.
+    k1, n1 : int
+        Successes and units of the comparison group.
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    RateDifference
+        Not estimable (NaN, with ``reason``) when a group has no units.
+    """
+    for name, v in (("k0", k0), ("n0", n0), ("k1", k1), ("n1", n1)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise TypeError(f"{name} must be a whole number >= 0, got {v!r}")
+    if k0 > n0 or k1 > n1:
+        raise ValueError(f"k0 <= n0 and k1 <= n1 are needed, got k0={k0}, n0={n0}, k1={k1}, n1={n1}")
+    check_probability(level, "level")
+    k0, n0, k1, n1 = int(k0), int(n0), int(k1), int(n1)
+    if min(n0, n1) == 0:
+        small = "baseline" if n0 == 0 else "comparison"
+        return RateDifference(math.nan, math.nan, math.nan, (math.nan, math.nan), math.nan, level, n0, n1,
+                              f"not estimable: the {small} group has no units", "newcombe")
+    d = k1 / n1 - k0 / n0
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    lo, hi = _newcombe_bounds(k0, n0, k1, n1, z)
+    if d == 0:
+        zstar = 0.0
+    else:
+        # The end nearer 0 moves away from d as z grows: find the z at which it reaches 0.
+        end = (lambda zz: _newcombe_bounds(k0, n0, k1, n1, zz)[0]) if d > 0 else (lambda zz: -_newcombe_bounds(k0, n0, k1, n1, zz)[1])
+        a, b = 0.0, 40.0
+        if end(b) > 0:
+            zstar = b
+        else:
+            for _ in range(80):
+                mid = (a + b) / 2
+                a, b = (mid, b) if end(mid) > 0 else (a, mid)
+            zstar = (a + b) / 2
+    p = float(min(1.0, 2 * stats.norm.sf(zstar)))
+    return RateDifference(math.copysign(zstar, d) if d else 0.0, p, d, (lo, hi), math.nan, level, n0, n1, "", "newcombe")
+
+
+def group_rates(groups: Any, decision: Any = None, y: Any = None, *, level: float = 0.95,
+                no_decision: str = "no decisions", no_outcome: str = "no outcome") -> pd.DataFrame:
+    """Per group: size, base rate, selection rate, TPR, FPR and PPV, each with a Wilson interval.
+
+    Parameters
+    ----------
+    groups : array-like
+        Group label per unit (any hashable values; the table is sorted by their text).
+    decision : array-like of {0, 1}, optional
+        The model's decision per unit; without it the decision-based rates are not estimable.
+    y : array-like of {0, 1}, optional
+        The true outcome per unit; without it the outcome-based rates are not estimable.
+    level : float
+        Level of the intervals.
+    no_decision, no_outcome : str
+        Why the rates that need ``decision`` (or ``y``) are not estimable when it is ``None``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by group (as text); columns ``n`` and, for each rate of :data:`RATES`, ``<rate>``,
+        ``<rate>_low``, ``<rate>_high``, ``<rate>_k`` (numerator) and ``<rate>_n`` (denominator), and
+        ``note`` (why a rate is not estimable; empty otherwise). A rate with an empty denominator is NaN.
+
+    Raises
+    ------
+    ValueError
+        Arrays of different lengths, or ``decision``/``y`` not coded 0/1.
+    """
+    check_probability(level, "level")
+    g = np.asarray(groups)
+    if g.ndim != 1 or g.size == 0:
+        raise ValueError(f"groups must be a non-empty 1-d array of labels, got shape {g.shape}")
+    arrays = {}
+    for name, v in (("decision", decision), ("y", y)):
+        if v is None:
+            arrays[name] = None
+            continue
+        a = np.asarray(v)
+        if a.shape != g.shape:
+            raise ValueError(f"{name} must have one value per unit ({g.size}), got shape {a.shape}")
+        if not np.isin(a, (0, 1)).all():
+            raise ValueError(f"{name} must be coded 0/1, got values {sorted(map(str, pd.unique(a)))[:5]}")
+        arrays[name] = a.astype(int)
+    d, yy = arrays["decision"], arrays["y"]
+    labels = sorted(pd.unique(g), key=str)
+    rows = {}
+    for lab in labels:
+        m = g == lab
+        row: dict[str, Any] = {"n": int(m.sum())}
+        notes = []
+        parts = {
+            "base_rate": (yy, None if yy is None else (yy[m].sum(), m.sum())),
+            "selection_rate": (d, None if d is None else (d[m].sum(), m.sum())),
+            "tpr": (d if yy is not None else None, None if d is None or yy is None else (d[m & (yy == 1)].sum(), (m & (yy == 1)).sum())),
+            "fpr": (d if yy is not None else None, None if d is None or yy is None else (d[m & (yy == 0)].sum(), (m & (yy == 0)).sum())),
+            "ppv": (yy if d is not None else None, None if d is None or yy is None else (yy[m & (d == 1)].sum(), (m & (d == 1)).sum())),
+        }
+        for rate, (_, kn) in parts.items():
+            if kn is None:
+                k, n, why = 0, 0, (no_outcome if yy is None else no_decision)
+            else:
+                k, n = int(kn[0]), int(kn[1])
+                why = f"no {RATES[rate][1].removeprefix('units with ')}" if n == 0 else ""
+            lo, hi = wilson_interval(k, n, level)
+            row.update({rate: k / n if n else math.nan, f"{rate}_low": lo, f"{rate}_high": hi, f"{rate}_k": k, f"{rate}_n": n})
+            if why:
+                notes.append(f"{rate}: not estimable ({why})")
+        row["note"] = "; ".join(dict.fromkeys(notes))
+        rows[str(lab)] = row
+    out = pd.DataFrame.from_dict(rows, orient="index")
+    out.index.name = "group"
+    return out
