@@ -93,9 +93,24 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from .audit import audit_from_config
 
     _existing(args.config, "config")
-    report = audit_from_config(args.config, args.out, progress=not args.quiet)
+    if args.junit is not None:
+        if args.junit.is_dir():
+            raise FileNotFoundError(f"--junit: {args.junit} is a folder, expected a file name such as audit-junit.xml")
+        _existing(args.junit.parent if str(args.junit.parent) else Path("."), "--junit's folder", directory=True)
+    if args.fail_on is not None and not args.fail_on.strip():
+        raise ValueError("--fail-on: give check names such as Ctf-DE,DP, or any")
+    report = audit_from_config(args.config, args.out, progress=not args.quiet, fail_on=args.fail_on)
+    failed = report.gate(args.fail_on) if args.fail_on is not None else []
+    if args.junit is not None:
+        report.to_junit(args.junit, fail_on=args.fail_on)
+    print(report.plain_summary())
+    print()
     print(report.summary().to_string())
-    print(f"wrote {args.out / 'report.json'} and {args.out / 'report.html'}")
+    written = [args.out / n for n in ("report.json", "report.html", "model_card.md")] + ([args.junit] if args.junit else [])
+    print("wrote " + ", ".join(map(str, written)))
+    if failed:
+        print(f"cflib: --fail-on: flagged: {', '.join(failed)}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -169,6 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "classifier, images, attribute, classifier, counterfactual (see cflib.audit_images.audit_images_from_config)")
     a.add_argument("--out", type=Path, required=True, help="folder for report.json and report.html")
     a.add_argument("--quiet", action="store_true", help="no progress bar")
+    a.add_argument("--fail-on", default=None, metavar="CHECK[,CHECK...]",
+                   help="exit 1 when a named check is flagged (e.g. Ctf-DE,DP,PP; 'any' for every check, 'model' for every "
+                        "check of the predictions); 0 otherwise, 2 on bad input")
+    a.add_argument("--junit", type=Path, default=None, metavar="FILE",
+                   help="also write one JUnit test case per check (failed: flagged and gated by --fail-on)")
     a.set_defaults(func=_cmd_audit)
 
     d = sub.add_parser("data", help="real-data set-up")

@@ -106,7 +106,13 @@ def test_html_is_one_self_contained_page(world, tmp_path):
     d, reads_x, _ = world
     page = audit(reads_x, d, sfm=SFM, learner="linear", n_boot=0, progress=False).to_html(tmp_path / "r.html").read_text()
     assert "data:image/png;base64," in page and "Ctf-DE" in page and "data_sha256" in page
-    assert 'src="http' not in page and 'href="http' not in page
+    # nothing is fetched (no external image, style sheet or script); the only addresses are links to the book
+    assert 'src="http' not in page and "<link" not in page and "<script" not in page
+    import re
+
+    links = re.findall(r'href="([^"]+)"', page)
+    assert links and all(u.startswith("https://") and u.endswith(".html") and "/notebooks/" in u for u in links)
+    assert page.index('class="summary"') < page.index('class="checks"')  # the plain-language summary comes first
 
 
 @pytest.mark.parametrize(
@@ -137,14 +143,43 @@ def test_constant_nan_and_multilevel_attributes(world):
     d, reads_x, _ = world
     with pytest.raises(ValueError, match="is constant"):
         audit(reads_x, d.assign(x=1), sfm=SFM, n_boot=0, progress=False)
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match=r"missing values in 'w' \(1 of 2000 rows\).*impute=True"):
         audit(reads_x, d.assign(w=d.w.where(d.index > 0)), sfm=SFM, n_boot=0, progress=False)
+    with pytest.raises(ValueError, match=r"infinite values in 'w' \(1\)"):
+        audit(reads_x, d.assign(w=d.w.where(d.index > 0, np.inf)), sfm=SFM, n_boot=0, progress=False)
     three = d.assign(x=np.where(d.index % 7 == 0, 2, d.x))
-    with pytest.raises(ValueError, match="name the two to compare with x0= and x1="):
-        audit(lambda f: f.w.to_numpy(), three, sfm=SFM, n_boot=0, progress=False)
     two_of_three = audit(lambda f: f.w.to_numpy(), three, sfm=StandardFairnessModel("x", ["z"], ["w"], "y", 0, 1),
                          n_boot=0, learner="linear", progress=False)
     assert two_of_three.provenance["n_rows"] == int((three.x != 2).sum())
+
+
+def test_missing_values_imputed_on_request_and_said(world):
+    d, reads_x, _ = world
+    holes = d.assign(w=d.w.where(d.index % 50 > 0))  # 40 missing mediator values
+    r = audit(lambda f: f.z.to_numpy(), holes, sfm=SFM, n_boot=0, learner="linear", progress=False, impute=True)
+    assert r.provenance["imputed"] == {"w": 40}
+    assert any("imputed" in w and "'w' (40)" in w for w in r.warnings) and "imputed" in r.plain_summary()
+    with pytest.raises(ValueError, match="protected attribute or the outcome cannot be audited"):
+        audit(reads_x, d.assign(y=d.y.where(d.index > 0)), sfm=SFM, n_boot=0, progress=False, impute=True)
+
+
+def test_attribute_with_three_levels_is_audited_pairwise_with_bonferroni(world):
+    d, _, _ = world
+    three = d.assign(x=np.where(d.index % 7 == 0, "c", np.where(d.x == 1, "b", "a")))
+    r = audit(lambda f: f.w.to_numpy(), three, sfm=SFM, n_boot=0, learner="linear", progress=False)
+    ref = three.x.value_counts().index[0]  # the most frequent level is the reference
+    others = sorted(set(three.x) - {ref})
+    assert r.provenance["comparisons"] == [[o, ref] for o in others]
+    assert "Bonferroni" in r.provenance["multiplicity"] and "0.05/2" in r.provenance["multiplicity"]
+    for o in others:
+        assert f"DP [{o} vs {ref}]" in r.rows.index and f"Ctf-DE [{o} vs {ref}]" in r.rows.index
+        assert "0.975 interval" in r.rows.loc[f"DP [{o} vs {ref}]", "method"]  # each pair at alpha / 2
+    assert list(r.groups.index) == sorted(map(str, set(three.x)))  # one table over every level
+    assert r.gate("DP") == [c for c in r.rows.index if c.startswith("DP [") and r.flagged()[c]]
+    with pytest.raises(ValueError, match="reference: 'z' is not a level"):
+        audit(lambda f: f.w.to_numpy(), three, sfm=SFM, n_boot=0, progress=False, reference="z")
+    with pytest.raises(ValueError, match="x0= and x1="):
+        audit(lambda f: f.w.to_numpy(), d.assign(x=np.where(d.x == 1, "b", "a")), sfm=SFM, n_boot=0, progress=False)
 
 
 def _write_config(tmp_path, d, **over):
@@ -166,7 +201,7 @@ def test_cli_writes_both_files(world, tmp_path):
                          capture_output=True, text=True, env=env)
     assert res.returncode == 0, res.stderr
     assert "Ctf-DE" in res.stdout
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["report.html", "report.json"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["model_card.md", "report.html", "report.json"]
 
 
 @pytest.mark.parametrize(
@@ -278,3 +313,240 @@ def test_too_few_pairs_for_cf_clot_reach_the_report():
         r = audit(lambda f: f.w.to_numpy() + f.x.to_numpy(), d, sfm=SFM, counterfactual=FlipX(), z=["z"], n_boot=0,
                   learner="linear", progress=False)
     assert any(w.startswith("cfclot_test") and "30 pairs" in w for w in r.warnings)
+
+
+# ---------------------------------------------------------------------------------------------------- issue 29
+def labelled_world(n: int = 1500, seed: int = 4) -> pd.DataFrame:
+    """Data as it comes: string attribute levels, a string outcome, string and boolean covariates."""
+    rng = np.random.default_rng(seed)
+    region = rng.choice(["north", "south", "east"], size=n)
+    x = (rng.random(n) < np.where(region == "north", 0.3, 0.5)).astype(int)
+    school = rng.choice(["A", "B", "C", "D"], size=n, p=[0.4, 0.3, 0.2, 0.1])
+    w = 0.6 * x + (school == "A") + rng.normal(size=n)
+    owner = rng.random(n) < 0.4
+    y = (0.5 * x + w + 0.4 * owner - 0.3 * (region == "south") + rng.normal(size=n)) > 0.8
+    return pd.DataFrame({"group": np.where(x == 1, "g1", "g0"), "region": region, "school": school, "owner": owner,
+                         "w": w, "label": np.where(y, "yes", "no")})
+
+
+LSFM = StandardFairnessModel("group", ["region"], ["school", "owner", "w"], "label", "g0", "g1")
+
+
+def score_model(f: pd.DataFrame) -> np.ndarray:
+    return 1 / (1 + np.exp(-(f.w.to_numpy() + 0.8 * (f.group == "g1").to_numpy() - 1.0)))
+
+
+def test_data_as_it_comes_string_outcome_y1_and_categorical_covariates():
+    d = labelled_world()
+    with pytest.raises(ValueError, match=r"outcome column 'label' holds labels \['no', 'yes'\].*y1=.*roles.y1"):
+        audit(score_model, d, sfm=LSFM, n_boot=0, progress=False)
+    with pytest.raises(ValueError, match="y1: 'maybe' is not a value of the outcome column 'label'"):
+        audit(score_model, d, sfm=LSFM, n_boot=0, progress=False, y1="maybe")
+    for learner in ("linear", "hgb", "rf"):  # every learner reads the string and boolean columns
+        r = audit(score_model, d, sfm=LSFM, n_boot=0, progress=False, y1="yes", learner=learner)
+        coded = d.assign(label=(d.label == "yes").astype(int))
+        assert r.rows.loc["TV (y)", "estimate"] == pytest.approx(
+            coded.loc[d.group == "g1", "label"].mean() - coded.loc[d.group == "g0", "label"].mean(), abs=1e-12)
+    assert r.provenance["roles"]["y1"] == "yes" and r.provenance["decisions"] == "score >= 0.5"
+
+
+def hand_rates(groups: np.ndarray, dec: np.ndarray, y: np.ndarray) -> pd.DataFrame:
+    """The group table computed with plain pandas, the way a reader would check it."""
+    f = pd.DataFrame({"g": groups, "d": dec, "y": y})
+    out = {}
+    for g, s in f.groupby("g"):
+        out[str(g)] = {"n": len(s), "base_rate": s.y.mean(), "selection_rate": s.d.mean(),
+                       "tpr": s.loc[s.y == 1, "d"].mean() if (s.y == 1).any() else np.nan,
+                       "fpr": s.loc[s.y == 0, "d"].mean() if (s.y == 0).any() else np.nan,
+                       "ppv": s.loc[s.d == 1, "y"].mean() if (s.d == 1).any() else np.nan}
+    return pd.DataFrame.from_dict(out, orient="index")
+
+
+def test_group_table_equals_rates_computed_directly():
+    d = labelled_world()
+    r = audit(score_model, d, sfm=LSFM, n_boot=0, progress=False, y1="yes", learner="linear", threshold=0.6)
+    want = hand_rates(d.group.to_numpy(), (score_model(d) >= 0.6).astype(int), (d.label == "yes").astype(int).to_numpy())
+    got = r.groups
+    assert list(got.index) == ["g0", "g1"]
+    assert (got["n"] == want["n"]).all()
+    for c in ("base_rate", "selection_rate", "tpr", "fpr", "ppv"):
+        np.testing.assert_allclose(got[c].to_numpy(float), want[c].to_numpy(float), rtol=0, atol=1e-15)
+        assert ((got[c + "_low"] <= got[c]) & (got[c] <= got[c + "_high"])).all()
+    # DP and EO carry intervals and are the differences of the table's rates (x1 - x0)
+    for check, rate in (("DP", "selection_rate"), ("EO", "tpr"), ("FPR difference", "fpr")):
+        row = r.rows.loc[check]
+        assert row["estimate"] == pytest.approx(got.loc["g1", rate] - got.loc["g0", rate], abs=1e-12)
+        assert row["ci_low"] < row["estimate"] < row["ci_high"] and 0 <= row["pvalue"] <= 1
+        assert bool(row["flagged"]) == (not row["ci_low"] <= 0 <= row["ci_high"])  # interval and p-value agree
+
+
+def test_small_groups_are_not_estimable_never_zero():
+    from cflib.stats.rates import group_rates
+
+    g = np.array(["a"] * 6 + ["tiny"] * 3)
+    dec = np.array([1, 0, 1, 0, 1, 1, 0, 0, 0])
+    y = np.array([1, 1, 0, 0, 1, 0, 1, 1, 1])  # 'tiny' has no y = 0 unit and no decision 1
+    t = group_rates(g, dec, y)
+    assert np.isnan(t.loc["tiny", "fpr"]) and np.isnan(t.loc["tiny", "fpr_low"]) and np.isnan(t.loc["tiny", "ppv"])
+    assert "fpr: not estimable (no y = 0)" in t.loc["tiny", "note"] and "ppv: not estimable (no decision = 1)" in t.loc["tiny", "note"]
+    assert t.loc["tiny", "tpr"] == 0.0 and t.loc["tiny", "tpr_high"] > 0.5  # 0 of 3 is estimable, with a wide interval
+    assert t.loc["a", "note"] == ""
+
+
+def test_wilson_interval_closed_forms_and_published_value():
+    from scipy import stats
+
+    from cflib.stats.rates import wilson_interval
+
+    z2 = stats.norm.ppf(0.975) ** 2
+    for n in (1, 7, 40, 1000):
+        assert wilson_interval(0, n) == pytest.approx((0.0, z2 / (n + z2)), abs=1e-12)
+        assert wilson_interval(n, n) == pytest.approx((n / (n + z2), 1.0), abs=1e-12)
+        for k in range(0, n + 1, max(1, n // 5)):
+            lo, hi = wilson_interval(k, n)
+            lo2, hi2 = wilson_interval(n - k, n)
+            assert lo == pytest.approx(1 - hi2, abs=1e-12) and hi == pytest.approx(1 - lo2, abs=1e-12)
+            # the ends solve (p - k/n)^2 = z^2 p (1 - p) / n, the score test's acceptance boundary
+            for e in (lo, hi):
+                if 0 < e < 1:
+                    assert (e - k / n) ** 2 == pytest.approx(z2 * e * (1 - e) / n, rel=1e-9)
+    assert wilson_interval(81, 263) == pytest.approx((0.2553, 0.3662), abs=5e-5)  # Newcombe (1998a), example
+    assert np.isnan(wilson_interval(0, 0)).all()
+
+
+def test_newcombe_interval_published_value_and_its_pvalue_inverts_it():
+    from cflib.stats.rates import newcombe_difference
+
+    assert newcombe_difference(48, 80, 56, 70).ci == pytest.approx((0.0524, 0.3339), abs=5e-5)  # Newcombe (1998b), method 10
+    for k0, n0, k1, n1 in ((30, 100, 50, 100), (0, 3, 190, 1000), (12, 40, 5, 35), (1, 1, 0, 1)):
+        r = newcombe_difference(k0, n0, k1, n1)
+        if 1e-12 < r.pvalue < 1:
+            end = newcombe_difference(k0, n0, k1, n1, level=1 - r.pvalue).ci
+            assert min(abs(end[0]), abs(end[1])) < 1e-9
+        for a in (0.01, 0.05, 0.2):
+            lo, hi = newcombe_difference(k0, n0, k1, n1, level=1 - a).ci
+            assert (lo > 0 or hi < 0) == (r.pvalue < a)
+    assert newcombe_difference(0, 3, 190, 1000).pvalue > 0.3  # a group of 3 with no positives is no evidence
+
+
+def test_difference_outcome_shares_the_fits_and_equals_the_difference():
+    d = linear_world(n=600, seed=5).assign(yhat=lambda f: 0.5 * f.w + 0.2 * f.z)
+    e = ctf_effects(d, SFM, ["y", "yhat"], learner="hgb", n_boot=30, seed=1, ci="percentile",
+                    differences={"diff": ("y", "yhat")})
+    for m in ("TV", "DE", "IE", "SE"):
+        assert e["diff"].estimate[m] == pytest.approx(e["y"].estimate[m] - e["yhat"].estimate[m], abs=1e-12)
+    np.testing.assert_allclose(e["diff"].draws, e["y"].draws - e["yhat"].draws, atol=1e-12)
+    np.testing.assert_allclose(e["diff"].influence, e["y"].influence - e["yhat"].influence, atol=1e-12)
+    alone = ctf_effects(d, SFM, ["y", "yhat"], learner="hgb", n_boot=30, seed=1, ci="percentile")
+    assert alone["y"].estimate == e["y"].estimate and alone["yhat"].ci == e["yhat"].ci  # sharing changes nothing else
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cflib.cli", "audit", *args], capture_output=True, text=True)
+
+
+def test_fail_on_exit_status_and_junit(world, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    d, _, _ = world
+    cfg = _write_config(tmp_path, d)  # the model reads x: Ctf-DE is flagged; x is independent of nothing else here
+    first = _cli(str(cfg), "--out", str(tmp_path / "o0"), "--quiet", "--junit", str(tmp_path / "j0.xml"))
+    assert first.returncode == 0, first.stderr  # no gate: the report is written and the job passes
+    doc = json.loads((tmp_path / "o0" / "report.json").read_text())
+    flagged = [c["check"] for c in doc["checks"] if c["flagged"]]
+    quiet = [c["check"] for c in doc["checks"] if not c["flagged"]]
+    assert "Ctf-DE" in flagged and quiet
+    res = _cli(str(cfg), "--out", str(tmp_path / "o1"), "--quiet", "--fail-on", "Ctf-DE", "--junit", str(tmp_path / "j1.xml"))
+    assert res.returncode == 1 and "Ctf-DE" in res.stderr
+    res = _cli(str(cfg), "--out", str(tmp_path / "o2"), "--quiet", "--fail-on", ",".join(quiet))
+    assert res.returncode == 0, res.stderr
+    res = _cli(str(cfg), "--out", str(tmp_path / "o3"), "--quiet", "--fail-on", "any")
+    assert res.returncode == 1
+    for bad, match in (("Nope", "no check 'Nope'"), ("DP,,EO", "empty check name")):
+        res = _cli(str(cfg), "--out", str(tmp_path / "o4"), "--quiet", "--fail-on", bad)
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(lines) == 1 and match in lines[0], res.stderr
+        assert not (tmp_path / "o4").exists()
+    res = _cli(str(cfg), "--out", str(tmp_path / "o5"), "--junit", str(tmp_path / "no" / "j.xml"))
+    assert res.returncode == 2 and "--junit" in res.stderr and not (tmp_path / "o5").exists()
+    # JUnit: one test case per check; failures are the flagged checks the gate names, skips the not estimable
+    suite = ET.parse(tmp_path / "j1.xml").getroot().find("testsuite")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == [c["check"] for c in doc["checks"]]
+    failed = [c.get("name") for c in cases if c.find("failure") is not None]
+    assert failed == ["Ctf-DE"] and suite.get("failures") == "1" and suite.get("tests") == str(len(cases))
+    ungated = ET.parse(tmp_path / "j0.xml").getroot().find("testsuite")
+    assert sorted(c.get("name") for c in ungated.findall("testcase") if c.find("failure") is not None) == sorted(flagged)
+
+
+def test_select_checks_names():
+    from cflib.audit import select_checks
+
+    checks = ["TV", "Ctf-DE", "Ctf-DE (white-box)", "TV (y)", "PP (Algorithm 1)", "DP [b vs a]", "DP [c vs a]"]
+    assert select_checks(checks, "Ctf-DE") == ["Ctf-DE"]  # not the white-box or the outcome's rows
+    assert select_checks(checks, "PP, DP") == ["PP (Algorithm 1)", "DP [b vs a]", "DP [c vs a]"]
+    assert select_checks(checks, ["any"]) == checks
+    assert "TV (y)" not in select_checks(checks, "model")
+    with pytest.raises(ValueError, match="no check 'EO'"):
+        select_checks(checks, "EO")
+    with pytest.raises(TypeError, match="fail_on"):
+        select_checks(checks, 3)
+
+
+def test_adult_as_it_comes_through_the_command_line(tmp_path):
+    """The issue's reader: a scikit-learn pipeline on Adult saved with joblib, the CSV as it ships, `cflib audit`."""
+    import joblib
+    import xml.etree.ElementTree as ET
+    import yaml
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from cflib.data.real import dataset_path
+
+    raw = pd.read_csv(dataset_path("adult")).sample(2500, random_state=0).reset_index(drop=True)
+    raw.to_csv(tmp_path / "adult.csv", index=False)
+    cols = ["sex", "age", "race", "native-country", "education-num", "marital-status", "relationship", "workclass",
+            "occupation", "hours-per-week"]
+    cat = [c for c in cols if not pd.api.types.is_numeric_dtype(raw[c])]
+    pipe = make_pipeline(ColumnTransformer([("c", OneHotEncoder(handle_unknown="ignore", sparse_output=False), cat)],
+                                           remainder="passthrough"), HistGradientBoostingClassifier(max_iter=50, random_state=0))
+    pipe.fit(raw[cols], raw["income-per-year"] == ">50K")
+    joblib.dump(pipe, tmp_path / "model.joblib")
+    cfg = {"data": "adult.csv", "model": "model.joblib", "n_boot": 20,
+           "roles": {"x": "sex", "x0": "Male", "x1": "Female", "z": ["age", "race", "native-country"],
+                     "w": cols[4:], "y": "income-per-year", "y1": ">50K"}}
+    (tmp_path / "audit.yaml").write_text(yaml.safe_dump(cfg))
+    res = _cli(str(tmp_path / "audit.yaml"), "--out", str(tmp_path / "out"), "--quiet", "--fail-on", "model",
+               "--junit", str(tmp_path / "junit.xml"))
+    assert res.returncode in (0, 1) and "cflib audited 2500 rows" in res.stdout, res.stderr
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    import jsonschema
+
+    jsonschema.validate(doc, load_schema())
+    dec = (pipe.predict_proba(raw[cols])[:, 1] >= 0.5).astype(int)
+    want = hand_rates(raw["sex"].to_numpy(), dec, (raw["income-per-year"] == ">50K").astype(int).to_numpy())
+    for g in doc["groups"]:
+        for c in ("n", "base_rate", "selection_rate", "tpr", "fpr", "ppv"):
+            assert g[c] == pytest.approx(want.loc[g["group"], c], abs=1e-12)
+    rows = {c["check"]: c for c in doc["checks"]}
+    for c in ("DP", "EO", "FPR difference"):
+        assert rows[c]["ci_low"] is not None and rows[c]["ci_low"] <= rows[c]["estimate"] <= rows[c]["ci_high"]
+    assert rows["Ctf-DE"]["link"].endswith("parity-decomposition/01-sfm-and-tv-decomposition.html")
+    assert (res.returncode == 1) == any(c["flagged"] for n, c in rows.items() if "(y)" not in n)
+    assert len(ET.parse(tmp_path / "junit.xml").getroot().find("testsuite").findall("testcase")) == len(rows)
+    card = (tmp_path / "out" / "model_card.md").read_text()
+    assert card.startswith("# Model card") and "## Flagged checks" in card and "| Female |" in card
+
+
+def test_report_text_formats_pvalues_and_summarises(world):
+    d, reads_x, _ = world
+    r = audit(reads_x, d, sfm=SFM, learner="linear", n_boot=0, progress=False)
+    text = r.plain_summary()
+    assert text.startswith("cflib audited 2000 rows") and "level 0.05" in text and "p < 0.001" in text
+    import re
+
+    assert not re.search(r"\de-\d", text)  # no 1.8e-99
+    page_card = r.model_card()
+    assert "< 0.001" in page_card and "](https://" in page_card
