@@ -427,3 +427,21 @@ def test_torchscript_classifier_in_a_config(tmp_path):
     r = audit_from_config(cfg, tmp_path / "out", progress=False)
     ref = run(x, frame, clf=reads, parents=[])
     assert r.rows.loc["ECA", "estimate"] == pytest.approx(ref.rows.loc["ECA", "estimate"])
+
+
+def test_chapter_claims_rule(marks, fresh_claims):
+    """claims_03 (auditing notebook 03): I1 needs the reader flagged and the ignorer cleared on a generator that passed
+    the gate, undecided when the gate stopped it; I2 needs the identity stopped."""
+    from cflib.experiments.auditing_images import claims_03
+
+    x, frame = marks
+    good = {"reads": run(x, frame, clf=reads), "ignores": run(x, frame, clf=ignores),
+            "identity": run(x, frame, clf=reads, cf=identity), "alpha": 0.05}
+    out = claims_03(good).set_index("key")
+    assert out.loc["I1", "verdict"] == "reproduced" and out.loc["I2", "verdict"] == "reproduced"
+    swapped = claims_03({**good, "ignores": good["reads"]}).set_index("key")  # a flagged "ignorer" breaks I1
+    assert swapped.loc["I1", "verdict"] == "not reproduced"
+    stopped = claims_03({**good, "reads": good["identity"]}).set_index("key")
+    assert stopped.loc["I1", "verdict"] == "undecided at this scale" and stopped.loc["I1", "note"]
+    fooled = claims_03({**good, "identity": good["reads"]}).set_index("key")  # a generator that passed is not "stopped"
+    assert fooled.loc["I2", "verdict"] == "not reproduced"

@@ -9,6 +9,8 @@ This layer sits above ``data``, ``scm``/``models`` and ``metrics``/``stats``/``f
 - :mod:`cflib.experiments.invariance_test`
 - :mod:`cflib.experiments.closeness_test`
 - :mod:`cflib.experiments.parity_decomposition`
+- :mod:`cflib.experiments.auditing` (the one-call audit), with :mod:`cflib.experiments.auditing_images` for its
+  section on image classifiers
 
 A notebook imports its chapter's module (``from cflib.experiments import parity_decomposition as exp``),
 calls its pipelines, and its Claims section is one call to the notebook's ``claims_<nn>(results)``,
