@@ -1008,7 +1008,7 @@ def audit_images_from_config(config: str | os.PathLike, out: str | os.PathLike, 
     relative to the file), ``attribute``, ``classifier`` (``module:function`` or a TorchScript file) and
     ``counterfactual`` (``module:function`` or ``train``), and optionally ``levels``, ``outcome``,
     ``parents``, ``attribute_reader`` (``module:function``), ``z``, ``gate``, ``epsilon``, ``alpha``,
-    ``seed`` and ``train_options``.
+    ``seed`` and ``train_options`` (its ``cache_dir`` relative to the file).
 
     Parameters
     ----------
@@ -1054,10 +1054,13 @@ def audit_images_from_config(config: str | os.PathLike, out: str | os.PathLike, 
     classifier = _load_classifier(str(cfg["classifier"]), base)
     cf = "train" if cfg["counterfactual"] == "train" else _load_object(str(cfg["counterfactual"]), base, "counterfactual")
     reader = _load_object(str(cfg["attribute_reader"]), base, "attribute_reader") if cfg.get("attribute_reader") else None
+    train_options = cfg.get("train_options")
+    if isinstance(train_options, dict) and train_options.get("cache_dir") is not None:  # relative to the config file
+        train_options = {**train_options, "cache_dir": str(base / str(train_options["cache_dir"]))}
     report = audit_images(classifier, x, frame, attribute=cfg["attribute"], counterfactual=cf, outcome=cfg.get("outcome"),
                           parents=cfg.get("parents") or (), levels=cfg.get("levels"), attribute_reader=reader, z=cfg.get("z"),
                           gate=cfg.get("gate"), epsilon=cfg.get("epsilon", 0.1), alpha=cfg.get("alpha", 0.05),
-                          seed=cfg.get("seed", 0), train_options=cfg.get("train_options"), progress=progress)
+                          seed=cfg.get("seed", 0), train_options=train_options, progress=progress)
     if fail_on is not None and callable(getattr(report, "gate", None)):
         report.gate(fail_on)  # a name that selects no check: one line, nothing written
     out = Path(out)

@@ -445,3 +445,17 @@ def test_chapter_claims_rule(marks, fresh_claims):
     assert stopped.loc["I1", "verdict"] == "undecided at this scale" and stopped.loc["I1", "note"]
     fooled = claims_03({**good, "identity": good["reads"]}).set_index("key")  # a generator that passed is not "stopped"
     assert fooled.loc["I2", "verdict"] == "not reproduced"
+
+
+def test_config_with_a_generator_trained_here(tmp_path, monkeypatch):
+    """`counterfactual: train` in a config fits the CLDM+D on the images (tiny settings) and writes the report."""
+    monkeypatch.setenv("CFLIB_ROOT", str(tmp_path))
+    x, frame = corner_marks(64, seed=9)
+    opts = {"config": {"latent_channels": 2, "vae_channels": [8, 8], "unet_channels": [16, 16]},
+            "fit": {"vae_epochs": 1, "diffusion_epochs": 1, "batch_size": 32}, "counterfactual": {"steps": 3},
+            "cache_dir": "models"}
+    cfg = _image_config(tmp_path, x, frame, counterfactual="train", parents=["site"], train_options=opts)
+    r = audit_from_config(cfg, tmp_path / "out", progress=False)
+    assert r.provenance["counterfactual"].startswith("CLDM+D trained here")
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["provenance"]["kind"] == "images"
+    assert list((tmp_path / "models").glob("ldm-*.pt"))  # the cache folder is read relative to the config file
