@@ -855,10 +855,16 @@ def audit_images(
             dec, _, what = _decisions(y_hat)
             for lv, code in ((x0, 0), (x1, 1)):
                 sel = a01 == code
+                ref = "invariance-test, Tables 2-3 (per-group performance)"
+                if what == "scores":  # neither labels nor probabilities: there is no decision to score
+                    rows[f"accuracy ({lv})"] = _row(math.nan, math.nan, math.nan, math.nan,
+                                                    "not estimable: the predictions are scores outside [0, 1], not decisions",
+                                                    f"share of correct decisions among the images with {attribute} = {lv}", ref)
+                    continue
                 iv = binomial_interval(int((dec[sel] == y[sel]).sum()), int(sel.sum()), level=level, unit="images")
                 rows[f"accuracy ({lv})"] = _row(iv.estimate, iv.low, iv.high, math.nan, f"{iv.estimate:.1%} of {what} correct",
                                                 f"share of correct {what} among the images with {attribute} = {lv}, {iv.method}",
-                                                "invariance-test, Tables 2-3 (per-group performance)")
+                                                ref)
         if "figure" not in details:
             order = np.arange(min(3, n))
             details["figure"] = {"factual": x[order], "counterfactual": x_cf[order], "score": y_hat[order],

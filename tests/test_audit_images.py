@@ -190,6 +190,13 @@ def test_generator_forms_and_torch_module_give_the_same_report(marks):
     assert run(x, frame, clf=Net()).provenance["model"].startswith("sha256:")
 
 
+def test_unbounded_scores_have_no_accuracy_but_keep_their_checks(marks):
+    x, frame = marks
+    r = run(x, frame, clf=lambda im: 10 * (reads(im) - 0.5))  # a margin, not a probability
+    assert r.rows.loc["accuracy (0)", "verdict"].startswith("not estimable: the predictions are scores")
+    assert "of scores change" in r.rows.loc["ECA", "verdict"] and r.rows.loc["ECA", "estimate"] < 0.01
+
+
 def test_levels_pick_two_of_three(marks):
     x, frame = marks
     three = frame.assign(group=np.where(np.arange(len(frame)) % 9 == 0, 2, frame.group))
