@@ -108,7 +108,8 @@ def _fmt(v: Any, digits: int = 3) -> str:
     if v is None:
         return "–"
     if isinstance(v, float):
-        return f"{v:.{digits}g}"
+        text = f"{v:.{digits}g}"
+        return f"{float(text):.0f}" if "e+" in text else text  # the book's tables show no e-notation (issue 26)
     return str(v)
 
 
@@ -154,7 +155,7 @@ def tables(doc: dict[str, Any]) -> str:
             lines.append(f"| {LABELS.get(r['impl'], r['impl'])} | {r['n']} | {r['B']} | {r['threads']} | failed: {r['error']} | | | | |")
             continue
         lines.append(f"| {LABELS.get(r['impl'], r['impl'])} | {r['n']} | {r['B']} | {r['threads']} | {_fmt(r['wall_s'])} | {_fmt(r['cpu_s'])} | "
-                     f"{r['maxrss_bytes'] / 2**20:.0f} | {_fmt(r['statistic'], 6)} | {_fmt(r['pvalue'], 4)} |")
+                     f"{r['maxrss_bytes'] / 2**20:.0f} | {_fmt(r['statistic'], 4)} | {_fmt(r['pvalue'], 4)} |")
     boot = [r for r in doc["rows"] if r["case"] == "bootstrap" and "error" not in r]
     if boot:
         b = boot[0]

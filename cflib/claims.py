@@ -808,6 +808,7 @@ _BARE_TEX = re.compile(r"\\[A-Za-z]+(?:\{[^{}]*\})*(?:[\^_](?:\{[^{}]*\}|\w))*")
 def _reader_text(text: Any) -> str:
     """Plain text for a reader: no paper codes like "(003)" and no "notes §" references (display only)."""
     text = _PAPER_CODE.sub("", str(text))
+    text = re.sub(r"\$\s+\$", "", text)  # a formula the paper's text extraction lost: nothing to render
     text = _NOTES_PAREN.sub("", text)
     text = _NOTES_REF.sub("the implementation notes", text)
     return _SECTION.sub("", _SECTION_PAREN.sub("", text))
