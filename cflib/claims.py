@@ -800,7 +800,7 @@ _NOTES_REF = re.compile(r"(?:the )?notes " + _NOTES_ONE + r"(?:(?:,| and) " + _N
 _SECTION_PAREN = re.compile(r"\s*\(§[^()]*\)")
 _SECTION = re.compile(r",? §[\d.]*\d(?:,? (?:item|claim) \w+| [A-Z]\w*)?(?: \[S\])?")
 _STAR_EMPH = re.compile(r"(?<![\w*^\\])\*(?=\S)([^*\n]*?\S)\*(?![\w*])")
-_DOLLAR_MATH = re.compile(r"(?<![\\\w])\$(?=\S)([^$\n]*?\S)\$(?!\w)")
+_DOLLAR_MATH = re.compile(r"\$\$([^$]+?)\$\$|(?<![\\\w$])\$(?=[^\s$])([^$\n]*?\S)\$(?![\w$])")
 #: TeX written without dollars in a quote (``\hat{Y}^{NP}``): a command with its braces, sub- and superscripts.
 _BARE_TEX = re.compile(r"\\[A-Za-z]+(?:\{[^{}]*\})*(?:[\^_](?:\{[^{}]*\}|\w))*")
 
@@ -836,7 +836,7 @@ def _html(text: Any) -> str:
     parts, last = [], 0
     text = _reader_text(text)
     for m in _DOLLAR_MATH.finditer(text):
-        parts += [_prose_html(text[last:m.start()]), _math_html(m.group(1))]
+        parts += [_prose_html(text[last:m.start()]), _math_html((m.group(1) or m.group(2)).strip())]
         last = m.end()
     return "".join(parts) + _prose_html(text[last:])
 
@@ -846,7 +846,7 @@ def _reader_markdown(text: Any) -> str:
     ``$...$`` so that it renders as math."""
     text, out, last = _reader_text(text), [], 0
     for m in _DOLLAR_MATH.finditer(text):
-        out += [_BARE_TEX.sub(lambda t: f"${t.group(0)}$", text[last:m.start()]), m.group(0)]
+        out += [_BARE_TEX.sub(lambda t: f"${t.group(0)}$", text[last:m.start()]), f"${(m.group(1) or m.group(2)).strip()}$"]
         last = m.end()
     return "".join(out) + _BARE_TEX.sub(lambda t: f"${t.group(0)}$", text[last:])
 
@@ -870,13 +870,21 @@ def _reader_number(value: Any) -> str:
     return format_number(x, 3)
 
 
+def _reader_plain(value: Any) -> str:
+    """A dict or list as reader's text with :func:`_reader_number` for its numbers (a table cell's value)."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_reader_plain(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_reader_plain(v) for v in value)
+    return _reader_number(value)
+
+
 def _value_html(value: Any, words: int = 24) -> tuple[str, str]:
     """A claim's paper/ours value: a short line, and (for dicts and long lists) a small table for the fold."""
     import html
 
     if isinstance(value, dict) and value:
-        cells = "".join(f"<tr><td>{_html(k)}</td><td>{_html(_reader_number(v) if not isinstance(v, (dict, list)) else _fmt(v))}</td></tr>"
-                        for k, v in value.items())
+        cells = "".join(f"<tr><td>{_html(k)}</td><td>{_html(_reader_plain(v))}</td></tr>" for k, v in value.items())
         table = f'<table class="cflib-claim-values"><tbody>{cells}</tbody></table>'
     elif isinstance(value, (list, tuple)) and len(value) > 6:
         table = f'<p>{html.escape(_plain_value(value), quote=False)}</p>'
