@@ -315,9 +315,18 @@ def _torch_hash(module: Any) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def _hash_of(obj: Any) -> str:
+def _hash_of(obj: Any, _seen: frozenset = frozenset()) -> str:
     if isinstance(obj, ReusedCounterfactual):
-        return _hash_of(obj.f)
+        return _hash_of(obj.f, _seen)
+    cells = getattr(obj, "__closure__", None)
+    if cells and id(obj) not in _seen:  # a lambda around a model: its source is the same for every model it wraps
+        h = hashlib.sha256(_model_hash(obj).encode())
+        for cell in cells:
+            try:
+                h.update(_hash_of(cell.cell_contents, _seen | {id(obj)}).encode())
+            except ValueError:  # an empty cell
+                continue
+        return "sha256:" + h.hexdigest()
     try:
         import torch
 

@@ -189,6 +189,11 @@ def test_generator_forms_and_torch_module_give_the_same_report(marks):
     assert shared.calls == 3  # two audits, three distinct generator calls
     assert run(x, frame, clf=Net()).provenance["model"].startswith("sha256:")
 
+    def wrap(model):
+        return lambda im: model(im)  # the same source around different models: different hashes
+
+    assert run(x, frame, clf=wrap(reads)).provenance["model"] != run(x, frame, clf=wrap(ignores)).provenance["model"]
+
 
 def test_unbounded_scores_have_no_accuracy_but_keep_their_checks(marks):
     x, frame = marks
