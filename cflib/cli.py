@@ -92,13 +92,13 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_audit(args: argparse.Namespace) -> int:
     from .audit import audit_from_config
 
-    _existing(args.config, "config")
+    if args.fail_on is not None and not args.fail_on.strip():
+        raise ValueError("--fail-on: give check names such as Ctf-DE,DP, or any")
     if args.junit is not None:
         if args.junit.is_dir():
             raise FileNotFoundError(f"--junit: {args.junit} is a folder, expected a file name such as audit-junit.xml")
         _existing(args.junit.parent if str(args.junit.parent) else Path("."), "--junit's folder", directory=True)
-    if args.fail_on is not None and not args.fail_on.strip():
-        raise ValueError("--fail-on: give check names such as Ctf-DE,DP, or any")
+    _existing(args.config, "config")
     report = audit_from_config(args.config, args.out, progress=not args.quiet, fail_on=args.fail_on)
     failed = report.gate(args.fail_on) if args.fail_on is not None else []
     if args.junit is not None:

@@ -20,10 +20,11 @@ import pytest
 
 import cflib
 from cflib import audit as audit_mod
-from cflib import claims, runner, sweep, validation, verdicts
+from cflib import claims, formatting, runner, sweep, validation, verdicts
 from cflib.fairness import adapt, compas, decomposition, effects, parity, plots
 from cflib.fairness import sfm as sfm_mod
 from cflib.fairness.sfm import StandardFairnessModel
+from cflib.stats import rates
 
 from .conftest import make_notebook
 from .validation_table import Case, case, one_clear_line
@@ -269,6 +270,44 @@ CASES: list[Case] = [
     case("audit-inf", ValueError, "w", lambda e: _audit(data=with_value("w", 0, -np.inf))),
     case("audit-config", FileNotFoundError, "config", lambda e: audit_mod.audit_from_config(
         "missing.yaml", e / "out")),
+    # --- issue 29: data as it comes, the group table, the CI gate
+    case("audit-string-outcome-no-y1", ValueError, ("y1", "roles.y1"),
+         lambda e: _audit(data=DF.assign(y=np.where(DF.y > 0, "yes", "no")))),
+    case("audit-y1-not-a-value", ValueError, ("y1", "'maybe'"),
+         lambda e: _audit(data=DF.assign(y=np.where(DF.y > 0, "yes", "no")), y1="maybe")),
+    case("audit-missing-values", ValueError, ("'w'", "impute=True"), lambda e: _audit(data=with_value("w", 0, np.nan))),
+    case("audit-missing-attribute", ValueError, ("'x'", "dropna"),
+         lambda e: _audit(data=DF.assign(x=DF.x.where(DF.index > 0)), impute=True)),
+    case("audit-impute-type", TypeError, "impute", lambda e: _audit(impute="yes")),
+    case("audit-threshold", ValueError, "threshold", lambda e: _audit(threshold=1.5)),
+    case("audit-threshold-type", ValueError, "threshold", lambda e: _audit(threshold="half")),
+    case("audit-reference-level", ValueError, ("reference", "'purple'"), lambda e: _audit(reference="purple")),
+    case("audit-reference-and-pair", ValueError, ("reference", "x0"),
+         lambda e: _audit(sfm=StandardFairnessModel("x", ["z"], ["w"], "y", 0, 1), reference=0)),
+    case("audit-string-levels", ValueError, ("x0=", "reference="), lambda e: _audit(data=DF.assign(x=np.where(DF.x == 1, "b", "a")))),
+    case("audit-fail-on-name", ValueError, ("fail_on", "'EO'"), lambda e: audit_mod.select_checks(["TV", "DP"], "EO")),
+    case("audit-fail-on-empty", ValueError, "fail_on", lambda e: audit_mod.select_checks(["TV", "DP"], "DP,,")),
+    case("audit-fail-on-type", TypeError, "fail_on", lambda e: audit_mod.select_checks(["TV", "DP"], 3)),
+    case("audit-config-fail-on", ValueError, "fail_on", lambda e: audit_mod.audit_from_config("missing.yaml", e / "out",
+                                                                                               fail_on=" ")),
+    case("effects-differences-type", TypeError, "differences",
+         lambda e: effects.ctf_effects(DF, SFM, ["y", "yhat"], learner="linear", differences=[("y", "yhat")])),
+    case("effects-differences-column", ValueError, ("differences", "'nope'"),
+         lambda e: effects.ctf_effects(DF, SFM, ["y", "yhat"], learner="linear", differences={"d": ("y", "nope")})),
+    case("effects-differences-single", ValueError, "differences",
+         lambda e: effects.ctf_effects(DF, SFM, "y", learner="linear", differences={"d": ("y", "yhat")})),
+    case("wilson-k", ValueError, "k", lambda e: rates.wilson_interval(5, 3)),
+    case("wilson-type", TypeError, "k", lambda e: rates.wilson_interval(1.5, 3)),
+    case("wilson-level", ValueError, "level", lambda e: rates.wilson_interval(1, 3, level=95)),
+    case("newcombe-count", TypeError, "k0", lambda e: rates.newcombe_difference(-1, 3, 1, 3)),
+    case("newcombe-k-above-n", ValueError, "k1", lambda e: rates.newcombe_difference(1, 3, 4, 3)),
+    case("welch-level", ValueError, "level", lambda e: rates.welch_difference([0, 1], [1, 1], level=2)),
+    case("group-rates-coding", ValueError, "decision", lambda e: rates.group_rates(["a", "b"], [0.3, 1], [0, 1])),
+    case("group-rates-length", ValueError, "y", lambda e: rates.group_rates(["a", "b"], [0, 1], [0, 1, 1])),
+    case("format-pvalue-range", ValueError, "p", lambda e: formatting.format_pvalue(1.5)),
+    case("format-pvalue-floor", ValueError, "floor", lambda e: formatting.format_pvalue(0.2, floor=2)),
+    case("format-number-type", TypeError, "value", lambda e: formatting.format_number("0.1")),
+    case("format-number-digits", ValueError, "digits", lambda e: formatting.format_number(0.1, digits=0)),
     case("audit-images-3d", ValueError, ("images", "images[:, None]"), lambda e: _audit_images(images=np.zeros((8, 4, 4)))),
     case("audit-images-levels", ValueError, ("attribute", "levels=(x0, x1)"),
          lambda e: _audit_images(attributes=pd.DataFrame({"g": np.arange(8) % 3}))),
@@ -351,6 +390,8 @@ CASES: list[Case] = [
     case("cli-wheel-missing", EXIT2, ("--wheel", "missing.whl"), cli("data", "fetch", "--wheel", "missing.whl")),
     case("cli-wheel-folder", EXIT2, "--wheel", cli("data", "fetch", "--wheel", "{root}/notebooks")),
     case("cli-audit-config", EXIT2, "config", cli("audit", "missing.yaml", "--out", "{out}")),
+    case("cli-audit-fail-on-empty", EXIT2, "--fail-on", cli("audit", "missing.yaml", "--out", "{out}", "--fail-on", " ")),
+    case("cli-audit-junit-folder", EXIT2, "--junit", cli("audit", "missing.yaml", "--out", "{out}", "--junit", "{out}/no/j.xml")),
 ]
 
 
