@@ -55,3 +55,24 @@ def test_book_workflow_deploys_pages_with_a_cache():
     for needle in ("actions/cache/restore", "actions/upload-pages-artifact", "actions/deploy-pages", "failed.ipynb",
                    "make book", "CFLIB_REPOSITORY"):
         assert needle in text, needle
+
+
+def _readme_block(marker: str) -> str:
+    """The fenced block of the README whose first line is ``marker``."""
+    text = (ROOT / "README.md").read_text()
+    start = text.index(marker)
+    return text[start:text.index("```", start)]
+
+
+def test_readme_audit_gate_example_passes_actionlint(tmp_path):
+    """The README's GitHub Actions example of `cflib audit --fail-on --junit` is a valid workflow."""
+    block = _readme_block("# .github/workflows/fairness.yml")
+    wf = yaml.safe_load(block)
+    steps = wf["jobs"]["audit"]["steps"]
+    run = " ".join(s.get("run", "") for s in steps)
+    assert "cflib audit" in run and "--fail-on" in run and "--junit" in run
+    assert any(s.get("if") == "always()" for s in steps)  # the report is kept when the gate fails
+    path = tmp_path / "fairness.yml"
+    path.write_text(block)
+    res = subprocess.run([_actionlint(), str(path)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
