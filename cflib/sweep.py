@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import logging
 import os
 import time
 from collections.abc import Mapping
@@ -345,8 +346,10 @@ def run_sweep(
             client = Client(scheduler)
             cluster = None
         else:
+            # silence_logs: the workers' start and shutdown are logged as warnings ("Worker process still alive
+            # ... killing"), which would show as stderr on a notebook page that runs a sweep
             cluster = LocalCluster(n_workers=workers or spec.workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+                                   dashboard_address=None, silence_logs=logging.ERROR)
             client = Client(cluster)
         try:
             futures = {
