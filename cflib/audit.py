@@ -55,7 +55,7 @@ __all__ = ["CHECKS", "SCHEMA_VERSION", "AuditReport", "audit", "audit_from_confi
            "load_schema", "reference_link", "select_checks"]
 
 _CONFIG_KEYS = {"data", "roles", "model", "counterfactual", "cit_z", "business_necessity", "epsilon", "alpha", "seed",
-                "n_boot", "learner", "impute", "threshold"}
+                "n_boot", "learner", "impute", "threshold", "n_jobs"}
 _ROLES = {"x", "z", "w", "y", "x0", "x1", "y1", "reference"}
 
 #: Version of the report's JSON schema (``cflib/audit_schema.json``); bumped on any change to its shape.
@@ -828,6 +828,7 @@ def audit(
     impute: bool = False,
     reference: Any = None,
     threshold: float = 0.5,
+    n_jobs: int | None = None,
 ) -> AuditReport:
     """Audit a model's predictions for causal unfairness, counterfactual variance and closeness.
 
@@ -881,6 +882,10 @@ def audit(
         level); each other level is compared with it.
     threshold : float
         Scores in [0, 1] at or above it count as decision 1 (group table, DP, EO, FPR difference, ECA).
+    n_jobs : int, optional
+        Cross-fitting folds fitted at once, in separate processes (:func:`cflib.fairness.effects.ctf_effects`);
+        the numbers do not depend on it. Default: one per available core (at most the 5 folds) from 5000 rows
+        on, where a fit takes long enough to pay for starting the processes, and 1 below.
 
     Returns
     -------
@@ -914,6 +919,11 @@ def audit(
             raise ValueError(f"z: column(s) {missing} are not in data")
     if counterfactual is not None and predict is None:
         raise ValueError("counterfactual: the counterfactual checks call the model; give predict=")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
+        raise ValueError(f"n_jobs must be a whole number >= 1 or None (one per core on large data), got {n_jobs!r}")
+    if n_jobs is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        n_jobs = min(5, cores) if len(data) >= 5000 else 1
     has_y = sfm.y in data.columns
     filled, imputed = _missing_values(data, sfm, bool(impute))
     y01 = _binary_outcome(data[sfm.y], y1, sfm.y) if has_y else None
@@ -963,7 +973,7 @@ def audit(
         got = _audit_pair(
             f, data.loc[keep].reset_index(drop=True), filled.loc[keep].reset_index(drop=True), y_hat[keep],
             None if y01 is None else y01[keep], None if decision is None else decision[keep], decided_by, pair_sfm,
-            x0, x1, alpha_pair, level, n_boot, seed, learner, bn, epsilon, counterfactual, z, bar)
+            x0, x1, alpha_pair, level, n_boot, seed, learner, bn, epsilon, counterfactual, z, bar, int(n_jobs))
         for name, row in got[0].items():
             rows[name + suffix] = row
         details.update({key + suffix: v for key, v in got[1].items()})
@@ -1030,7 +1040,7 @@ def _rate_row(v0: np.ndarray, v1: np.ndarray, level: float, alpha: float, *, wha
 def _audit_pair(f, model_frame: pd.DataFrame, learn_frame: pd.DataFrame, y_hat: np.ndarray, y01: np.ndarray | None,
                 decision: np.ndarray | None, decided_by: str, sfm: StandardFairnessModel, x0: Any, x1: Any,
                 alpha: float, level: float, n_boot: int, seed: int, learner: Any, bn: tuple[str, ...], epsilon: float,
-                counterfactual: Any, z: list[str] | None, bar: Any) -> tuple[dict, dict, tuple[str, ...]]:
+                counterfactual: Any, z: list[str] | None, bar: Any, n_jobs: int = 1) -> tuple[dict, dict, tuple[str, ...]]:
     """Every check of one comparison ``x1`` against ``x0`` (rows without the pair's name suffix)."""
     from .stats.closeness import cfclot_test
     from .stats.invariance import cit_lr_test, expected_counterfactual_accuracy
@@ -1048,7 +1058,7 @@ def _audit_pair(f, model_frame: pd.DataFrame, learn_frame: pd.DataFrame, y_hat: 
     # reuses both (ctf_effects' differences), and the bootstrap reweights the influence values.
     eff = ctf_effects(frame, sfm, outcomes, learner=learner, n_boot=n_boot, level=level, seed=seed,
                       ci="percentile" if n_boot >= 2 else "normal",
-                      differences={"_diff": (sfm.y, "_y_hat")} if has_y else None)
+                      differences={"_diff": (sfm.y, "_y_hat")} if has_y else None, n_jobs=n_jobs)
     details["effects"] = eff
     notes = tuple(dict.fromkeys(w for e in eff.values() for w in e.warnings))  # also raised as CflibWarning
     for out, suffix in (("_y_hat", ""), (sfm.y, " (y)")):
@@ -1234,7 +1244,7 @@ def audit_from_config(config: str | os.PathLike, out: str | os.PathLike, *, prog
     (``module:function`` taking a DataFrame, or a pickled scikit-learn estimator ``.pkl``/``.joblib``),
     and optionally ``counterfactual`` (``module:function``, frame to counterfactual frame), ``cit_z``,
     ``business_necessity``, ``epsilon``, ``alpha``, ``seed``, ``n_boot``, ``learner``, ``impute``
-    (true/false) and ``threshold`` (scores at or above it are decision 1). A file with an ``images`` key is an
+    (true/false), ``threshold`` (scores at or above it are decision 1) and ``n_jobs``. A file with an ``images`` key is an
     image audit (:func:`cflib.audit_images.audit_images_from_config`).
 
     Parameters
@@ -1308,7 +1318,8 @@ def audit_from_config(config: str | os.PathLike, out: str | os.PathLike, *, prog
                    business_necessity=cfg.get("business_necessity", ()), epsilon=cfg.get("epsilon", 0.1),
                    alpha=cfg.get("alpha", 0.05), seed=cfg.get("seed", 0), n_boot=cfg.get("n_boot", 200),
                    learner=cfg.get("learner", "hgb"), progress=progress, y1=roles.get("y1"),
-                   impute=cfg.get("impute", False), reference=roles.get("reference"), threshold=cfg.get("threshold", 0.5))
+                   impute=cfg.get("impute", False), reference=roles.get("reference"), threshold=cfg.get("threshold", 0.5),
+                   n_jobs=cfg.get("n_jobs"))
     if fail_on is not None:
         report.gate(fail_on)  # a name that selects no check: one line, nothing written
     out = Path(out)

@@ -439,6 +439,9 @@ def test_difference_outcome_shares_the_fits_and_equals_the_difference():
     np.testing.assert_allclose(e["diff"].influence, e["y"].influence - e["yhat"].influence, atol=1e-12)
     alone = ctf_effects(d, SFM, ["y", "yhat"], learner="hgb", n_boot=30, seed=1, ci="percentile")
     assert alone["y"].estimate == e["y"].estimate and alone["yhat"].ci == e["yhat"].ci  # sharing changes nothing else
+    two = ctf_effects(d, SFM, ["y", "yhat"], learner="hgb", n_boot=30, seed=1, ci="percentile",
+                      differences={"diff": ("y", "yhat")}, n_jobs=2)  # folds in two processes: the same numbers
+    assert all(two[k].estimate == e[k].estimate and two[k].ci == e[k].ci for k in e)
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
@@ -495,8 +498,9 @@ def test_select_checks_names():
 
 def test_adult_as_it_comes_through_the_command_line(tmp_path):
     """The issue's reader: a scikit-learn pipeline on Adult saved with joblib, the CSV as it ships, `cflib audit`."""
-    import joblib
     import xml.etree.ElementTree as ET
+
+    import joblib
     import yaml
     from sklearn.compose import ColumnTransformer
     from sklearn.ensemble import HistGradientBoostingClassifier

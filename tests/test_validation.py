@@ -281,6 +281,8 @@ CASES: list[Case] = [
     case("audit-impute-type", TypeError, "impute", lambda e: _audit(impute="yes")),
     case("audit-threshold", ValueError, "threshold", lambda e: _audit(threshold=1.5)),
     case("audit-threshold-type", ValueError, "threshold", lambda e: _audit(threshold="half")),
+    case("audit-n_jobs", ValueError, "n_jobs", lambda e: _audit(n_jobs=0)),
+    case("effects-n_jobs", ValueError, "n_jobs", lambda e: effects.ctf_effects(DF, SFM, learner="linear", n_jobs=0)),
     case("audit-reference-level", ValueError, ("reference", "'purple'"), lambda e: _audit(reference="purple")),
     case("audit-reference-and-pair", ValueError, ("reference", "x0"),
          lambda e: _audit(sfm=StandardFairnessModel("x", ["z"], ["w"], "y", 0, 1), reference=0)),
