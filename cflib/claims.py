@@ -40,6 +40,7 @@ __all__ = [
     "tally",
     "tally_markdown",
     "reset",
+    "reader_number",
     "require",
     "rows",
 ]
@@ -851,9 +852,22 @@ def _reader_markdown(text: Any) -> str:
     return "".join(out) + _BARE_TEX.sub(lambda t: f"${t.group(0)}$", text[last:])
 
 
-def _reader_number(value: Any) -> str:
-    """A number in a table a reader compares: three significant figures and never e-notation (magnitudes below
-    1e-4 read ``< 0.0001``, those from 1e6 up are written out with thousands separators)."""
+def reader_number(value: Any) -> str:
+    """A number in a table a reader compares: three significant figures and never e-notation.
+
+    The book's one table format (``cflib.plotting.set_style`` sets it as pandas' float format).
+
+    Parameters
+    ----------
+    value : Any
+        A number; anything else is returned as ``str(value)``.
+
+    Returns
+    -------
+    str
+        ``0.0123``, ``1.00``, ``123000``; magnitudes below 1e-4 read ``< 0.0001`` (or ``> -0.0001``), those
+        from 1e6 up are written out with thousands separators (``482,000,000``).
+    """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         return str(value)
     x = float(value)
@@ -871,12 +885,12 @@ def _reader_number(value: Any) -> str:
 
 
 def _reader_plain(value: Any) -> str:
-    """A dict or list as reader's text with :func:`_reader_number` for its numbers (a table cell's value)."""
+    """A dict or list as reader's text with :func:`reader_number` for its numbers (a table cell's value)."""
     if isinstance(value, dict):
         return ", ".join(f"{k} {_reader_plain(v)}" for k, v in value.items())
     if isinstance(value, (list, tuple)):
         return ", ".join(_reader_plain(v) for v in value)
-    return _reader_number(value)
+    return reader_number(value)
 
 
 def _value_html(value: Any, words: int = 24) -> tuple[str, str]:

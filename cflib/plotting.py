@@ -71,9 +71,9 @@ def set_style(context: str = "notebook", dpi: int = 110) -> None:
 
 def _table_number(value: float) -> str:
     """One number format for every table: three significant figures, no e-notation (``cflib.claims``' reader's number)."""
-    from .claims import _reader_number
+    from .claims import reader_number
 
-    return _reader_number(value)
+    return reader_number(value)
 
 
 def set_table_style() -> None:

@@ -1235,7 +1235,7 @@ def paired_table(result: BenchmarkResult, pairs: Sequence[tuple[str, str]], *, s
             for a, b in pairs:
                 r = paired_comparison(_composition(result.per_image, a, dist, m), _composition(result.per_image, b, dist, m), seed=seed)
                 rows.append({"distance": dist, "m": m, "a": MODEL_LABELS[a], "b": MODEL_LABELS[b], "mean(a - b)": r.mean_diff,
-                             "95% CI": f"[{claims._reader_number(r.ci[0])}, {claims._reader_number(r.ci[1])}]", "Wilcoxon p": r.pvalue})
+                             "95% CI": f"[{claims.reader_number(r.ci[0])}, {claims.reader_number(r.ci[1])}]", "Wilcoxon p": r.pvalue})
     return pd.DataFrame(rows)
 
 
