@@ -431,7 +431,7 @@ def gather(directory: str | os.PathLike, notebooks: Iterable[str] | None = None)
 
 
 def _cell(value: Any) -> str:
-    text = _fmt(value) if not isinstance(value, str) else value
+    text = _fmt(value) if not isinstance(value, str) else _reader_markdown(value)
     return text.replace("|", "\\|").replace("\n", " ")
 
 
@@ -486,8 +486,8 @@ def _short_interval(interval: Any) -> str:
         return ""
     est, low, high = (interval.get(k) for k in ("estimate", "low", "high"))
     if not all(isinstance(v, (int, float)) for v in (est, low, high)) or not all(math.isfinite(v) for v in (est, low, high)):
-        return f"{_num(est)} (no interval)"
-    return f"{_num(est)} [{_num(low)}, {_num(high)}]"
+        return f"{reader_number(est)} (no interval)"
+    return f"{reader_number(est)} [{reader_number(low)}, {reader_number(high)}]"
 
 
 def _first_sentence(text: str, words: int = 30) -> str:
@@ -732,7 +732,7 @@ def changes_markdown(df: pd.DataFrame, before: pd.DataFrame) -> str:
                 f"- New rule: {_cell(r.rule) if r.rule else '(unchanged)'}",
                 f"- Verdict: {o['verdict']}{'' if o['kind'] == REPRODUCTION else ' (' + o['kind'] + ')'} \u2192 **{r.verdict}**"
                 + (f" ({r.kind})" if r.kind != REPRODUCTION else ""),
-                f"- Why: {'; '.join(why) or 'the rule was written down'}.", ""]
+                f"- Why: {_reader_markdown('; '.join(why)) or 'the rule was written down'}.", ""]
 
     if moved:
         lines += ["## Verdicts that moved", ""]
