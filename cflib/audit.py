@@ -123,15 +123,30 @@ class AuditReport:
     warnings: tuple[str, ...] = ()
     groups: pd.DataFrame | None = None
 
-    def summary(self) -> pd.DataFrame:
+    def summary(self, formatted: bool = False) -> pd.DataFrame:
         """The checks, one row each: estimate, interval, p-value and verdict.
+
+        Parameters
+        ----------
+        formatted : bool
+            Return text as a reader sees it (three significant figures, the interval as ``[low, high]``,
+            p-values as ``< 0.001``: :mod:`cflib.formatting`) instead of numbers.
 
         Returns
         -------
         pandas.DataFrame
-            Indexed by check name, columns ``estimate, ci_low, ci_high, pvalue, verdict``.
+            Indexed by check name, columns ``estimate, ci_low, ci_high, pvalue, verdict`` (formatted:
+            ``estimate, interval, p-value, verdict``).
         """
-        return self.rows[["estimate", "ci_low", "ci_high", "pvalue", "verdict"]].copy()
+        out = self.rows[["estimate", "ci_low", "ci_high", "pvalue", "verdict"]].copy()
+        if not formatted:
+            return out
+        return pd.DataFrame({
+            "estimate": [format_number(_num(v)) for v in out["estimate"]],
+            f"{1 - self.alpha:.0%} interval": [format_interval(_num(lo), _num(hi)) for lo, hi in zip(out["ci_low"], out["ci_high"], strict=True)],
+            "p-value": [_p_text(_num(v)) for v in out["pvalue"]],
+            "verdict": out["verdict"].astype(str).to_numpy(),
+        }, index=out.index)
 
     def flagged(self) -> pd.Series:
         """Whether each check is flagged: it found what it looks for at level ``alpha``.

@@ -105,7 +105,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         report.to_junit(args.junit, fail_on=args.fail_on)
     print(report.plain_summary())
     print()
-    print(report.summary().to_string())
+    print(report.summary(formatted=True).to_string())
     written = [args.out / n for n in ("report.json", "report.html", "model_card.md")] + ([args.junit] if args.junit else [])
     print("wrote " + ", ".join(map(str, written)))
     if failed:

@@ -549,6 +549,8 @@ def test_adult_as_it_comes_through_the_command_line(tmp_path):
 
 
 def test_report_text_formats_pvalues_and_summarises(world):
+    from cflib.formatting import format_number
+
     d, reads_x, _ = world
     r = audit(reads_x, d, sfm=SFM, learner="linear", n_boot=0, progress=False)
     text = r.plain_summary()
@@ -558,3 +560,6 @@ def test_report_text_formats_pvalues_and_summarises(world):
     assert not re.search(r"\de-\d", text)  # no 1.8e-99
     page_card = r.model_card()
     assert "< 0.001" in page_card and "](https://" in page_card
+    shown = r.summary(formatted=True)
+    assert list(shown.index) == list(r.rows.index) and not shown["p-value"].str.contains(r"\de|^0$").any()
+    assert (shown["p-value"] == "< 0.001").any() and shown.loc["TV", "estimate"] == format_number(r.rows.loc["TV", "estimate"])
