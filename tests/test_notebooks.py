@@ -18,8 +18,8 @@ TOC = runner.toc_notebooks()
 IDS = [p.relative_to(ROOT / "notebooks").as_posix() for p in NOTEBOOKS]
 
 
-#: Chapters whose notebooks still print the full environment_report() (being edited for issues 28 and 29).
-_LAST_CELL_PENDING = {"auditing"}
+#: Chapters whose notebooks may still print the full environment_report() (none now).
+_LAST_CELL_PENDING: set[str] = set()
 
 
 def test_every_notebook_is_in_the_table_of_contents_and_vice_versa():
