@@ -73,6 +73,12 @@ W = cflib.CflibWarning
 
 CASES: list[Case] = [
     # --- kernels: as_2d, to_tensor, median_bandwidth, Kernel, make_kernel, GaussianKernel, LaplaceKernel
+    case("wilson_interval-k-above-n", ValueError, "k", lambda: stats.wilson_interval(11, 10)),
+    case("wilson_interval-level", ValueError, "level", lambda: stats.wilson_interval(3, 10, level=1.5)),
+    case("newcombe_difference-k-above-n", ValueError, "k1", lambda: stats.newcombe_difference(1, 10, 12, 10)),
+    case("welch_difference-level", ValueError, "level", lambda: stats.welch_difference([0.0, 1.0], [1.0, 2.0], level=2)),
+    case("group_rates-length", ValueError, "decision", lambda: stats.group_rates([0, 1], [0, 1, 1])),
+    case("group_rates-coding", ValueError, "decision", lambda: stats.group_rates([0, 1, 0], [0, 2, 1])),
     case("as_2d-none", TypeError, "x", lambda: stats.as_2d(None)),
     case("as_2d-string", TypeError, "x", lambda: stats.as_2d("abc")),
     case("as_2d-list-of-strings", TypeError, ("x", "numeric"), lambda: stats.as_2d(STRINGS)),
@@ -389,7 +395,7 @@ def test_the_table_is_large_and_its_ids_unique():
 def test_the_table_covers_every_public_function_of_stats():
     """Every public callable of ``cflib.stats`` (result classes aside) appears in at least one row."""
     results = {"CFCLOTResult", "CITResult", "ECAResult", "GroupParityResult", "LinearMMDResult", "MMDTestResult",
-               "QuadraticForms"}
+               "QuadraticForms", "RateDifference", "RATES"}  # result classes, and the names of the group rates
     ids = {c.id.split("-")[0] for c in CASES}
     aliases = {"expected_counterfactual_accuracy": "eca", "settle_near_ties": "settle", "Kernel": "gram"}
     missing = [name for name in stats.__all__ if name not in results and name not in ids and aliases.get(name) not in ids]
