@@ -355,17 +355,18 @@ def test_claims_03_c7_compares_only_the_papers_models():
 
 def test_claims_03_degenerate_substitute_metrics_are_named():
     # P1 at its floor for every model and the truth; the VAEs at the eyeglasses F1 ceiling; the truth the least "realistic"
-    p = dict.fromkeys(FACES + ("identity", "true"), (0.0, 0.9))
+    p = {**dict.fromkeys(FACES + ("identity",), (0.0, 0.9)), "true": (0.0001, 0.9)}  # the truth off the floor by a hair
     r = faces_results(p=p, f1={"vae_fixed": (0.8, 0.95), "vae_learned": (0.8, 0.97)}, fd={"true": 200.0})
     table = exp.claims_03(r).set_index("key")
     for key in ("M5-faces", "E8", "R1-faces", "R2-faces"):
         assert table.loc[key, "verdict"] == "differs with the substitute data", key
         assert table.loc[key, "note"] and table.loc[key, "change"] and table.loc[key, "interval"] is not None, key
     assert "the same for every model" in table.loc["M5-faces", "note"]
+    assert exp._degenerate({"a": 0.0, "b": 0.0, "true": 0.5}, "x", lower_is_better=None).startswith("x is the same")
     assert "ranks the true counterfactual worst" in table.loc["R1-faces", "note"]
-    assert exp._degenerate({"a": 1.0, "true": 2.0}, "x", lower_is_better=True).startswith("x ranks")
-    assert exp._degenerate({"a": 1.0, "true": 2.0}, "x", lower_is_better=False) == ""
-    assert exp._degenerate({"a": 1.0, "true": 2.0}, "x", lower_is_better=None) == ""
+    assert exp._degenerate({"a": 1.0, "b": 1.5, "true": 2.0}, "x", lower_is_better=True).startswith("x ranks")
+    assert exp._degenerate({"a": 1.0, "b": 1.5, "true": 2.0}, "x", lower_is_better=False) == ""
+    assert exp._degenerate({"a": 1.0, "b": 1.5, "true": 2.0}, "x", lower_is_better=None) == ""
 
 
 def test_claims_03_one_seed_is_undecided():
