@@ -582,6 +582,9 @@ def execute(
             progress_bar=False,
             log_output=False,
             request_save_on_cell_execute=False,
+            # What a kernel's child processes write to the file descriptors (a sweep's own kernels logging their
+            # start-up, C libraries) is not the notebook's output: it goes to the runner's stderr, not the page.
+            extra_arguments=["--IPKernelApp.capture_fd_output=False"],
         )
     except PapermillExecutionError as exc:
         if o["partial"].exists():
