@@ -29,6 +29,7 @@ __all__ = [
     "KINDS",
     "changes_markdown",
     "PAPERS",
+    "PAPERS_SHORT",
     "Claim",
     "ClaimCard",
     "ClaimRows",
@@ -67,6 +68,17 @@ PAPERS = {
     "closeness-test": "Fu et al. 2025, CF-CLOT",
     "parity-decomposition": "Plecko & Bareinboim 2023, predictive vs statistical parity",
     "auditing": "Auditing your own model (the one-call audit, checked against Plecko & Bareinboim)",
+}
+
+#: Chapter slug -> the paper's short name, for the tally tables (the report's sections use :data:`PAPERS`).
+PAPERS_SHORT = {
+    "foundations": "Pearl (foundations)",
+    "axiomatic-soundness": "Monteiro et al. 2023",
+    "counterfactual-benchmark": "Melistas et al. 2024",
+    "invariance-test": "Ma et al. 2024",
+    "closeness-test": "Fu et al. 2025",
+    "parity-decomposition": "Plecko & Bareinboim 2023",
+    "auditing": "The one-call audit",
 }
 
 _STATE: dict[str, Any] = {"values": {}, "claims": {}}
@@ -556,10 +568,15 @@ def tally_markdown(df: pd.DataFrame) -> str:
     """
     t = tally(df)
     cols = list(t.columns)
-    lines = ["| paper | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    heads = {"not reproduced": "not", "not checkable": "not checkable", "differs (substitute)": "substitute", "claims": "total",
+             "book's own findings": "own findings", "sanity checks": "sanity"}
+    short = {PAPERS.get(k, k): v for k, v in PAPERS_SHORT.items()}
+    lines = ["| paper | " + " | ".join(heads.get(c, c) for c in cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for name, row in t.iterrows():
-        label = f"**{name}**" if name == "all papers" else name
+        label = "**all papers**" if name == "all papers" else short.get(name, name)
         lines.append(f"| {label} | " + " | ".join(str(int(row[c])) for c in cols) + " |")
+    lines += ["", "*not*: not reproduced; *substitute*: differs with the substitute data; *total*: the papers' claims; "
+              "*own findings* and *sanity* checks are not counted in it."]
     return "\n".join(lines) + "\n"
 
 

@@ -59,7 +59,7 @@ def test_gather_and_report(tmp_path):
     text = claims.report_markdown(df)
     t = claims.tally(df)
     assert t.loc["all papers", "reproduced"] == 1 and t.loc["all papers", "not reproduced"] == 1 and t.loc["all papers", "claims"] == 2
-    assert "| Fu et al. 2025, CF-CLOT | 1 | 1 | 0 | 0 | 0 | 2 | 0 | 0 |" in text
+    assert "| Fu et al. 2025 | 1 | 1 | 0 | 0 | 0 | 2 | 0 | 0 |" in text
     assert "lacking the paper's words: 2" in text and "## Not reproduced" in text
     assert "pipes \\| are escaped" in text and "0.0512" in text and "0.0512345" not in text  # three significant figures
     assert claims.PAPERS["closeness-test"] in text
