@@ -363,6 +363,8 @@ def test_claims_03_degenerate_substitute_metrics_are_named():
         assert table.loc[key, "note"] and table.loc[key, "change"] and table.loc[key, "interval"] is not None, key
     assert "the same for every model" in table.loc["M5-faces", "note"]
     assert exp._degenerate({"a": 0.0, "b": 0.0, "true": 0.5}, "x", lower_is_better=None).startswith("x is the same")
+    assert "floor" in exp._degenerate({"a": 0.0, "b": 2e-4}, "x", lower_is_better=None, floor=1e-3)
+    assert exp._degenerate({"a": 0.0, "b": 0.01}, "x", lower_is_better=None, floor=1e-3) == ""
     assert "ranks the true counterfactual worst" in table.loc["R1-faces", "note"]
     assert exp._degenerate({"a": 1.0, "b": 1.5, "true": 2.0}, "x", lower_is_better=True).startswith("x ranks")
     assert exp._degenerate({"a": 1.0, "b": 1.5, "true": 2.0}, "x", lower_is_better=False) == ""

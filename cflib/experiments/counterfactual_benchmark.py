@@ -2188,7 +2188,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
                         "R1", "R2", "M1", "M2", "M3", "M5", "G1-composition", "G1-effectiveness", "G1-realism", "G1-minimality"])
 
 
-def _degenerate(values: Mapping[str, float], what: str, *, lower_is_better: bool | None) -> str:
+def _degenerate(values: Mapping[str, float], what: str, *, lower_is_better: bool | None, floor: float | None = None) -> str:
     """Why a substitute metric cannot tell the models apart, or ``""`` when it can.
 
     The rule (the issue's): a metric is degenerate on the substitute data when it is constant across the
@@ -2204,6 +2204,9 @@ def _degenerate(values: Mapping[str, float], what: str, *, lower_is_better: bool
         The metric's name, for the text.
     lower_is_better : bool or None
         The metric's direction (``None``: it has none, e.g. P1; only constancy is checked).
+    floor : float, optional
+        For a probability: every model's value at or below ``floor`` is its floor (P1 below one in a
+        thousand for every model cannot say which model has the highest).
 
     Returns
     -------
@@ -2214,6 +2217,8 @@ def _degenerate(values: Mapping[str, float], what: str, *, lower_is_better: bool
     models = [v for k, v in values.items() if k not in ("true", "identity")]
     if max(models) - min(models) < 1e-9:
         return f"{what} is the same for every model ({shown}): it cannot tell the models apart here."
+    if floor is not None and max(models) <= floor:
+        return f"{what} sits at its floor for every model (all at most {floor:g}: {shown}): it cannot tell the models apart here."
     if lower_is_better is None:
         return ""
     worst = max(values, key=values.get) if lower_is_better else min(values, key=values.get)
@@ -2365,7 +2370,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
             quote="We notice that for CelebA, the term […] cannot effectively discern changes that are too minimal from effective ones",
             source="Sec. 4.3, Table 5 (CelebA P(S_x ≥ div) 0.925-0.999)", change=matched, more=_SEEDS)
     p1 = {k: S.mean(lambda r, k=k: float(per(r, k, "p1").mean())) for k in (*MODELS, "true")}
-    p1_bad = _degenerate(p1, "P1 (mean over seeds)", lower_is_better=None)
+    p1_bad = _degenerate(p1, "P1 (mean over seeds)", lower_is_better=None, floor=1e-3)
     m5 = ("The GAN has the highest P1 on faces.", "0.224", {L[k]: round(v, 3) for k, v in p1.items()}, _TABLE5,
           "Table 5, CelebA P(S_x* ≤ div): GAN 0.224 (highest)")
     if p1_bad:
@@ -2375,7 +2380,7 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
                                                                                     f"mean over {S.n} training seeds"),
                                                 "decided only when the substitute's P1 is informative (not constant across the models)"),
                      note=p1_bad,
-                     change="P1 is the same (0) for every model on SmileyFaces, so it cannot rank the models")
+                     change="P1 sits at its floor (below 0.001) for every model on SmileyFaces, so it cannot rank the models")
     else:
         _record("M5-faces", m5[0], [S.paired(f"P1 {L['gan']} - {L[k]}", lambda r, k=k: per(r, "gan", "p1") - per(r, k, "p1"), "above")
                                     for k in MODELS if k != "gan"],
