@@ -3,7 +3,7 @@
 Two kinds of answer come out of the book's methods, and they are kept apart:
 
 - an :class:`Estimate` is a number with its uncertainty (a standard error and a
-  :class:`ConfidenceInterval`) and *no* p-value: a Fréchet distance, a composition error, a
+  :class:`Interval`) and *no* p-value: a Fréchet distance, a composition error, a
   counterfactual effect;
 - a :class:`TestResult` is a hypothesis test: a statistic, a p-value, the null distribution where one
   was simulated, and one decision rule, :meth:`TestResult.reject`.
@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["ConfidenceInterval", "Estimate", "RejectsAtLevel", "TestResult", "check_alpha", "check_level"]
+__all__ = ["Interval", "Estimate", "RejectsAtLevel", "TestResult", "check_alpha", "check_level"]
 
 
 def check_alpha(alpha: Any, name: str = "alpha") -> float:
@@ -77,22 +78,41 @@ def check_level(level: Any, name: str = "level") -> float:
     return check_alpha(level, name)
 
 
-class ConfidenceInterval(NamedTuple):
-    """A confidence interval ``[low, high]``.
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with its interval and how the interval was made: the one interval type of cflib.
 
-    A named tuple, so ``low, high = result.ci`` keeps working where a plain pair was returned before.
+    The claims' verdicts (:mod:`cflib.verdicts`) and the results' confidence intervals (``result.ci``)
+    are both this class. It also behaves as the pair ``(low, high)``: ``low, high = result.ci``,
+    ``result.ci[0]`` and ``tuple(result.ci)`` work where a plain pair was returned before.
 
     Attributes
     ----------
+    estimate : float
+        The point estimate (NaN when undefined or not carried).
     low, high : float
-        The bounds (``low <= high``, or both NaN when the interval is undefined).
+        The interval's bounds (NaN when undefined; ``low == high`` for a zero-variance estimate).
+    method : str
+        How the interval was made, e.g. ``"95% Clopper-Pearson, 200 images"`` (may be empty).
     """
 
+    estimate: float
     low: float
     high: float
+    method: str = ""
+
+    @property
+    def defined(self) -> bool:
+        """Whether the estimate and both bounds are finite numbers."""
+        return all(math.isfinite(v) for v in (self.estimate, self.low, self.high))
+
+    @property
+    def width(self) -> float:
+        """``high - low``."""
+        return float(self.high - self.low)
 
     def contains(self, value: float) -> bool:
-        """Whether ``value`` lies in the closed interval.
+        """Whether ``value`` lies in the closed interval ``[low, high]``.
 
         Parameters
         ----------
@@ -113,22 +133,36 @@ class ConfidenceInterval(NamedTuple):
         """
         return bool(self.low > 0 or self.high < 0)
 
-    @property
-    def width(self) -> float:
-        """``high - low``."""
-        return float(self.high - self.low)
+    def __iter__(self) -> Iterator[float]:
+        return iter((self.low, self.high))
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, index: int) -> float:
+        return (self.low, self.high)[index]
+
+    def __str__(self) -> str:
+        if not self.defined:
+            return f"{self.estimate:.4g} (interval undefined: {self.method})"
+        return f"{self.estimate:.4g} [{self.low:.4g}, {self.high:.4g}] ({self.method})"
 
     @classmethod
-    def of(cls, pair: Any) -> ConfidenceInterval:
-        """Build one from any ``(low, high)`` pair.
+    def of(cls, pair: Any, estimate: float = math.nan, method: str = "") -> Interval:
+        """Build one from any ``(low, high)`` pair (an :class:`Interval` is returned unchanged).
 
         Parameters
         ----------
-        pair : sequence of two floats, or ConfidenceInterval
+        pair : sequence of two floats, or Interval
+            The bounds.
+        estimate : float
+            The point estimate the interval belongs to (NaN when not carried).
+        method : str
+            How the interval was made.
 
         Returns
         -------
-        ConfidenceInterval
+        Interval
 
         Raises
         ------
@@ -143,7 +177,7 @@ class ConfidenceInterval(NamedTuple):
         lo, hi = float(vals[0]), float(vals[1])
         if lo > hi:
             raise ValueError(f"a confidence interval needs low <= high, got ({lo}, {hi})")
-        return cls(lo, hi)
+        return cls(float(estimate), lo, hi, method)
 
 
 @dataclass(frozen=True)
@@ -156,7 +190,7 @@ class Estimate:
         The point estimate.
     se : float
         Its standard error (NaN when none was computed).
-    ci : ConfidenceInterval
+    ci : Interval
         The interval at ``level`` (both bounds NaN when none was computed).
     level : float
         Confidence level of ``ci``.
@@ -168,14 +202,14 @@ class Estimate:
 
     estimate: float
     se: float = math.nan
-    ci: ConfidenceInterval = field(default=ConfidenceInterval(math.nan, math.nan))
+    ci: Interval = field(default=Interval(math.nan, math.nan, math.nan))
     level: float = 0.95
     name: str = ""
     method: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "ci", ConfidenceInterval.of(self.ci))
         object.__setattr__(self, "estimate", float(self.estimate))
+        object.__setattr__(self, "ci", Interval.of(self.ci, estimate=self.estimate, method=self.method))
         object.__setattr__(self, "se", float(self.se))
 
     @classmethod
@@ -202,7 +236,7 @@ class Estimate:
             raise ValueError(f"se must be >= 0, got {se!r}")
         z = float(stats.norm.ppf(0.5 + level / 2))
         kwargs.setdefault("method", "normal")
-        return cls(estimate, se, ConfidenceInterval(estimate - z * se, estimate + z * se), level, **kwargs)
+        return cls(estimate, se, (estimate - z * se, estimate + z * se), level, **kwargs)
 
     @classmethod
     def from_draws(cls, estimate: float, draws: Any, level: float = 0.95, **kwargs: Any) -> Estimate:
@@ -235,7 +269,7 @@ class Estimate:
             raise ValueError(f"draws must hold at least 2 finite replicates, got {d.size}")
         lo, hi = np.quantile(d, [(1 - level) / 2, (1 + level) / 2])
         kwargs.setdefault("method", "bootstrap")
-        return cls(estimate, float(d.std(ddof=1)), ConfidenceInterval(float(lo), float(hi)), level, **kwargs)
+        return cls(estimate, float(d.std(ddof=1)), (float(lo), float(hi)), level, **kwargs)
 
     def significant(self) -> bool:
         """Whether the interval excludes 0.

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from .results import Interval
 from .validation import ValidationError, ValidationTypeError, check_count, check_probability
 
 __all__ = [
@@ -66,36 +67,6 @@ SUBSTITUTE = "differs with the substitute data"
 
 #: The fixed vocabulary of verdicts, in the report's order.
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, UNDECIDED, NOT_CHECKABLE, SUBSTITUTE)
-
-
-@dataclass(frozen=True)
-class Interval:
-    """An estimate with its interval and how the interval was made.
-
-    Attributes
-    ----------
-    estimate : float
-        The point estimate (NaN when undefined).
-    low, high : float
-        The interval's bounds (NaN when undefined; ``low == high`` for a zero-variance estimate).
-    method : str
-        How the interval was made, e.g. ``"95% Clopper-Pearson, 200 images"``.
-    """
-
-    estimate: float
-    low: float
-    high: float
-    method: str
-
-    @property
-    def defined(self) -> bool:
-        """Whether the estimate and both bounds are finite numbers."""
-        return all(math.isfinite(v) for v in (self.estimate, self.low, self.high))
-
-    def __str__(self) -> str:
-        if not self.defined:
-            return f"{self.estimate:.4g} (interval undefined: {self.method})"
-        return f"{self.estimate:.4g} [{self.low:.4g}, {self.high:.4g}] ({self.method})"
 
 
 @dataclass(frozen=True)

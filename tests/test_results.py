@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from cflib.results import ConfidenceInterval, Estimate, TestResult, check_alpha
+from cflib.results import Estimate, Interval, TestResult, check_alpha
 
 
 def test_reject_is_pvalue_at_most_alpha():
@@ -36,16 +36,26 @@ def test_pvalue_must_be_a_probability(p):
 
 
 def test_interval_is_a_pair_and_named():
-    ci = ConfidenceInterval.of((0.1, 0.4))
+    ci = Interval.of((0.1, 0.4))
     lo, hi = ci
-    assert (lo, hi) == (ci.low, ci.high) == (0.1, 0.4)
+    assert (lo, hi) == (ci.low, ci.high) == (ci[0], ci[1]) == tuple(ci) == (0.1, 0.4) and len(ci) == 2
     assert ci.contains(0.4) and not ci.contains(0.41)
-    assert ci.excludes_zero() and not ConfidenceInterval(-1.0, 1.0).excludes_zero()
+    assert ci.excludes_zero() and not Interval.of((-1.0, 1.0)).excludes_zero()
     assert ci.width == pytest.approx(0.3)
+    assert math.isnan(ci.estimate) and not ci.defined and Interval.of(ci) is ci
     with pytest.raises(ValueError, match="low <= high"):
-        ConfidenceInterval.of((1.0, 0.0))
+        Interval.of((1.0, 0.0))
     with pytest.raises(ValueError, match=r"\(low, high\)"):
-        ConfidenceInterval.of((1.0,))
+        Interval.of((1.0,))
+
+
+def test_one_interval_class_for_results_and_verdicts():
+    from cflib import verdicts
+
+    assert verdicts.Interval is Interval
+    est = Estimate.normal(0.5, 0.1, method="normal")
+    assert isinstance(est.ci, Interval) and est.ci.estimate == 0.5 and est.ci.method == "normal" and est.ci.defined
+    assert str(verdicts.binomial_interval(3, 10)).startswith("0.3 [")
 
 
 def test_normal_estimate_matches_the_closed_form():

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..results import ConfidenceInterval, Estimate, TestResult
+from ..results import Interval, Estimate, TestResult
 from ..runtime import as_generator
 from ..validation import (
     check_callable,
@@ -176,7 +176,7 @@ class EffectEstimates:
     estimate, se, pvalue : dict
         Measure -> point estimate, standard error, two-sided p-value of ``measure = 0``.
     ci : dict
-        Measure -> :class:`~cflib.results.ConfidenceInterval` ``(low, high)`` at ``level``.
+        Measure -> :class:`~cflib.results.Interval` ``(low, high)`` at ``level``.
     level : float
         Confidence level.
     draws : numpy.ndarray or None
@@ -509,7 +509,8 @@ def _estimate(x, y, p_z, p_zw, m1, mu1, n_boot, level, ci, rng, name, method, n_
             s = float(se_if[j])
             lo, hi = est[m] - zq * s, est[m] + zq * s
         se[m] = s
-        cis[m] = ConfidenceInterval(float(lo), float(hi))
+        cis[m] = Interval.of((float(lo), float(hi)), estimate=float(est[m]),
+                             method=f"{100 * level:g}% {'percentile bootstrap' if ci == 'percentile' else 'normal, influence-function SE'}")
         pv[m] = float(2 * stats.norm.sf(abs(est[m]) / s)) if s > 0 else (0.0 if est[m] != 0 else 1.0)
     return EffectEstimates(
         outcome=name,

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..results import ConfidenceInterval
+from ..results import Interval
 from ..validation import check_choice, check_probability, check_real
 from .effects import EffectEstimates, ctf_effects
 from .sfm import EFFECTS, StandardFairnessModel, bn_effects
@@ -51,7 +51,7 @@ class BNCheck:
         ``Ctf-CE(y - y_hat)`` if in BN, else ``Ctf-CE(y_hat)``; the assertion is ``tested = 0``.
     se : float
         Standard error of ``tested``.
-    ci : cflib.results.ConfidenceInterval
+    ci : cflib.results.Interval
         Interval used by the rule.
     pvalue : float
         Two-sided p-value of ``tested = 0`` (difference test) or the larger TOST p-value.
@@ -64,7 +64,7 @@ class BNCheck:
     est_yhat: float
     tested: float
     se: float
-    ci: ConfidenceInterval
+    ci: Interval
     pvalue: float
     passed: bool
 
@@ -248,7 +248,7 @@ def causal_predictive_parity(
             ci = (t - z * s, t + z * s)
             p = float(max(stats.norm.sf((t + margin) / s), stats.norm.cdf((t - margin) / s))) if s > 0 else float(abs(t) >= margin)
             ok = bool(-margin < ci[0] and ci[1] < margin)
-        checks.append(BNCheck(e, e in bn, estimates["y"].estimate[e], estimates["y_hat"].estimate[e], float(t), float(s), ConfidenceInterval(float(ci[0]), float(ci[1])), p, ok))
+        checks.append(BNCheck(e, e in bn, estimates["y"].estimate[e], estimates["y_hat"].estimate[e], float(t), float(s), Interval.of(ci, estimate=float(t), method="normal, influence-function SE"), p, ok))
     return CPPResult(tuple(checks), bn, test, alpha, margin, estimates)
 
 

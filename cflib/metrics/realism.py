@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..results import ConfidenceInterval
+from ..results import Interval
 from ..runtime import as_generator
 from ..scm.adapters import _function_name
 from ..validation import (
@@ -130,7 +130,7 @@ class FrechetResult:
     ----------
     statistic : float
         The Fréchet distance (an estimate, not a test: there is no p-value).
-    ci : cflib.results.ConfidenceInterval
+    ci : cflib.results.Interval
         Percentile bootstrap interval (resampling generated images).
     boot : numpy.ndarray
         Bootstrap replicates.
@@ -142,7 +142,7 @@ class FrechetResult:
     """
 
     statistic: float
-    ci: ConfidenceInterval
+    ci: Interval
     boot: np.ndarray = field(repr=False)
     feature: str = "in-domain"
     warnings: tuple[str, ...] = ()
@@ -215,4 +215,5 @@ def frechet_feature_distance(
         idx = rng.integers(0, len(fb), (n_boot, len(fb)))
         boot = np.array([_frechet_from_moments(mu_a, s_a, fb[i].mean(0), np.atleast_2d(np.cov(fb[i], rowvar=False))) for i in idx])
         lo, hi = np.quantile(boot, [(1 - ci) / 2, (1 + ci) / 2])
-    return FrechetResult(statistic=stat, ci=ConfidenceInterval(float(lo), float(hi)), boot=boot, feature=feature_name, warnings=notes)
+    return FrechetResult(statistic=stat, ci=Interval.of((float(lo), float(hi)), estimate=stat,
+                                                         method=f"{100 * ci:g}% percentile bootstrap of the generated images, {n_boot} replicates" if n_boot else "no bootstrap (n_boot=0)"), boot=boot, feature=feature_name, warnings=notes)

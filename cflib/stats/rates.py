@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..results import Interval
 from ..validation import check_probability
 
 __all__ = ["RATES", "wilson_interval", "RateDifference", "welch_difference", "newcombe_difference", "group_rates"]
@@ -90,8 +91,8 @@ class RateDifference:
         level excludes 0 exactly when ``pvalue < 1 - level``.
     difference : float
         ``mean(v1) - mean(v0)`` (NaN when not estimable).
-    ci : tuple of float
-        ``difference -+ t_{df, (1+level)/2} * se``; NaN when the standard error is 0 (both groups constant).
+    ci : cflib.results.Interval
+        ``difference -+ t_{df, (1+level)/2} * se`` (Welch) or Newcombe's interval; NaN when the standard error is 0 (both groups constant).
     df : float
         Welch-Satterthwaite degrees of freedom.
     level : float
@@ -105,13 +106,16 @@ class RateDifference:
     statistic: float
     pvalue: float
     difference: float
-    ci: tuple[float, float]
+    ci: Interval
     df: float
     level: float
     n0: int
     n1: int
     reason: str = ""
     method: str = "welch"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ci", Interval.of(self.ci, estimate=self.difference, method=f"{100 * self.level:g}% {self.method}"))
 
     def summary(self) -> pd.DataFrame:
         """One row: difference, interval, t, df, p-value, group sizes and the reason when not estimable.
