@@ -1,8 +1,12 @@
-"""The package's layers, read from the import graph (``ast``; nothing is imported).
+"""The package's layers and the shape of its modules, read with ``ast`` (nothing is imported).
 
 ``data`` -> ``scm``/``models`` -> ``metrics``/``stats``/``fairness`` -> ``experiments``/``audit`` ->
 ``runner``/``sweep``/``book``/``cli`` (DESIGN.md, "Layers"). A module may import modules of its own layer
 or of a lower one, and the graph between modules has no cycle.
+
+The shape (issue 25): no file over :data:`MAX_FILE_LINES` lines, no function over :data:`MAX_FUNCTION_LINES`
+lines, no module named like a test, no private name used across modules (a helper two modules need is public
+in one of them), and one interval class (:class:`cflib.results.Interval`).
 """
 
 from __future__ import annotations
@@ -136,7 +140,7 @@ def test_the_checker_sees_a_violation(tmp_path, monkeypatch):
     """The graph reader finds relative and absolute imports (so the tests above can fail)."""
     graph = import_graph()
     assert "cflib.paths" in graph["cflib.runner"]
-    assert layer("cflib.experiments.parity_decomposition") > layer("cflib.fairness.effects")
+    assert layer("cflib.experiments.parity") > layer("cflib.fairness.effects")
     assert layer("cflib.scm.deep") > layer("cflib.data.morphosynth") > layer("cflib.scm.scm")
 
 
@@ -160,3 +164,113 @@ def test_models_and_metrics_import_no_dataset_module():
     bad = sorted(f"{m} imports {t}" for m, ts in graph.items() if m.startswith(("cflib.models", "cflib.metrics"))
                  for t in ts if t.startswith("cflib.data") and t not in ("cflib.data", "cflib.data.protocol"))
     assert not bad, "\n".join(bad)
+
+
+# ---------------------------------------------------------------------------- the shape of the modules
+MAX_FILE_LINES = 1200
+MAX_FUNCTION_LINES = 150
+BENCHMARKS = ROOT.parent / "benchmarks"
+
+
+def long_files(root: Path = ROOT, limit: int = MAX_FILE_LINES) -> list[str]:
+    """Files under ``root`` with more than ``limit`` lines."""
+    return sorted(f"{p.relative_to(root.parent)}: {n} lines" for p in root.rglob("*.py")
+                  if (n := len(p.read_text().splitlines())) > limit)
+
+
+def long_functions(root: Path = ROOT, limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    """Functions and methods under ``root`` longer than ``limit`` lines (from ``def`` to the last line)."""
+    found = []
+    for p in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (n := node.end_lineno - node.lineno + 1) > limit:
+                found.append(f"{p.relative_to(root.parent)}:{node.lineno} {node.name}: {n} lines")
+    return sorted(found)
+
+
+def test_named_like_tests(root: Path = ROOT) -> list[str]:
+    """Modules whose names make test collectors and tools that skip tests treat them as tests."""
+    return sorted(str(p.relative_to(root.parent)) for p in root.rglob("*.py")
+                  if p.stem.startswith("test_") or p.stem.endswith("_test") or p.stem == "conftest")
+
+
+test_named_like_tests.__test__ = False  # a checker, not a test
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_imports(paths: list[Path], package: str = "cflib") -> list[str]:
+    """Private names another module reaches: ``from m import _x``, or ``m._x`` on an imported module ``m``."""
+    found = []
+    for path in paths:
+        tree = ast.parse(path.read_text())
+        modules: set[str] = set()  # local names bound to imported package modules
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(package)):
+                where = "." * node.level + (node.module or "")
+                for a in node.names:
+                    if _private(a.name):
+                        found.append(f"{path.name}:{node.lineno} from {where} import {a.name}")
+                    elif a.name[:1].islower():
+                        modules.add(a.asname or a.name)
+            elif isinstance(node, ast.Import):
+                modules.update((a.asname or a.name).split(".")[0] for a in node.names if a.name.startswith(package))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and _private(node.attr) and isinstance(node.value, ast.Name) \
+                    and node.value.id in modules:
+                found.append(f"{path.name}:{node.lineno} {node.value.id}.{node.attr}")
+    return sorted(found)
+
+
+def interval_classes(root: Path = ROOT) -> list[str]:
+    """Classes that hold an interval of their own: named ``*Interval`` or with both ``low`` and ``high`` fields."""
+    found = []
+    for p in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.ClassDef):
+                fields = {t.target.id for t in node.body if isinstance(t, ast.AnnAssign) and isinstance(t.target, ast.Name)}
+                if node.name.endswith("Interval") or {"low", "high"} <= fields:
+                    found.append(".".join(p.relative_to(root.parent).with_suffix("").parts + (node.name,)))
+    return sorted(found)
+
+
+def test_no_file_is_a_god_module():
+    assert not long_files(), "split these files into modules of one idea:\n" + "\n".join(long_files())
+
+
+def test_no_function_is_too_long():
+    found = long_functions()
+    assert not found, "split these into named stages:\n" + "\n".join(found)
+
+
+def test_no_module_is_named_like_a_test():
+    assert not test_named_like_tests(), test_named_like_tests()
+
+
+def test_no_private_name_is_used_across_modules():
+    found = private_imports(sorted(ROOT.rglob("*.py")) + sorted(BENCHMARKS.rglob("*.py")))
+    assert not found, "make these public in their module (or move them to their one user):\n" + "\n".join(found)
+
+
+def test_one_interval_class():
+    assert interval_classes() == ["cflib.results.Interval"]
+
+
+def test_the_shape_checkers_see_violations(tmp_path):
+    pkg = tmp_path / "cflib"
+    (pkg / "stats").mkdir(parents=True)
+    (pkg / "stats" / "closeness_test.py").write_text("import cflib.stats.mmd as m\n"
+                                                      "from cflib.stats.mmd import _pvalue, check\n"
+                                                      "from .mmd import _check_same_dim\n"
+                                                      "def f():\n" + "    x = 1\n" * 160 + "    return m._helper(x)\n")
+    (pkg / "stats" / "big.py").write_text("class PairInterval:\n    low: float\n    high: float\n" + "x = 1\n" * 1300)
+    (pkg / "stats" / "ok.py").write_text("from cflib.results import Interval\nclass Fit:\n    low: float\n")
+    assert long_files(pkg) == ["cflib/stats/big.py: 1303 lines"]
+    assert long_functions(pkg) == ["cflib/stats/closeness_test.py:4 f: 162 lines"]
+    assert test_named_like_tests(pkg) == ["cflib/stats/closeness_test.py"]
+    assert private_imports([pkg / "stats" / "closeness_test.py", pkg / "stats" / "ok.py"]) == [
+        "closeness_test.py:165 m._helper", "closeness_test.py:2 from cflib.stats.mmd import _pvalue",
+        "closeness_test.py:3 from .mmd import _check_same_dim"]
+    assert interval_classes(pkg) == ["cflib.stats.big.PairInterval"]
