@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from cflib.data.toy_cxr import toy_cxr
-from cflib.experiments.invariance_test import train_zoo
+from cflib.experiments.invariance import train_zoo
 from cflib.models.cnn_zoo import SmallCNN
 from cflib.models.diffusion import (
     LatentDiffusion,

@@ -8,7 +8,7 @@ the label with strength ``rho`` (:func:`cflib.data.toy_cxr.shortcut_training_set
 classifiers that see only the data's own group-disease association; larger ``rho`` gives classifiers
 that lean on the trace and are therefore not counterfactually invariant. The same class with three
 outputs is the attribute predictor of the paper's Table 6 and of the effectiveness metric (App. I).
-The zoo itself is trained by :func:`cflib.experiments.invariance_test.train_zoo`; the classifier shares
+The zoo itself is trained by :func:`cflib.experiments.invariance.train_zoo`; the classifier shares
 fitting, prediction and saving with the pseudo-oracles through :class:`cflib.models.classifier.ImageClassifier`.
 """
 

@@ -11,8 +11,8 @@ import pytest
 from cflib import claims
 from cflib.data.invariance_synthetic import draw_params, invariance_synthetic
 from cflib.data.toy_cxr import DISEASES, GROUPS
-from cflib.experiments import invariance_test as exp
-from cflib.experiments.invariance_test import (
+from cflib.experiments import invariance as exp
+from cflib.experiments.invariance import (
     TABLE1,
     audit_zoo,
     classifier_zoo,
@@ -286,7 +286,7 @@ def test_claims_02_constant_panel_is_skipped_not_infinite():
 
 def test_panel_bootstrap_needs_three_classifiers_per_panel():
     frame = pd.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0]})
-    iv = exp._panel_bootstrap({"a": frame}, "x", {"y": "y"}, lambda r: np.nanmean(r["y"], axis=-1))
+    iv = exp.panel_bootstrap({"a": frame}, "x", {"y": "y"}, lambda r: np.nanmean(r["y"], axis=-1))
     assert not iv.defined and "fewer than 3" in iv.method
 
 
@@ -334,11 +334,11 @@ def test_claims_03_verdicts_with_and_without_curves():
 
 
 def test_difference_interval_is_newcombe():
-    iv = exp._difference_interval(30, 30, 0, 30)  # 1 - 0: exact at the bounds, unlike Wald's zero width
+    iv = exp.difference_interval(30, 30, 0, 30)  # 1 - 0: exact at the bounds, unlike Wald's zero width
     assert iv.estimate == 1.0 and 0.8 < iv.low < 1.0 and iv.high == pytest.approx(1.0)
-    iv = exp._difference_interval(56, 70, 48, 80)  # Newcombe (1998), example (h): 0.2 [0.0524, 0.3339]
+    iv = exp.difference_interval(56, 70, 48, 80)  # Newcombe (1998), example (h): 0.2 [0.0524, 0.3339]
     assert (iv.low, iv.high) == pytest.approx((0.0524, 0.3339), abs=1e-4)
-    assert not exp._difference_interval(0, 0, 1, 2).defined
+    assert not exp.difference_interval(0, 0, 1, 2).defined
 
 
 # ---------------------------------------------------------------- claims_04
