@@ -121,7 +121,7 @@ def test_claims_calibration_rules_on_fixed_counts():
 
 
 def test_deciding_replications_grows_until_the_interval_fits_and_gives_up_on_the_boundary():
-    rule = cal._row_rule("type-I error", 0.05, False, False)
+    rule = cal.claims._row_rule("type-I error", 0.05, False, False)
     n = cal.deciding_replications(0.058, rule, start=1000)
     assert n > 1000 and rule(vd.binomial_interval(round(0.058 * n), n, level=0.99)).verdict == R
     assert cal.deciding_replications(0.075, rule, limit=20_000) is None
