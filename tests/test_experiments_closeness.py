@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from cflib import claims
-from cflib.experiments import closeness_test as exp
+from cflib.experiments import closeness as exp
 from cflib.stats.closeness import gap_for_target_nte, nte, nte_bernoulli, nte_gaussian
 
 from .conftest import verdicts
