@@ -12,7 +12,10 @@ term of Theorem 1 has an exact or Monte Carlo ground truth:
 * :func:`discrete_sfm` and :func:`discrete_sfm_joint`: a binary SFM with ``X <-> Z`` confounding and
   its exact joint distribution (to check the identification formulas, App. B);
 * :func:`compas_like_sfm`: a synthetic stand-in for COMPAS (notes, Sec. 4.3), with a Northpointe-like
-  score and an oracle fair predictor.
+  score and an oracle fair predictor; its mechanisms :func:`compas_w` (the mediators) and
+  :func:`compas_py` (the risk of recidivism) are public for callers that integrate over the mediators'
+  noise (:func:`cflib.experiments.parity.compas_fair_risk`). They are not listed in ``__all__``, so
+  ``cflib.data`` does not re-export them.
 """
 
 from __future__ import annotations
@@ -316,7 +319,26 @@ def discrete_sfm(n: int, params: dict | None = None, *, seed: int | np.random.Ge
 
 
 # --------------------------------------------------------------------------- COMPAS-like SFM
-def _compas_w(x, z1, z2, uj, up, ud):
+def compas_w(
+    x: np.ndarray, z1: np.ndarray, z2: np.ndarray, uj: np.ndarray, up: np.ndarray, ud: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The mediators of the COMPAS-like SFM from their uniform noise (the mechanisms of :func:`compas_like_sfm`).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Race (1 = Non-White); a counterfactual value sets it for every unit.
+    z1, z2 : numpy.ndarray
+        Male (0/1) and age.
+    uj, up, ud : numpy.ndarray
+        Uniform noise of the juvenile offences, the priors and the felony charge (inverse-CDF draws).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        ``j`` (juvenile offences, Poisson), ``p`` (priors, Poisson) and ``d`` (felony charge, 0/1), each
+        broadcast to the inputs' shape.
+    """
     lam_j = np.exp(-2.3 + 0.9 * x + 0.3 * z1 - 0.05 * (z2 - 18))
     j = stats.poisson.ppf(uj, lam_j)
     lam_p = np.exp(0.3 + 0.35 * x + 0.3 * z1 + 0.02 * (z2 - 18) + 0.3 * np.minimum(j, 5))
@@ -325,7 +347,23 @@ def _compas_w(x, z1, z2, uj, up, ud):
     return j, p, d
 
 
-def _compas_py(x, z1, z2, j, p, d):
+def compas_py(x: np.ndarray, z1: np.ndarray, z2: np.ndarray, j: np.ndarray, p: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """``P(Y = 1 | x, z1, z2, j, p, d)``: the two-year recidivism risk of the COMPAS-like SFM.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Race (1 = Non-White); it has no direct effect on the risk.
+    z1, z2 : numpy.ndarray
+        Male (0/1) and age.
+    j, p, d : numpy.ndarray
+        The mediators, e.g. from :func:`compas_w`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The probability of recidivism per unit.
+    """
     return expit(-0.45 + 0.0 * x + 0.3 * z1 - 0.04 * (z2 - 18) + 0.45 * np.log1p(p) + 0.3 * np.minimum(j, 5) + 0.1 * d)
 
 
@@ -365,13 +403,13 @@ def compas_like_sfm(n: int, *, seed: int | np.random.Generator | None = None, re
     z1 = (rng.random(n) < 0.77 + 0.056 * x).astype(float)
     z2 = 18 + rng.gamma(2.5, (19.7 - 4.4 * x) / 2.5)
     uj, up, ud, uy, un = rng.random((5, n))
-    w = _compas_w(x, z1, z2, uj, up, ud)
-    w0 = _compas_w(np.zeros(n), z1, z2, uj, up, ud)
-    w1 = _compas_w(np.ones(n), z1, z2, uj, up, ud)
-    py = _compas_py(x, z1, z2, *w)
+    w = compas_w(x, z1, z2, uj, up, ud)
+    w0 = compas_w(np.zeros(n), z1, z2, uj, up, ud)
+    w1 = compas_w(np.ones(n), z1, z2, uj, up, ud)
+    py = compas_py(x, z1, z2, *w)
     pnp = _compas_pnp(x, z1, z2, *w)
     # Oracle fair predictor: the x0-world risk of the unit, at its own counterfactual mediators.
-    pfp = _compas_py(np.zeros(n), z1, z2, *w0)
+    pfp = compas_py(np.zeros(n), z1, z2, *w0)
     df = pd.DataFrame(
         {
             "x": x.astype(int),
@@ -390,7 +428,7 @@ def compas_like_sfm(n: int, *, seed: int | np.random.Generator | None = None, re
         return df
     zeros, ones = np.zeros(n), np.ones(n)
     truth = {}
-    for name, f in (("y", _compas_py), ("np", _compas_pnp)):
+    for name, f in (("y", compas_py), ("np", _compas_pnp)):
         truth[name] = ctf_truth(x, f(zeros, z1, z2, *w0), f(ones, z1, z2, *w1), f(ones, z1, z2, *w0))
     # The oracle FP reads the unit's W_{x0}, which no intervention on X changes.
     truth["fp"] = ctf_truth(x, pfp, pfp, pfp)

@@ -8,7 +8,7 @@ import pytest
 
 from cflib import claims
 from cflib.data.fairness_sim import A2_ATE, LinearSFMParams, compas_like_sfm, linear_sfm_truth
-from cflib.experiments import parity_decomposition as exp
+from cflib.experiments import parity as exp
 from cflib.fairness.decomposition import linear_pp_terms
 from cflib.fairness.sfm import StandardFairnessModel
 
