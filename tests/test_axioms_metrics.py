@@ -283,7 +283,17 @@ def test_l1_checks_a_declared_range_instead_of_clipping():
     np.testing.assert_allclose(l1_distance(a * 255, np.full_like(a, 255.0), scale=1.0, value_range=(0, 255)), [127.5, 127.5])
     from cflib.metrics.benchmark_metrics import l1_pixel
 
-    np.testing.assert_array_equal(l1_pixel(255.0)(a, b), l1_distance(a, b, value_range=None))
+    # l1_pixel checks the same declared range (issue 25): it used to pass 1.5 silently
+    with pytest.raises(ValueError, match="outside the declared value_range"):
+        l1_pixel(255.0)(a, b)
+    with pytest.raises(ValueError, match=r"b has intensities in \[-0\.5, -0\.5\]"):
+        l1_pixel()(a, a - 1.0)
+    np.testing.assert_array_equal(l1_pixel(255.0, value_range=None)(a, b), l1_distance(a, b, value_range=None))
+    np.testing.assert_array_equal(l1_pixel(1.0, value_range=(0, 255))(a * 255, b * 100), l1_distance(a * 255, b * 100, 1.0, (0, 255)))
+    inside = np.full((2, 1, 2, 2), 0.25)
+    np.testing.assert_array_equal(l1_pixel()(a, inside), l1_distance(a, inside))  # in range: the same numbers
+    with pytest.raises(ValueError, match="value_range must have low < high"):
+        l1_pixel(value_range=(1.0, 0.0))  # refused when the distance is made, not when it is first called
 
 
 class _Blur:

@@ -103,7 +103,7 @@ def test_frechet_distance_closed_form_and_invariance():
 
 def test_pixel_and_perceptual_distances():
     rng = np.random.default_rng(0)
-    a = rng.random((5, 1, 8, 8))
+    a = 0.5 * rng.random((5, 1, 8, 8))  # + 0.5 below stays in [0, 1], the range l1_pixel declares
     b = a.copy()
     b[:, :, 0, 0] += 0.5
     np.testing.assert_allclose(l1_pixel(255.0)(a, b), 255 * 0.5 / 64)

@@ -52,7 +52,7 @@ def test_null_cycles_of_identity_and_truth_are_exact(data):
         assert len(chain) == 5
         for c in chain:
             np.testing.assert_array_equal(c["x"], obs["x"])
-        res = scm_composition(_true_scm(data, image), obs, cycles=3, distances={"l1": l1_pixel(1.0)})
+        res = scm_composition(_true_scm(data, image), obs, cycles=3, distances={"l1": l1_pixel(1.0, value_range=(0, 255))})
         assert np.all(res.distances["l1"] == 0)
 
 

@@ -63,7 +63,17 @@ def nan_images(x, pa, pa_star):
     return x * np.nan
 
 
-for _f in (shift, cropping, nan_images):
+def dropping(x, pa, pa_star):
+    """Returns one image fewer than it was given (numpy's "cannot reshape" before issue 25)."""
+    return x[1:]
+
+
+def scalar_out(x, pa, pa_star):
+    """Returns one number instead of images."""
+    return 0.5
+
+
+for _f in (shift, cropping, nan_images, dropping, scalar_out):
     _f.parent_names = ("b", "c")
 
 
@@ -220,6 +230,8 @@ CASES: list[Case] = [
     case("function-model-image-parent", ValueError, ("image", "'b'"), lambda: FunctionModel(shift, image="b")),
     case("function-model-wrong-shape", ValueError, ("cropping", "(2, 1, 4, 8)", "(2, 1, 8, 8)"), lambda: FunctionModel(cropping).counterfactual(FOBS, {"b": 1.0})),
     case("function-model-nan", ValueError, ("nan_images", "NaN"), lambda: FunctionModel(nan_images).counterfactual(FOBS, {"b": 1.0})),
+    case("function-model-wrong-rows", ValueError, ("dropping", "1 rows", "2 images", "expected 2 rows"), lambda: FunctionModel(dropping).counterfactual(FOBS, {"b": 1.0})),
+    case("function-model-scalar-out", ValueError, ("scalar_out", "a scalar", "expected 2 rows"), lambda: FunctionModel(scalar_out).counterfactual(FOBS, {"b": 1.0})),
     case("function-model-do-unknown", ValueError, "'q'", lambda: FM.counterfactual(FOBS, {"q": 1.0})),
     case("function-model-do-inf", ValueError, ("do['b']", "infinite"), lambda: FM.counterfactual(FOBS, {"b": np.inf})),
     case("function-model-nan-input", ValueError, ("obs['x']", "NaN"), lambda: FM.counterfactual({**FOBS, "x": NAN_X}, {"b": 1.0})),
@@ -240,6 +252,12 @@ CASES: list[Case] = [
     case("partial-not-function", TypeError, "f", lambda: ax.partial(lambda x: x, "b")),
     case("partial-unknown", ValueError, "'size'", lambda: ax.partial(shift, "size")),
     case("composition-wrong-shape", ValueError, ("cropping", "(2, 1, 4, 8)"), lambda: ax.composition(cropping, X, PA, m=1)),
+    case("composition-wrong-rows", ValueError, ("dropping", "1 rows", "expected 2 rows"), lambda: ax.composition(dropping, X, PA, m=1)),
+    case("reversibility-wrong-rows", ValueError, ("dropping", "1 rows", "expected 2 rows"), lambda: ax.reversibility(dropping, X, PA, "b", np.zeros(2))),
+    case("effectiveness-wrong-rows", ValueError, ("dropping", "1 rows", "expected 2 rows"), lambda: ax.effectiveness(dropping, X, PA, "b", np.zeros(2), {"b": MeanOracle()})),
+    case("commutativity-wrong-rows", ValueError, ("dropping", "1 rows", "expected 2 rows"), lambda: ax.commutativity(dropping, X, PA, "b", np.zeros(2), "c", np.ones(2))),
+    case("partial-wrong-rows", ValueError, ("dropping", "1 rows", "expected 2 rows"), lambda: ax.partial(dropping, "b")(X, PA, np.zeros(2))),
+    case("report-wrong-rows", ValueError, ("dropping", "1 rows", "expected 2 rows"), lambda: ax.soundness_report(dropping, X, PA, {"b": np.zeros(2)}, {"b": MeanOracle()})),
     case("composition-nan-images", ValueError, ("nan_images", "NaN"), lambda: ax.composition(nan_images, X, PA, m=1)),
     case("composition-x-nan", ValueError, ("x", "NaN"), lambda: ax.composition(shift, NAN_X, PA)),
     case("composition-x-3d", ValueError, ("x", "(n, C, H, W)"), lambda: ax.composition(shift, X[:, 0], PA)),
@@ -258,6 +276,7 @@ CASES: list[Case] = [
     case("commutativity-same", ValueError, ("parent_a", "parent_b"), lambda: ax.commutativity(shift, X, PA, "b", np.zeros(2), "b", np.ones(2))),
     case("commutativity-do-inf", ValueError, ("do['c']", "infinite"), lambda: ax.commutativity(shift, X, PA, "b", np.zeros(2), "c", [np.inf, 0.0])),
     case("sequence-wrong-shape", ValueError, ("cropping", "(2, 1, 4, 8)"), lambda: ax.composition_sequence(cropping, X, PA, m=1)),
+    case("sequence-wrong-rows", ValueError, ("dropping", "1 rows", "expected 2 rows"), lambda: ax.reversibility_sequence(dropping, X, PA, "b", np.zeros(2))),
     case("reversibility-sequence-length", ValueError, ("do_values", "3"), lambda: ax.reversibility_sequence(shift, X, PA, "b", np.zeros(3))),
     case("report-do-values-type", TypeError, "do_values", lambda: ax.soundness_report(shift, X, PA, [0.0, 1.0], {"b": MeanOracle()})),
     case("report-do-values-unknown", ValueError, "'q'", lambda: ax.soundness_report(shift, X, PA, {"q": np.zeros(2)}, {"b": MeanOracle()})),
@@ -326,6 +345,10 @@ CASES: list[Case] = [
     case("rank-change-nan", ValueError, "rank_b", lambda: ax.rank_change(RANK, RANK.where(RANK < 1.5))),
     # --- cflib.metrics.benchmark_metrics
     case("l1-pixel-scale", ValueError, "scale", lambda: bm.l1_pixel(0.0)),
+    case("l1-pixel-range", ValueError, ("b", "[1.5, 1.5]", "value_range"), lambda: bm.l1_pixel()(X, X * 0 + 1.5)),
+    case("l1-pixel-255-scale", ValueError, ("a", "value_range"), lambda: bm.l1_pixel(1.0)(X * 255, X * 127)),
+    case("l1-pixel-range-reversed", ValueError, "value_range", lambda: bm.l1_pixel(value_range=(1.0, 0.0))),
+    case("l1-pixel-range-type", TypeError, "value_range", lambda: bm.l1_pixel(value_range=0.5)),
     case("embedding-not-callable", TypeError, "embed", lambda: bm.embedding_l1(3)),
     case("embedding-rows", ValueError, ("embedding", "<lambda>", "(2, ...)"), lambda: bm.embedding_l1(lambda x: np.zeros((1, 3)))(X, X)),
     case("embedding-inf-images", ValueError, ("b", "NaN"), lambda: bm.embedding_l1(lambda x: x.reshape(len(x), -1))(X, NAN_X)),

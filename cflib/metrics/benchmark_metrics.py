@@ -14,7 +14,7 @@ Melistas et al. (*Benchmarking counterfactual image generation*, Sec. 3.3 (a)-(b
   each unit a value drawn uniformly among the observed values that differ from the factual one
   (another bin of 10 for continuous parents, another class for categorical ones).
 
-Composition and effectiveness are computed by :mod:`cflib.metrics.axioms` (the one implementation
+Composition and effectiveness are computed by :mod:`cflib.metrics.measures` (the one implementation
 of the axiom metrics); this module adds the benchmark's distances and its defaults.
 
 Per-image values are kept so that models can be compared on the **same** test images with paired
@@ -33,7 +33,7 @@ import pandas as pd
 from scipy import stats
 
 from ..runtime import as_generator
-from ..scm.adapters import _function_name
+from ..scm.adapters import function_name
 from ..scm.protocol import CounterfactualModel
 from ..validation import (
     ValidationError,
@@ -47,23 +47,22 @@ from ..validation import (
     check_probability,
     check_same_length,
 )
-from .axioms import AttributePredictor as AttributePredictor
-from .axioms import (
+from .image_distance import check_value_range, image_batch, l1_distance
+from .measures import (
     CompositionResult,
     EffectivenessResult,
-    Sampler,
-    _check_readers,
-    _check_sampler,
-    _image_batch,
-    l1_distance,
     measure_composition,
     measure_effectiveness,
 )
-from .axioms import InterventionSampler as InterventionSampler
-from .axioms import score as score
+from .readers import AttributePredictor as AttributePredictor
+from .readers import check_readers
+from .readers import score as score
+from .samplers import InterventionSampler as InterventionSampler
+from .samplers import Sampler, check_sampler
 
 # AttributePredictor, CompositionResult, EffectivenessResult, InterventionSampler and score live in
-# cflib.metrics.axioms; they stay importable from here for existing code but are not listed twice.
+# cflib.metrics.readers, .measures and .samplers (all re-exported by cflib.metrics.axioms); they stay
+# importable from here for existing code but are not listed twice.
 __all__ = [
     "l1_pixel",
     "embedding_l1",
@@ -82,7 +81,7 @@ Distance = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # distances
 # ----------------------------------------------------------------------------------------------
 def _pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    a, b = check_finite(_image_batch(a, "a"), "a"), check_finite(_image_batch(b, "b"), "b")
+    a, b = check_finite(image_batch(a, "a"), "a"), check_finite(image_batch(b, "b"), "b")
     if a.shape != b.shape:
         raise ValidationError(f"images a and b must have the same shape, got {a.shape} and {b.shape}")
     return a, b
@@ -98,23 +97,37 @@ def _rows(out: Any, n: int, what: str) -> np.ndarray:
     return out
 
 
-def l1_pixel(scale: float = 255.0) -> Distance:
-    """Mean absolute pixel difference per image, on a 0-``scale`` grey-level scale (:func:`~cflib.metrics.axioms.l1_distance`, no declared range).
+def l1_pixel(scale: float = 255.0, value_range: tuple[float, float] | None = (0.0, 1.0)) -> Distance:
+    """Mean absolute pixel difference per image, on a 0-``scale`` grey-level scale (:func:`~cflib.metrics.image_distance.l1_distance`).
+
+    Like :func:`~cflib.metrics.image_distance.l1_distance`, the distance checks the images against a
+    declared value range instead of clipping them.
 
     Parameters
     ----------
     scale : float
         Multiplier from the images' range to grey levels (255 for images in [0, 1]).
+    value_range : (float, float) or None
+        The declared range of the intensities: a value outside it is an error when the distance is
+        called. ``None`` declares no range (e.g. images on the 0-255 scale with ``scale=1``, or pass
+        ``value_range=(0, 255)``).
 
     Returns
     -------
     callable
         ``d(a, b) -> (n,)``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A ``scale`` that is not a positive number, or a malformed ``value_range`` (at once); images
+        outside ``value_range`` (when the distance is called).
     """
     scale = check_positive(scale, "scale")
+    check_value_range(value_range)
 
     def d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return l1_distance(a, b, scale, value_range=None)
+        return l1_distance(a, b, scale, value_range=value_range)
 
     d.__name__ = "l1_pixel"
     return d
@@ -137,7 +150,7 @@ def embedding_l1(embed: Callable[[np.ndarray], np.ndarray]) -> Distance:
 
     def d(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a, b = _pair(a, b)
-        what = f"the embedding {_function_name(embed)}"
+        what = f"the embedding {function_name(embed)}"
         return np.abs(_rows(embed(a), len(a), what) - _rows(embed(b), len(b), what)).reshape(len(a), -1).mean(1)
 
     d.__name__ = "l1_embedding"
@@ -168,13 +181,13 @@ def perceptual_distance(feature_maps: Callable[[np.ndarray], Sequence[np.ndarray
         total = np.zeros(len(a))
         maps_a, maps_b = list(feature_maps(a)), list(feature_maps(b))
         if not maps_a or len(maps_a) != len(maps_b):
-            raise ValidationError(f"feature_maps ({_function_name(feature_maps)}) returned {len(maps_a)} and {len(maps_b)} layers for a and b: "
+            raise ValidationError(f"feature_maps ({function_name(feature_maps)}) returned {len(maps_a)} and {len(maps_b)} layers for a and b: "
                                   "it must return the same non-empty list of layers for every batch")
         for fa, fb in zip(maps_a, maps_b, strict=True):
-            what = f"a layer of feature_maps ({_function_name(feature_maps)})"
+            what = f"a layer of feature_maps ({function_name(feature_maps)})"
             fa, fb = _rows(fa, len(a), what), _rows(fb, len(b), what)
             if fa.shape != fb.shape or fa.ndim < 2:
-                raise ValidationError(f"feature_maps ({_function_name(feature_maps)}) returned layers of shapes {fa.shape} and {fb.shape}, "
+                raise ValidationError(f"feature_maps ({function_name(feature_maps)}) returned layers of shapes {fa.shape} and {fb.shape}, "
                                       "expected equal shapes (n, C, ...)")
             fa = fa / (np.sqrt((fa**2).sum(1, keepdims=True)) + 1e-10)
             fb = fb / (np.sqrt((fb**2).sum(1, keepdims=True)) + 1e-10)
@@ -302,8 +315,8 @@ def scm_effectiveness(
     -------
     EffectivenessResult
     """
-    _check_readers(predictors, "predictors")
-    _check_sampler(sampler)
+    check_readers(predictors, "predictors")
+    check_sampler(sampler)
     names = check_names(interventions, "interventions") if interventions is not None else []
     return measure_effectiveness(scm, obs, predictors, do=do_values, sampler=sampler, interventions=list(names or predictors),
                                  seed=seed, image=image)

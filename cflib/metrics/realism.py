@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..results import Interval
 from ..runtime import as_generator
-from ..scm.adapters import _function_name
+from ..scm.adapters import function_name as _function_name
 from ..validation import (
     ValidationError,
     ValidationTypeError,

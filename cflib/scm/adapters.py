@@ -76,7 +76,7 @@ def check_parent_dict(pa: Any, names: Sequence[str], n: int | None, name: str) -
     return out
 
 
-def _function_name(f: Any) -> str:
+def function_name(f: Any) -> str:
     """A readable name of a counterfactual function or model for error messages.
 
     Parameters
@@ -90,7 +90,7 @@ def _function_name(f: Any) -> str:
         ``f.__qualname__`` for functions, ``Adapter(ModelClass)`` for the adapters of this module, else the class name.
     """
     if isinstance(f, FunctionModel) and f.f is not f:
-        return _function_name(f.f)
+        return function_name(f.f)
     if isinstance(f, FunctionModel):
         return f"{type(f).__name__}({type(getattr(f, 'model', None)).__name__})"
     return getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
@@ -107,15 +107,40 @@ def _batch(x: Any, what: str) -> Any:
     return x
 
 
-def _check_output(f: Any, x_star: Any, x: Any) -> Any:
-    """The counterfactual images ``f`` returned for ``x``, refused (naming ``f``) when mis-shaped or not finite."""
+def check_output(f: Any, x_star: Any, x: Any) -> Any:
+    """The counterfactual images ``f`` returned for ``x``, refused (naming ``f``) when mis-shaped or not finite.
+
+    Parameters
+    ----------
+    f : object
+        The counterfactual function or model that returned ``x_star`` (named in the messages).
+    x_star : array-like
+        What it returned.
+    x : array-like
+        The images it was given: ``x_star`` must have their shape.
+
+    Returns
+    -------
+    array-like
+        ``x_star`` itself.
+
+    Raises
+    ------
+    ValidationError
+        Another number of rows than ``x`` (one image per image given), another shape, NaN or inf.
+    """
+    rows, given = np.shape(x_star)[:1], np.shape(x)[:1]
+    if given and rows != given:
+        got = f"{rows[0]} rows" if rows else f"a scalar ({describe(x_star)})"
+        raise ValidationError(f"the counterfactual function {function_name(f)} returned {got} for {given[0]} images: expected "
+                              f"{given[0]} rows, one per image it was given (shape {np.shape(x)}, got {np.shape(x_star)})")
     if np.shape(x_star) != np.shape(x):
-        raise ValidationError(f"the counterfactual function {_function_name(f)} returned shape {np.shape(x_star)}, "
+        raise ValidationError(f"the counterfactual function {function_name(f)} returned shape {np.shape(x_star)}, "
                               f"expected {np.shape(x)} (the shape of the images it was given)")
     arr = np.asarray(x_star)
     bad = int(arr.size - np.isfinite(arr).sum()) if arr.dtype.kind in "fc" else 0
     if bad:
-        raise ValidationError(f"the counterfactual function {_function_name(f)} returned {bad} NaN or infinite value(s)")
+        raise ValidationError(f"the counterfactual function {function_name(f)} returned {bad} NaN or infinite value(s)")
     return x_star
 
 
@@ -231,7 +256,7 @@ class FunctionModel:
         if not callable(f) or names is None:
             raise ValidationTypeError(f"f must be a counterfactual function: callable f(x, pa, pa_star) with a parent_names attribute, got {describe(f)}")
         if isinstance(names, str) or not isinstance(names, (tuple, list)) or not all(isinstance(k, str) for k in names):
-            raise ValidationTypeError(f"{_function_name(f)}.parent_names must be a tuple of parent names (str), got {describe(names)}")
+            raise ValidationTypeError(f"{function_name(f)}.parent_names must be a tuple of parent names (str), got {describe(names)}")
         if not isinstance(image, str):
             raise ValidationTypeError(f"image must be a variable name (str), got {describe(image)} ({type(image).__name__})")
         if image in names:
@@ -313,7 +338,7 @@ class FunctionModel:
         """
         x, pa = self._split(obs, "obs")
         ps = self._act(pa, do, len(x))
-        return {**ps, self.image: _check_output(self, self.f(x, pa, ps), x)}
+        return {**ps, self.image: check_output(self, self.f(x, pa, ps), x)}
 
 
 class ImageModelAdapter(FunctionModel):

@@ -38,7 +38,7 @@ from ..validation import (
 )
 from .graph import CausalGraph
 from .scm import Mechanism as ClosedFormMechanism
-from .scm import _mapping
+from .scm import check_mapping
 
 __all__ = [
     "DeepMechanism",
@@ -273,7 +273,7 @@ class DeepSCM:
 
     # -- checks ---------------------------------------------------------------------------------
     def _check_obs(self, obs: Mapping[str, Any], what: str = "obs") -> tuple[Values, int]:
-        _mapping(obs, what)
+        check_mapping(obs, what)
         missing = [n for n in self.graph.nodes if n not in obs]
         if missing:
             raise ValidationError(f"{what} lacks node(s) {', '.join(missing)}; give every node of the graph")
@@ -295,7 +295,7 @@ class DeepSCM:
     def _check_do(self, do: Mapping[str, Any] | None, n: int, shapes: Mapping[str, tuple[int, ...]] | None = None) -> Values:
         if do is None:
             return {}
-        _mapping(do, "do")
+        check_mapping(do, "do")
         out: Values = {}
         for k, v in do.items():
             if k not in self.graph.nodes:
@@ -346,8 +346,8 @@ class DeepSCM:
         dict
             Node -> array of values.
         """
-        _mapping(noise, "noise")
-        _mapping({} if do is None else do, "do")
+        check_mapping(noise, "noise")
+        check_mapping({} if do is None else do, "do")
         n = check_count(n, "n", allow_none=True)
         do = dict(do or {})
         if n is None:
@@ -431,7 +431,7 @@ class DeepSCM:
             Node -> array.
         """
         n = check_count(n, "n")
-        _mapping({} if do is None else do, "do")
+        check_mapping({} if do is None else do, "do")
         rng = as_generator(seed)
         do = do or {}
         noise = {v: self.mechanisms[v].sample_noise(int(n), rng) for v in self.order if v not in do}

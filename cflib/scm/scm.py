@@ -77,7 +77,26 @@ def _units(value: object, what: str, n: int | None = None) -> np.ndarray:
     return check_finite(arr, what)
 
 
-def _mapping(value: object, what: str) -> Mapping:
+def check_mapping(value: object, what: str) -> Mapping:
+    """``value`` itself when it is a mapping ``{node: values}``; anything else is refused, naming ``what``.
+
+    Parameters
+    ----------
+    value : object
+        The candidate mapping.
+    what : str
+        Its name, for the message (``"obs"``, ``"do"``, ``"noise"``).
+
+    Returns
+    -------
+    collections.abc.Mapping
+        ``value``.
+
+    Raises
+    ------
+    ValidationTypeError
+        ``value`` is not a mapping.
+    """
     if not isinstance(value, Mapping):
         raise ValidationTypeError(f"{what} must be a mapping {{node: values}}, got {describe(value)} ({type(value).__name__})")
     return value
@@ -104,7 +123,7 @@ class SCM:
     def __init__(self, graph: CausalGraph, mechanisms: Mapping[str, Mechanism]) -> None:
         if not isinstance(graph, CausalGraph):
             raise ValidationTypeError(f"graph must be a CausalGraph, got {type(graph).__name__}")
-        _mapping(mechanisms, "mechanisms")
+        check_mapping(mechanisms, "mechanisms")
         missing = [n for n in graph.nodes if n not in mechanisms]
         extra = [n for n in mechanisms if n not in graph.nodes]
         if missing:
@@ -119,7 +138,7 @@ class SCM:
 
     # -- helpers -----------------------------------------------------------------------------
     def _check_values(self, values: Mapping[str, np.ndarray], what: str) -> tuple[Values, int]:
-        _mapping(values, what)
+        check_mapping(values, what)
         missing = [n for n in self.graph.nodes if n not in values]
         if missing:
             raise ValidationError(f"{what} lacks node(s) {', '.join(missing)}")
@@ -130,7 +149,7 @@ class SCM:
         return arrays, next(iter(sizes.values()))
 
     def _check_interventions(self, interventions: Mapping[str, object], n: int | None) -> dict[str, object]:
-        _mapping(interventions, "do")
+        check_mapping(interventions, "do")
         out: dict[str, object] = {}
         for k, v in interventions.items():
             if k not in self.graph.nodes:
@@ -148,7 +167,7 @@ class SCM:
         return out
 
     def _check_noise(self, noise: Mapping[str, np.ndarray], interventions: Mapping[str, object]) -> int:
-        _mapping(noise, "noise")
+        check_mapping(noise, "noise")
         callables = any(callable(v) for v in interventions.values())  # evaluated on the factual values: every node's noise
         missing = [k for k in self.graph.nodes if k not in noise and (callables or k not in interventions)]
         if missing:
@@ -195,7 +214,7 @@ class SCM:
             Noise or interventions that are not mappings, missing or unknown nodes, arrays of the wrong
             length, NaN or inf; a mechanism or callable intervention that returns the wrong shape or NaN.
         """
-        do = _mapping({} if do is None else do, "do")
+        do = check_mapping({} if do is None else do, "do")
         n = self._check_noise(noise, do)
         return self._predict(noise, self._check_interventions(do, n), n)
 
