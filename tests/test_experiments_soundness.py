@@ -1,4 +1,4 @@
-"""The axiomatic-soundness experiments layer: claims functions on hand-made results, and the moved pipelines."""
+"""The axiomatic-soundness experiments layer (cflib.experiments.soundness): claims functions on hand-made results, and the moved pipelines."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pytest
 
 from cflib import claims
 from cflib.data import colour_digits as cd
-from cflib.experiments import axiomatic_soundness as exp
+from cflib.experiments import soundness as exp
+from cflib.experiments.soundness import claims as soundness_claims
 from cflib.metrics import axioms as ax
 from cflib.models.baselines import MODEL_LABELS, GroundTruth, Identity
 
@@ -234,7 +235,7 @@ def test_claims_03_not_reproduced_undecided_and_without_gan():
     # the biased oracles reverse the ranks of the three full-support configurations: mean |rank change| 4/3 > 1
     fs = [k for k in r["images"] if k[0] == "confounded_full_support"]
     for rank, key in enumerate(fs):
-        for (k, j), better in exp._RANK_COLUMNS.items():
+        for (k, j), better in exp.RANK_COLUMNS.items():
             r["images"][key]["effectiveness", k, j, 1, "biased"] = np.full((SEEDS, 40), float(-rank if better else rank))
     v = verdicts(exp.claims_03(r))
     assert v["C12"] == v["C14"] == v["C19"] == "not reproduced"
@@ -264,17 +265,17 @@ def table1_rows(m=3, cycles=3):
 
 def test_c12_comparator_reads_the_configurations_of_the_papers_words():
     t1 = exp.TABLE1_FULL_SUPPORT
-    others = exp._c12_comparators(t1)
+    others = soundness_claims._c12_comparators(t1)
     # the GAN with SI against the three VAEs with SI: not the same GAN trained with SI only for its target, nor the VAEs without SI
     assert sorted(o[2] for o in others) == sorted(MODEL_LABELS[k] for k in ("bernoulli_b1", "bernoulli_b2", "normal_b5"))
     assert all(o[1] == "yes" and o[2] != "GAN" for o in others)
-    margins = exp._c12_margins(t1)
+    margins = soundness_claims._c12_margins(t1)
     assert len(margins) == len(exp.C12_PARTS) * 3 and all(v > 0 for v in margins.values())  # the paper's own numbers pass, as it states
     # the old comparator's mistake: against the "yes*" GAN, the paper's table itself fails (hue error 1.73 < 1.77, reversibility 11.18 > 10.75)
     g, star = t1[exp.C12_GAN], t1["confounded_full_support", "yes*", "GAN"]
     assert star["effectiveness", "hue", "hue"] < g["effectiveness", "hue", "hue"] and star["reversibility", "digit", "image"] > g["reversibility", "digit", "image"]
     with pytest.raises(ValueError, match="no configuration"):
-        exp._c12_margins({k: v for k, v in t1.items() if k != exp.C12_GAN})
+        soundness_claims._c12_margins({k: v for k, v in t1.items() if k != exp.C12_GAN})
 
 
 def test_claims_03_c12_reproduced_on_the_papers_table1_with_the_yes_star_gan_present():
@@ -301,26 +302,26 @@ def test_rank_change_interval_matches_rank_robustness():
     _, changes = exp.rank_robustness(pd.DataFrame(rows))
     for fam, table_no in zip(FAMILIES, (2, 3, 4), strict=True):
         for b in ("confounded", "confounded_full_support"):
-            iv = exp._rank_change_interval(images, b, fam, n_boot=50)  # one seed: a bootstrap over its images
+            iv = soundness_claims._rank_change_interval(images, b, fam, n_boot=50)  # one seed: a bootstrap over its images
             assert iv.estimate == pytest.approx(changes.loc[f"Table {table_no}: {fam}", exp.BLOCKS[b]])
             assert iv.low <= iv.high and "bootstrap" in iv.method
     # with seeds: each seed's models ranked on their own, a t interval over the seeds
     stacked = {cfg: {k: np.stack([v, v[::-1] * 0.5, v + 0.1]) for k, v in vals.items()} for cfg, vals in images.items()}
-    iv = exp._rank_change_interval(stacked, "confounded", "linear")
-    per_seed = [exp._rank_change_interval({c: {k: v[s] for k, v in vals.items()} for c, vals in stacked.items()}, "confounded", "linear").estimate for s in range(3)]
+    iv = soundness_claims._rank_change_interval(stacked, "confounded", "linear")
+    per_seed = [soundness_claims._rank_change_interval({c: {k: v[s] for k, v in vals.items()} for c, vals in stacked.items()}, "confounded", "linear").estimate for s in range(3)]
     assert "3 training seeds" in iv.method and iv.estimate == pytest.approx(np.mean(per_seed))
 
 
 def test_seed_diff_uses_seeds_as_units():
     a = np.array([[1.0, 3.0], [2.0, 4.0], [3.0, 5.0]])  # per-seed means 2, 3, 4
-    iv = exp._seed_diff(a, np.zeros_like(a))
+    iv = exp.seed_diff(a, np.zeros_like(a))
     assert iv.estimate == pytest.approx(3.0) and "3 training seeds" in iv.method and "test images" in iv.method
     from scipy import stats
 
     assert iv.high - iv.estimate == pytest.approx(stats.t.ppf(0.975, 2) * 1.0 / np.sqrt(3))  # sd of 2, 3, 4 is 1
-    assert "1 training seed" not in exp._seed_diff(a[0], a[0] * 0).method  # one seed: the images' interval, the claim marks it
+    assert "1 training seed" not in exp.seed_diff(a[0], a[0] * 0).method  # one seed: the images' interval, the claim marks it
     with pytest.raises(ValueError, match="training seeds"):
-        exp._seed_diff(a, a[:2])
+        exp.seed_diff(a, a[:2])
 
 
 def test_table1_configs_and_rank_robustness():
