@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Interval", "Estimate", "RejectsAtLevel", "TestResult", "check_alpha", "check_level"]
+__all__ = ["Interval", "Estimate", "BaseTestResult", "TestResult", "check_alpha", "check_level"]
 
 
 def check_alpha(alpha: Any, name: str = "alpha") -> float:
@@ -293,13 +293,17 @@ class Estimate:
         )
 
 
-class RejectsAtLevel:
-    """The decision rule of a test result: ``reject(alpha)`` for any class with a ``pvalue`` attribute.
+class BaseTestResult:
+    """The base of every hypothesis test's result in cflib: one decision rule, one table, one figure.
 
+    A subclass has ``statistic`` and ``pvalue`` attributes (and may have ``null_distribution``). It inherits
+    :meth:`reject` and, unless it draws something more specific, :meth:`summary` and :meth:`plot`, so every
+    test answers ``reject(alpha)``, ``summary()`` and ``plot()`` (as ``scipy.stats``' results share theirs).
     Rejects when ``pvalue <= alpha``; a class that sets ``strict_rejection = True`` rejects only when
     ``pvalue < alpha``.
     """
 
+    __test__ = False  # not a pytest test class, despite the name
     strict_rejection = False
 
     def reject(self, alpha: float = 0.05) -> bool:
@@ -318,9 +322,49 @@ class RejectsAtLevel:
         pvalue = self.pvalue  # type: ignore[attr-defined]
         return bool(pvalue < alpha if self.strict_rejection else pvalue <= alpha)
 
+    def summary(self) -> pd.DataFrame:
+        """One row: statistic and p-value.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        name = getattr(self, "name", "") or "test"
+        return pd.DataFrame({"statistic": [float(self.statistic)], "pvalue": [float(self.pvalue)]},  # type: ignore[attr-defined]
+                            index=[name])
+
+    def plot(self, ax: Any = None) -> Any:
+        """The simulated null distribution with the observed statistic, or, without one, the p-value on [0, 1].
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on (new ones when omitted).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        from .plotting import subplots
+
+        if ax is None:
+            _, ax = subplots(width=4.5, height=3.0)
+        null = getattr(self, "null_distribution", None)
+        stat, pvalue = float(self.statistic), float(self.pvalue)  # type: ignore[attr-defined]
+        if null is not None and np.size(null):
+            ax.hist(np.asarray(null, dtype=float).ravel(), bins=30, color="0.7", label="null distribution")
+            ax.axvline(stat, color="C3", label=f"observed (p = {pvalue:.3g})")
+            ax.set(xlabel="statistic", ylabel="count")
+        else:
+            ax.axvline(0.05, color="0.5", ls="--", label="0.05")
+            ax.plot([pvalue], [0], "o", color="C3", label=f"p = {pvalue:.3g} (statistic {stat:.3g})")
+            ax.set(xlim=(0, 1), xlabel="p-value", yticks=[], ylabel="")
+        ax.legend(frameon=False)
+        return ax
+
 
 @dataclass(frozen=True)
-class TestResult(RejectsAtLevel):
+class TestResult(BaseTestResult):
     """A hypothesis test's outcome: statistic, p-value, null distribution and one decision rule.
 
     Attributes
@@ -349,11 +393,6 @@ class TestResult(RejectsAtLevel):
         object.__setattr__(self, "pvalue", p)
         object.__setattr__(self, "statistic", float(self.statistic))
 
-    def summary(self) -> pd.DataFrame:
-        """One row: statistic and p-value.
 
-        Returns
-        -------
-        pandas.DataFrame
-        """
-        return pd.DataFrame({"statistic": [self.statistic], "pvalue": [self.pvalue]}, index=[self.name or "test"])
+
+RejectsAtLevel = BaseTestResult  # TEMPORARY while the stats modules move (issue 25); removed before commit

@@ -81,3 +81,46 @@ def test_bootstrap_estimate_covers_the_mean_at_its_level():
     assert lo - 0.03 <= hits / reps <= hi  # percentile intervals run slightly narrow at n = 100
     with pytest.raises(ValueError, match="finite replicates"):
         Estimate.from_draws(0.0, [1.0, math.nan])
+
+
+def _test_result_classes():
+    """Every class in cflib whose instances carry a ``statistic`` and a ``pvalue`` (a hypothesis test's result)."""
+    import dataclasses
+    import importlib
+    import inspect
+    import pkgutil
+
+    import cflib
+
+    found = {}
+    for info in pkgutil.walk_packages(cflib.__path__, "cflib."):
+        if info.name.endswith("__main__"):
+            continue
+        for _, cls in inspect.getmembers(importlib.import_module(info.name), inspect.isclass):
+            if cls.__module__.startswith("cflib.") and dataclasses.is_dataclass(cls):
+                names = {f.name for f in dataclasses.fields(cls)}
+                if {"statistic", "pvalue"} <= names:
+                    found[f"{cls.__module__}.{cls.__qualname__}"] = cls
+    return found
+
+
+def test_every_test_result_derives_from_one_base_with_reject_summary_and_plot():
+    from cflib.results import BaseTestResult
+
+    classes = _test_result_classes()
+    assert len(classes) >= 6, sorted(classes)  # MMD, linear MMD, CF-CLOT, CIT-LR, DP/EO, paired comparison, ...
+    assert not [n for n, c in classes.items() if not issubclass(c, BaseTestResult)], sorted(classes)
+    for cls in classes.values():
+        assert callable(cls.reject) and callable(cls.summary) and callable(cls.plot)
+
+
+def test_the_base_draws_the_null_distribution_or_the_pvalue():
+    import matplotlib.pyplot as plt
+
+    with_null = TestResult(statistic=2.0, pvalue=0.03, null_distribution=np.random.default_rng(0).normal(size=200))
+    ax = with_null.plot()
+    assert ax.get_xlabel() == "statistic" and len(ax.patches) == 30 and ax.lines[0].get_xdata()[0] == 2.0
+    ax = TestResult(statistic=2.0, pvalue=0.03).plot()
+    assert ax.get_xlabel() == "p-value" and ax.lines[-1].get_xdata()[0] == 0.03
+    assert with_null.summary().loc["test", "pvalue"] == 0.03 and with_null.reject(0.05) and not with_null.reject(0.01)
+    plt.close("all")

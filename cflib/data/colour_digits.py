@@ -37,6 +37,7 @@ import pandas as pd
 
 from cflib.runtime import as_generator
 
+from ..results import BaseTestResult
 from .protocol import check_do
 
 __all__ = [
@@ -520,7 +521,7 @@ def joint_histogram(parents: Mapping[str, Any], bins: Mapping[str, int] | int = 
 
 
 @dataclass(frozen=True)
-class SupportReport:
+class SupportReport(BaseTestResult):
     """The full-support check of Sec. 3.3.
 
     Attributes

@@ -34,6 +34,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from ..results import BaseTestResult
 from ..runtime import get_device
 from ._train import load_model, optimizer_step, random_batches, save_model, train
 
@@ -295,7 +296,7 @@ class MINEDisentangler(nn.Module):
 
 
 @dataclass(frozen=True)
-class MIEstimate:
+class MIEstimate(BaseTestResult):
     """Held-out Donsker-Varadhan estimate of :math:`I(Z; A)` from a freshly trained critic.
 
     Attributes

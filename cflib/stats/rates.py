@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..results import Interval
+from ..results import BaseTestResult, Interval
 from ..validation import check_probability
 
 __all__ = ["RATES", "wilson_interval", "RateDifference", "welch_difference", "newcombe_difference", "group_rates"]
@@ -79,7 +79,7 @@ def _wilson_z(k: int, n: int, z: float) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
-class RateDifference:
+class RateDifference(BaseTestResult):
     """``mean(v1) - mean(v0)`` with an interval and the p-value of a zero difference that agree with each other.
 
     Attributes
