@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from cflib.data.morphosynth import make_morphosynth
-from cflib.experiments.counterfactual_benchmark import BenchmarkConfig, run_benchmark
+from cflib.experiments.benchmark import BenchmarkConfig, run_benchmark
 from cflib.metrics.benchmark_metrics import InterventionSampler, scm_effectiveness, score
 from cflib.scm import morpho_attributes
 from cflib.scm.deep import ClosedForm, DeepSCM, IdentityImage, OracleImage, RootMechanism

@@ -10,7 +10,9 @@ import torch
 from cflib import claims
 from cflib import verdicts as vd
 from cflib.data.morphosynth import make_morphosynth
-from cflib.experiments import counterfactual_benchmark as exp
+from cflib.experiments import benchmark as exp
+from cflib.experiments.benchmark.intervals import FrechetDistances, f1_difference, f1_score
+from cflib.experiments.benchmark.parts import degenerate_metric, join_parts, side_part
 from cflib.metrics.minimality import identity_cld
 
 from .conftest import verdicts
@@ -146,7 +148,7 @@ def test_frechet_helper_matches_the_metric_and_is_paired():
     from cflib.metrics.realism import frechet_distance
 
     real, feats = features({"a": 4.0, "b": 1.0})
-    fr = exp._Frechet(real, {m: {"features": f} for m, f in feats.items()}, ("a", "b"))
+    fr = FrechetDistances(real, {m: {"features": f} for m, f in feats.items()}, ("a", "b"))
     for m in ("a", "b"):
         assert fr.point[m] == pytest.approx(frechet_distance(real, feats[m]), rel=1e-9)
     iv = fr.diff("a", "b")  # shifts of 2 and 1 along one axis: the distances differ by about 4 - 1 = 3
@@ -157,30 +159,30 @@ def test_frechet_helper_matches_the_metric_and_is_paired():
 
 def test_f1_helper_and_its_degenerate_case():
     t, q = binary(0.8)
-    assert float(exp._f1(t, q)) == pytest.approx(0.8, abs=0.01)
-    assert np.isnan(exp._f1(np.zeros(5, int), np.zeros(5, int)))  # no positive anywhere: F1 is undefined, not 0
+    assert float(f1_score(t, q)) == pytest.approx(0.8, abs=0.01)
+    assert np.isnan(f1_score(np.zeros(5, int), np.zeros(5, int)))  # no positive anywhere: F1 is undefined, not 0
     pi = {m: {"counterfactual_parents": {"e": {"e": np.zeros(8, int)}}, "effectiveness": {("e", "e"): np.ones(8)}} for m in "ab"}
-    iv = exp._f1_diff(pi, "a", "b", "e")
+    iv = f1_difference(pi, "a", "b", "e")
     assert not iv.defined  # an undefined F1 gives an undefined interval, hence "undecided", never an infinite statistic
-    assert exp._every([exp._side("F1 a - b", iv, "above", 0.1)], "x")[0].verdict == "undecided at this scale"
+    assert join_parts([side_part("F1 a - b", iv, "above", 0.1)], "x")[0].verdict == "undecided at this scale"
 
 
 def test_every_shows_the_deciding_part_and_says_what_size_decides():
     from cflib import verdicts as V
 
-    clear = exp._side("clear", V.mean_interval([1.0, 1.1, 0.9, 1.0]), "above")
-    near = exp._side("near", V.mean_interval([0.2, 0.3, 0.1, 0.2]), "above")
-    d, tally, note = exp._every([clear, near], "both")
+    clear = side_part("clear", V.mean_interval([1.0, 1.1, 0.9, 1.0]), "above")
+    near = side_part("near", V.mean_interval([0.2, 0.3, 0.1, 0.2]), "above")
+    d, tally, note = join_parts([clear, near], "both")
     assert d.verdict == "reproduced" and d.interval == near.decision.interval and "near" in d.rule
     assert tally.startswith("2/2 parts reproduced") and tally.endswith("that of near") and note == ""
-    straddle = exp._side("straddle", V.mean_interval([0.5, -0.3, 0.4, -0.2]), "above")
-    d, tally, note = exp._every([clear, straddle], "both")
+    straddle = side_part("straddle", V.mean_interval([0.5, -0.3, 0.4, -0.2]), "above")
+    d, tally, note = join_parts([clear, straddle], "both")
     assert d.verdict == "undecided at this scale" and d.interval == straddle.decision.interval
     iv = straddle.decision.interval
     need = int(np.ceil(4 * ((iv.high - iv.low) / 2 / iv.estimate) ** 2))
     assert f"about {need} units (now 4)" in note
-    wrong = exp._side("wrong", V.mean_interval([-1.0, -1.1, -0.9]), "above")
-    assert exp._every([straddle, wrong], "both")[0].interval == wrong.decision.interval  # the part that decides
+    wrong = side_part("wrong", V.mean_interval([-1.0, -1.1, -0.9]), "above")
+    assert join_parts([straddle, wrong], "both")[0].interval == wrong.decision.interval  # the part that decides
 
 
 def _rho(rho, n):
@@ -362,13 +364,13 @@ def test_claims_03_degenerate_substitute_metrics_are_named():
         assert table.loc[key, "verdict"] == "differs with the substitute data", key
         assert table.loc[key, "note"] and table.loc[key, "change"] and table.loc[key, "interval"] is not None, key
     assert "the same for every model" in table.loc["M5-faces", "note"]
-    assert exp._degenerate({"a": 0.0, "b": 0.0, "true": 0.5}, "x", lower_is_better=None).startswith("x is the same")
-    assert "floor" in exp._degenerate({"a": 0.0, "b": 2e-4}, "x", lower_is_better=None, floor=1e-3)
-    assert exp._degenerate({"a": 0.0, "b": 0.01}, "x", lower_is_better=None, floor=1e-3) == ""
+    assert degenerate_metric({"a": 0.0, "b": 0.0, "true": 0.5}, "x", lower_is_better=None).startswith("x is the same")
+    assert "floor" in degenerate_metric({"a": 0.0, "b": 2e-4}, "x", lower_is_better=None, floor=1e-3)
+    assert degenerate_metric({"a": 0.0, "b": 0.01}, "x", lower_is_better=None, floor=1e-3) == ""
     assert "ranks the true counterfactual worst" in table.loc["R1-faces", "note"]
-    assert exp._degenerate({"a": 1.0, "b": 1.5, "true": 2.0}, "x", lower_is_better=True).startswith("x ranks")
-    assert exp._degenerate({"a": 1.0, "b": 1.5, "true": 2.0}, "x", lower_is_better=False) == ""
-    assert exp._degenerate({"a": 1.0, "b": 1.5, "true": 2.0}, "x", lower_is_better=None) == ""
+    assert degenerate_metric({"a": 1.0, "b": 1.5, "true": 2.0}, "x", lower_is_better=True).startswith("x ranks")
+    assert degenerate_metric({"a": 1.0, "b": 1.5, "true": 2.0}, "x", lower_is_better=False) == ""
+    assert degenerate_metric({"a": 1.0, "b": 1.5, "true": 2.0}, "x", lower_is_better=None) == ""
 
 
 def test_claims_03_one_seed_is_undecided():
@@ -452,6 +454,86 @@ def test_within_model_agreement_keeps_benchmark_temperatures():
 
 
 # ----------------------------------------------------------------------------------------------
+# the typed configuration and result: DatasetSpec, EvalContext, BenchmarkResult.summary / plot
+# ----------------------------------------------------------------------------------------------
+def test_the_package_exports_what_the_notebooks_use():
+    assert [name for name in exp.__all__ if not hasattr(exp, name)] == []
+    import re
+
+    from cflib.paths import repo_root
+
+    used = set()
+    for nb in (repo_root() / "notebooks" / "counterfactual-benchmark").glob("*.ipynb"):
+        used |= set(re.findall(r"\bexp\.(\w+)", nb.read_text()))
+    assert used and used <= set(exp.__all__), sorted(used - set(exp.__all__))
+
+
+def test_dataset_spec_is_typed_and_encodes_the_parents():
+    spec = exp.BenchmarkConfig().spec
+    assert isinstance(spec, exp.DatasetSpec) and spec.name == "morphosynth"
+    assert spec.parents == ("t", "i", "d") and spec.discrete == ("d",) and spec.kinds["d"] == "multiclass"
+    data = make_morphosynth(20, 16, seed=0)
+    pa = spec.encoder({p: getattr(data, p) for p in spec.parents})
+    assert pa.shape == (20, spec.pa_dim) and spec.channels == 1 and spec.scale == pytest.approx(1 / 255)
+    faces = exp.dataset_spec("smileyfaces")
+    assert faces.parents == ("s", "e") and faces.pa_dim == 2 and faces.channels == 3 and faces.scale == 1.0
+    np.testing.assert_array_equal(faces.encoder({"s": [1, 0], "e": [0, 1]}), [[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match="dataset"):
+        exp.dataset_spec("mnist")
+    with pytest.raises(AttributeError):
+        spec.pa_dim = 3  # frozen
+
+
+def hand_made_result(n: int = 20, cycles: int = 3) -> exp.BenchmarkResult:
+    """A BenchmarkResult with hand-made tables (through benchmark_tables) and per-image composition, no training."""
+    from cflib.experiments.benchmark.tables import benchmark_tables
+
+    rng = np.random.default_rng(0)
+    dists, models = ("l1_pixel", "l1_embedding", "perceptual"), ("identity", "vae_fixed", "hvae")
+    per_image = {m: {"composition": {d: rng.uniform(0, 1, (n, cycles)) * k * np.arange(1, cycles + 1) for d in dists}}
+                 for k, m in enumerate(models)}
+    rows = {"composition": [{"model": L[m], "distance": d, "cycles": c, "mean": a[:, c - 1].mean(), "std": a[:, c - 1].std(ddof=1)}
+                            for m in models for d, a in per_image[m]["composition"].items() for c in sorted({1, cycles})],
+            "effectiveness": [{"model": L[m], "attribute": a, "intervention": f"do({do})", "score": k + 10 * j + 100 * i}
+                              for k, m in enumerate(models) for j, a in enumerate("tid") for i, do in enumerate("tid")],
+            "realism_minimality": [{"model": L[m], "Fréchet (in-domain)": 5.0 * k, "CLD": 0.3 - 0.01 * k, "P1": 0.1, "P2": 0.9}
+                                   for k, m in enumerate(models)],
+            "true_error": [{"model": L[m], "do(t)": 10.0 * k, "do(i)": 20.0 * k, "do(d)": 30.0 * k} for k, m in enumerate(models)]}
+    tables = benchmark_tables(rows, {"t": "regression", "i": "regression", "d": "multiclass"}, (0.8, 0.2))
+    return exp.BenchmarkResult(exp.BenchmarkConfig(cycles=cycles), *tables, per_image=per_image, figures={},
+                               predictor_quality=pd.DataFrame(), timings={}, models={}, context=None, test=None, mechanisms={},
+                               learned_attributes={}, finetune_history={})
+
+
+def test_benchmark_result_summary_is_the_headline_table():
+    result = hand_made_result()
+    summary = result.summary()
+    assert list(summary.index) == [L[m] for m in ("identity", "vae_fixed", "hvae")]
+    assert list(summary.columns) == [f"composition {d} m={m}" for d in ("l1_embedding", "l1_pixel", "perceptual") for m in (1, 3)] + [
+        "effectiveness t do(t)", "effectiveness i do(i)", "effectiveness d do(d)", "Fréchet", "CLD", "true error"]
+    hvae = summary.loc[L["hvae"]]
+    assert hvae["composition l1_pixel m=3"] == pytest.approx(result.per_image["hvae"]["composition"]["l1_pixel"][:, 2].mean())
+    # the diagonal of the effectiveness table: attribute j under do(j) scored k + 10 j + 100 j
+    assert (hvae["effectiveness t do(t)"], hvae["effectiveness i do(i)"], hvae["effectiveness d do(d)"]) == (2, 112, 222)
+    assert hvae["true error"] == pytest.approx(40.0) and hvae["Fréchet"] == 10.0 and hvae["CLD"] == pytest.approx(0.28)
+    assert (summary.loc[L["identity"]].filter(like="composition") == 0).all()
+
+
+def test_benchmark_result_plot_draws_the_composition_curves():
+    import matplotlib.pyplot as plt
+
+    result = hand_made_result()
+    axes = result.plot()
+    assert len(axes) == 3 and [ax.get_title() for ax in axes] == ["l1_pixel", "l1_embedding", "perceptual"]
+    assert [t.get_text() for t in axes[0].get_legend().get_texts()] == [L[m] for m in ("identity", "vae_fixed", "hvae")]
+    line = axes[0].get_lines()[-1]  # the HVAE's mean curve over the cycles
+    np.testing.assert_allclose(line.get_ydata(), result.per_image["hvae"]["composition"]["l1_pixel"].mean(0))
+    axes = result.plot(["hvae"], distances=("perceptual",))
+    assert len(axes) == 1 and len(axes[0].get_lines()) == 1
+    plt.close("all")
+
+
+# ----------------------------------------------------------------------------------------------
 # studies that train
 # ----------------------------------------------------------------------------------------------
 def test_fit_intensity_flow_has_an_exact_inverse():
@@ -477,6 +559,21 @@ def test_temperature_one_makes_the_null_intervention_exact(tiny_run):
     at_one = table.xs(1.0, level="T")["composition l1_pixel m=1"]
     assert (at_one < 0.05).all()  # x* = mu + 1 * (x - mu) = x, up to clipping and float32
     assert (table.xs(0.1, level="T")["composition l1_pixel m=1"] > at_one).all()
+
+
+@pytest.mark.slow
+def test_run_benchmark_returns_typed_fields(tiny_run):
+    ctx = tiny_run.context
+    assert isinstance(ctx, exp.EvalContext) and ctx.parents == ("t", "i", "d") and ctx.cfg is tiny_run.config
+    assert len(tiny_run.test) == 40 and set(tiny_run.mechanisms) == set(MORPHO) and set(tiny_run.learned_attributes) == {"t", "i", "d"}
+    assert set(tiny_run.finetune_history) == {"gan_ft"}
+    # the headline table holds evaluate_scm's summary of each model, re-scored on the same context
+    summary = tiny_run.summary()
+    for mdl in ("gan", "identity"):
+        again = exp.evaluate_scm(ctx, tiny_run.models[mdl], L[mdl])["summary"]
+        assert set(again) == set(summary.columns)
+        for key, value in again.items():
+            assert summary.loc[L[mdl], key] == pytest.approx(value, rel=1e-6, abs=1e-9), (mdl, key)
 
 
 @pytest.mark.slow
@@ -549,9 +646,9 @@ def test_run_seeds_cache_and_seed_table(tmp_path):
     again = exp.run_benchmark(kw, cache=tmp_path, seed=1, n_test=40, cycles=3)  # scoring settings are not in the key: loaded
     assert sorted(p.name for p in tmp_path.glob("*.pt")) == cached
     for name in ("vae_fixed", "gan", "gan_ft"):
-        a, b = runs[1].extras["mechanisms"][name].model, again.extras["mechanisms"][name].model
+        a, b = runs[1].mechanisms[name].model, again.mechanisms[name].model
         assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values(), strict=True))
-    assert again.extras["raw_models"]["gan_ft_history"] == runs[1].extras["raw_models"]["gan_ft_history"]
+    assert again.finetune_history["gan_ft"] == runs[1].finetune_history["gan_ft"]
     exp.run_benchmark(kw, cache=tmp_path, seed=1, gan_aux_weight=0.5)  # a training setting is: the GANs train again
     assert len(list(tmp_path.glob("*.pt"))) == len(cached) + 2
     table = exp.seed_table(runs)
