@@ -170,11 +170,11 @@ def case_limit(p: dict[str, Any]) -> dict[str, Any]:
 def case_bootstrap(p: dict[str, Any]) -> dict[str, Any]:
     """N-TE bootstrap of CF-CLOT: all draws through the engine vs a loop with the same weights and algebra."""
     from cflib.stats.closeness import (
-        _pair_stats,
-        _resample_null,
         cfclot_test,
         gaussian_pair_sample,
         nte,
+        pair_stats,
+        resample_null,
     )
     from cflib.stats.kernels import GaussianKernel
 
@@ -183,8 +183,8 @@ def case_bootstrap(p: dict[str, Any]) -> dict[str, Any]:
     k = GaussianKernel().fit(y, y_cf)
     cfclot_test(y[:50], y_cf[:50], 0.1, kernel=k, method="bootstrap", n_boot=19, seed=seed)  # warm-up
     res, t_test = _timed(lambda: cfclot_test(y, y_cf, 0.1, kernel=k, method="bootstrap", n_boot=draws, seed=seed), repeats)
-    ps = _pair_stats(y, y_cf, k, "cpu")
-    vec, t_vec = _timed(lambda: _resample_null(ps, res.statistic, 0.1, "bootstrap", draws, np.random.default_rng(seed)), repeats)
+    ps = pair_stats(y, y_cf, k, "cpu")
+    vec, t_vec = _timed(lambda: resample_null(ps, res.statistic, 0.1, "bootstrap", draws, np.random.default_rng(seed)), repeats)
     h, dd = ps.h.clone().numpy(), ps.d.clone().numpy()
     np.fill_diagonal(h, 0.0)
     np.fill_diagonal(dd, 0.0)

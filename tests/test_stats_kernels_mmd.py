@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist, pdist
 
+from cflib import CflibWarning
 from cflib.stats.kernels import GaussianKernel, Kernel, LaplaceKernel, make_kernel, median_bandwidth
 from cflib.stats.mmd import mmd2, mmd_test
 
@@ -144,6 +146,25 @@ def test_mmd_test_has_power_against_a_shift():
         res = mmd_test(x, y, paired=paired, seed=0, n_permutations=200)
         assert res.pvalue < 0.01 and res.reject(0.05)
     assert list(res.summary().columns)[:2] == ["statistic (MMD^2_u)", "pvalue"]
+
+
+def test_mmd_test_says_what_size_reaches_the_level():
+    """Two units per sample: the permutation null takes 3 values (smallest p about 1/3 > 0.05), so the test
+    can never reject; the warning says so and names the size needed (issue 25)."""
+    x, y = rng(1).normal(size=(2, 1)), rng(2).normal(3.0, 1.0, size=(2, 1))
+    with pytest.warns(CflibWarning, match=r"use at least 4 units per sample \(n = m = 4\).*1/3 = 0.333, above alpha=0.05"):
+        res = mmd_test(x, y, bandwidth=1.0, n_permutations=99, seed=0)
+    assert len(res.warnings) == 1 and "at least 4 units per sample" in res.warnings[0]
+    assert res.pvalue > 0.05 and not res.reject(0.05)  # the warning is right: it cannot reject
+    with pytest.warns(CflibWarning, match=r"use at least 6 pairs.*1/2 = 0.5"):
+        mmd_test(x, y, paired=True, bandwidth=1.0, n_permutations=99, seed=0)
+    with pytest.warns(CflibWarning, match=r"n=3 and m=2 units.*at least 4 units per sample"):
+        mmd_test(rng(3).normal(size=(3, 1)), y, bandwidth=1.0, n_permutations=99, seed=0)
+    with warnings.catch_warnings():  # the sizes it names are enough: no warning there
+        warnings.simplefilter("error", CflibWarning)
+        assert mmd_test(rng(4).normal(size=(4, 1)), rng(5).normal(size=(4, 1)), bandwidth=1.0, n_permutations=99, seed=0).warnings == ()
+        assert mmd_test(rng(6).normal(size=(6, 1)), rng(7).normal(size=(6, 1)), paired=True, bandwidth=1.0, n_permutations=99,
+                        seed=0).warnings == ()
 
 
 def test_mmd_bad_input():

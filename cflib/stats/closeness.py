@@ -48,7 +48,7 @@ from ..validation import (
 )
 from .engine import quadratic_forms
 from .kernels import Kernel, as_2d, make_kernel, to_tensor
-from .mmd import _check_same_dim, _check_same_rows, _resampling_warnings, signflip_null
+from .mmd import check_same_dim, check_same_rows, resampling_warnings, signflip_null
 
 __all__ = [
     "CFCLOTResult",
@@ -87,8 +87,8 @@ def _check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
 def _check_pairs(y: Any, y_cf: Any) -> tuple[np.ndarray, np.ndarray]:
     y = as_2d(y, "y")
     y_cf = as_2d(y_cf, "y_cf")
-    _check_same_rows(y, y_cf, ("y", "y_cf"), "row i holds the factual and counterfactual output of unit i")
-    _check_same_dim(y, y_cf, ("y", "y_cf"))
+    check_same_rows(y, y_cf, ("y", "y_cf"), "row i holds the factual and counterfactual output of unit i")
+    check_same_dim(y, y_cf, ("y", "y_cf"))
     return y, y_cf
 
 
@@ -96,8 +96,12 @@ def _check_pairs(y: Any, y_cf: Any) -> tuple[np.ndarray, np.ndarray]:
 # sufficient statistics over (possibly repeated) pair-units
 # --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class _PairStats:
-    """Pair-unit types, their counts and type-level kernel blocks (diagonals kept)."""
+class PairStats:
+    """Pair-unit types, their counts and type-level kernel blocks (diagonals kept).
+
+    The sufficient statistics of CF-CLOT (:func:`pair_stats`): every statistic and resampling null of
+    :func:`cfclot_test` is a quadratic form in the unit weights over these blocks.
+    """
 
     h: Any  # torch (u, u): H between types; H(z, z) is the value for two *different* units of type z
     d: Any  # torch (u, u): D between types
@@ -107,7 +111,22 @@ class _PairStats:
     K: float
 
 
-def _pair_stats(y: np.ndarray, y_cf: np.ndarray, kernel: Kernel, device: Any) -> _PairStats:
+def pair_stats(y: np.ndarray, y_cf: np.ndarray, kernel: Kernel, device: Any) -> PairStats:
+    """The pair-unit types of ``(y, y_cf)`` (repeated pairs merged, with counts) and their kernel blocks ``H`` and ``D``.
+
+    Parameters
+    ----------
+    y, y_cf : numpy.ndarray, shape (m, d)
+        Checked factual and counterfactual outputs, row ``i`` of each from unit ``i``.
+    kernel : Kernel
+        A fitted kernel.
+    device : str or torch.device
+        Where the blocks are computed.
+
+    Returns
+    -------
+    PairStats
+    """
     import torch
 
     m = y.shape[0]
@@ -122,7 +141,7 @@ def _pair_stats(y: np.ndarray, y_cf: np.ndarray, kernel: Kernel, device: Any) ->
     b = to_tensor(uniq[:, dim:], dev)
     kaa, kbb, kab = kernel.gram(a), kernel.gram(b), kernel.gram(a, b)
     K = kernel.upper_bound
-    return _PairStats(
+    return PairStats(
         h=kaa + kbb - kab - kab.T,
         d=4.0 * K - kaa - kbb,
         counts=torch.as_tensor(counts, dtype=torch.float64, device=dev),
@@ -210,11 +229,11 @@ def cfclot_statistics(
     y, y_cf = _check_pairs(y, y_cf)
     epsilon = _check_epsilon(epsilon)
     k = make_kernel(kernel, bandwidth).fit(y, y_cf, seed=seed)
-    ps = _pair_stats(y, y_cf, k, device)
+    ps = pair_stats(y, y_cf, k, device)
     return _stats_from(ps, epsilon, k)
 
 
-def _stats_from(ps: _PairStats, epsilon: float, k: Kernel) -> dict[str, float]:
+def _stats_from(ps: PairStats, epsilon: float, k: Kernel) -> dict[str, float]:
     m, c = ps.m, ps.counts
     pairs = m * (m - 1)
     num = _offdiag_sum(ps.h, c)
@@ -838,10 +857,10 @@ def cfclot_test(
     else:
         # signflip: s and -s give one value; bootstrap: multisets of m units out of m
         distinct = 2.0 ** (min(m, 64) - 1) if method == "signflip" else (math.comb(2 * m - 1, m) if m <= 20 else math.inf)
-        notes = _resampling_warnings(n_boot, distinct, alpha, draws="n_boot", units=f"m={m} pairs")
+        notes = resampling_warnings(n_boot, distinct, alpha, draws="n_boot", units=f"m={m} pairs")
     rng = as_generator(seed)
     k = make_kernel(kernel, bandwidth).fit(y, y_cf, seed=rng)
-    ps = _pair_stats(y, y_cf, k, device)
+    ps = pair_stats(y, y_cf, k, device)
     st = _stats_from(ps, epsilon, k)
     m, t = ps.m, st["statistic"]
     z = stats.norm.ppf(1 - alpha)
@@ -860,7 +879,7 @@ def cfclot_test(
     if m > max_dense:
         raise ValidationError(f"method={method!r} needs m x m matrices and m={m} exceeds max_dense={max_dense}; "
                          "subsample the pairs or raise max_dense")
-    null = _resample_null(ps, t, epsilon, method, n_boot, rng)
+    null = resample_null(ps, t, epsilon, method, n_boot, rng)
     tol = 1e-12 * max(1.0, abs(t))
     pvalue = float((1 + np.count_nonzero(null >= t - tol)) / (1 + n_boot))
     threshold = float(np.quantile(null, 1 - alpha))
@@ -887,9 +906,32 @@ def _type_rows(a, inverse):
     return rows
 
 
-def _resample_null(ps: _PairStats, t: float, epsilon: float, method: str, n_boot: int, rng: np.random.Generator,
-                   *, batch: int = 512) -> np.ndarray:
-    """Resampling replicates on the N-TE scale: all draws as quadratic forms of ``H`` (and ``D``) by row blocks."""
+def resample_null(ps: PairStats, t: float, epsilon: float, method: str, n_boot: int, rng: np.random.Generator,
+                  *, batch: int = 512) -> np.ndarray:
+    """Resampling replicates on the N-TE scale: all draws as quadratic forms of ``H`` (and ``D``) by row blocks.
+
+    Parameters
+    ----------
+    ps : PairStats
+        The pair-unit blocks (:func:`pair_stats`).
+    t : float
+        The observed N-TE.
+    epsilon : float
+        The tolerance of the null hypothesis.
+    method : {"signflip", "bootstrap", "bootstrap-literal"}
+        The resampling scheme of :func:`cfclot_test`.
+    n_boot : int
+        Number of draws.
+    rng : numpy.random.Generator
+        Randomness of the draws.
+    batch : int
+        Draws per call of the generator (fixes the random stream).
+
+    Returns
+    -------
+    numpy.ndarray
+        The ``n_boot`` replicates.
+    """
     import torch
 
     m, dev = ps.m, ps.h.device

@@ -66,15 +66,52 @@ def _transposed(a: np.ndarray, b: np.ndarray, names: tuple[str, str], a_fits: bo
     return f": transpose {name} ({name}.T)" if name else ""
 
 
-def _check_same_dim(x: np.ndarray, y: np.ndarray, names: tuple[str, str] = ("x", "y")) -> None:
+def check_same_dim(x: np.ndarray, y: np.ndarray, names: tuple[str, str] = ("x", "y")) -> None:
+    """Refuse two samples with different numbers of columns (features), hinting at a transpose that would fit.
+
+    Parameters
+    ----------
+    x, y : numpy.ndarray, shape (n, d) and (m, d)
+        The two samples.
+    names : (str, str)
+        Their argument names, for the message.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValidationError
+        Different numbers of columns.
+    """
     if x.shape[1] != y.shape[1]:
         hint = _transposed(x, y, names, x.shape[0] == y.shape[1], y.shape[0] == x.shape[1])
         raise ValidationError(f"{names[0]} and {names[1]} must have the same number of columns (features), got shapes "
                               f"{x.shape} and {y.shape}{hint}")
 
 
-def _check_same_rows(x: np.ndarray, y: np.ndarray, names: tuple[str, str], what: str) -> None:
-    """Paired samples: one row per unit in each (``what`` says why, for the message)."""
+def check_same_rows(x: np.ndarray, y: np.ndarray, names: tuple[str, str], what: str) -> None:
+    """Paired samples: one row per unit in each (``what`` says why, for the message).
+
+    Parameters
+    ----------
+    x, y : numpy.ndarray, shape (m, d)
+        The two samples, row ``i`` of each from unit ``i``.
+    names : (str, str)
+        Their argument names, for the message.
+    what : str
+        Why they must have the same rows.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValidationError
+        Different numbers of rows.
+    """
     if x.shape[0] != y.shape[0]:
         hint = _transposed(x, y, names, x.shape[1] == y.shape[0], y.shape[1] == x.shape[0])
         raise ValidationError(f"{names[0]} and {names[1]} must have the same number of rows ({what}), got shapes "
@@ -108,15 +145,26 @@ def _check_tensor(t: Any, name: str, shape: tuple[int | None, ...]):
     return t
 
 
-def _distinct_splits(n: int, m: int) -> float:
+def distinct_splits(n: int, m: int) -> float:
     """Distinct label permutations of samples of sizes ``n`` and ``m`` (``inf`` past 40 units: plenty).
 
     Swapping the two labels of equal-size samples gives the same statistic, hence the halving.
+
+    Parameters
+    ----------
+    n, m : int
+        The sample sizes.
+
+    Returns
+    -------
+    float
+        ``C(n + m, n)`` (halved when ``n == m``), or ``inf``.
     """
     return math.comb(n + m, n) / (2 if n == m else 1) if n + m <= 40 else math.inf
 
 
-def _resampling_warnings(n_draws: int, n_distinct: float, alpha: float, *, draws: str, units: str) -> tuple[str, ...]:
+def resampling_warnings(n_draws: int, n_distinct: float, alpha: float, *, draws: str, units: str,
+                        needed: str = "more units") -> tuple[str, ...]:
     """The :class:`cflib.CflibWarning` messages of a resampling p-value ``(1 + k) / (1 + B)``.
 
     Parameters
@@ -131,6 +179,8 @@ def _resampling_warnings(n_draws: int, n_distinct: float, alpha: float, *, draws
         The argument that sets ``B`` (``"n_permutations"``, ``"n_boot"``).
     units : str
         The units and their count, for the message (``"m=4 pairs"``).
+    needed : str
+        What to use instead, for the message (``"at least 6 pairs"``).
 
     Returns
     -------
@@ -144,7 +194,7 @@ def _resampling_warnings(n_draws: int, n_distinct: float, alpha: float, *, draws
                         stacklevel=4))
     if n_distinct < max(_MIN_DISTINCT, 1 / alpha):
         out.append(warn(f"with {units} the resampling null takes at most {int(n_distinct)} distinct values, so its "
-                        f"p-value is too coarse for a test at alpha={alpha:g}; use more units", stacklevel=4))
+                        f"p-value is too coarse for a test at alpha={alpha:g}; use {needed}", stacklevel=4))
     return tuple(out)
 
 
@@ -217,7 +267,7 @@ def mmd2(
     check_choice(estimator, "estimator", _ESTIMATORS)
     x = as_2d(x, "x")
     y = as_2d(y, "y")
-    _check_same_dim(x, y)
+    check_same_dim(x, y)
     k = _fitted_kernel(kernel, bandwidth, x, y)
     dev = get_device(device)
     n, m = x.shape[0], y.shape[0]
@@ -228,7 +278,7 @@ def mmd2(
         h = _rowwise(k, xa, xb) + _rowwise(k, ya, yb) - _rowwise(k, xa, yb) - _rowwise(k, xb, ya)
         return float(h.mean())
     if estimator == "paired":
-        _check_same_rows(x, y, ("x", "y"), "estimator='paired' needs samples of equal size: row i of each is pair-unit i")
+        check_same_rows(x, y, ("x", "y"), "estimator='paired' needs samples of equal size: row i of each is pair-unit i")
         h, _, _ = paired_h_matrix(x, y, k, device=dev)
         return float(h.sum() / (m * (m - 1)))
     xt, yt = to_tensor(x, dev), to_tensor(y, dev)
@@ -457,8 +507,40 @@ def _tie_tol(stat: float) -> float:
     return 1e-12 * max(1.0, abs(stat))
 
 
-def _pvalue(null: np.ndarray, stat: float) -> float:
-    """``(1 + #{null >= stat}) / (1 + B)``, with exact ties counted."""
+def _units_needed(n_distinct: float, alpha: float, *, paired: bool) -> str:
+    """The sizes at which a permutation (or sign-flip) null can reach ``alpha``, for the warning of :func:`mmd_test`.
+
+    With ``k`` units per sample the label permutations take ``C(2k, k) / 2`` distinct values and the
+    smallest attainable p-value is about their inverse (``2^(k - 1)`` sign flips of ``k`` pairs); the
+    smallest ``k`` at which that reaches ``alpha`` (and the null has at least ``_MIN_DISTINCT`` values) is
+    the size needed.
+    """
+    enough = max(_MIN_DISTINCT, 1 / alpha)
+    if not n_distinct < enough:  # no warning: the units given are enough
+        return "more units"
+    k = 2
+    while (2.0 ** (k - 1) if paired else distinct_splits(k, k)) < enough:
+        k += 1
+    size = f"at least {k} pairs" if paired else f"at least {k} units per sample (n = m = {k})"
+    return (f"{size} (the smallest p-value the units given can reach is about 1/{int(n_distinct)} = {1 / n_distinct:.3g}, "
+            f"above alpha={alpha:g})")
+
+
+def resampling_pvalue(null: np.ndarray, stat: float) -> float:
+    """``(1 + #{null >= stat}) / (1 + B)``, with exact ties counted.
+
+    Parameters
+    ----------
+    null : numpy.ndarray
+        The ``B`` replicates of the statistic under the null.
+    stat : float
+        The observed statistic.
+
+    Returns
+    -------
+    float
+        The resampling p-value (valid in finite samples).
+    """
     return float((1.0 + np.count_nonzero(null >= stat - _tie_tol(stat))) / (1.0 + null.size))
 
 
@@ -627,8 +709,9 @@ def mmd_test(
     -----
     cflib.CflibWarning
         When the p-value cannot go below 0.05: fewer than 19 permutations, or so few units that the
-        null takes fewer than 20 distinct values (``m <= 5`` pairs, or ``n = m <= 3``). Recorded in
-        :attr:`MMDTestResult.warnings`.
+        null takes fewer than 20 distinct values (``m <= 5`` pairs, or ``n = m <= 3``: the smallest
+        attainable p-value, about ``1 / C(2n, n)``, then exceeds the level); the message says the size
+        needed. Recorded in :attr:`MMDTestResult.warnings`.
 
     Examples
     --------
@@ -643,9 +726,9 @@ def mmd_test(
     if not isinstance(paired, (bool, np.bool_)):
         raise ValidationTypeError(f"paired must be True or False, got {describe(paired)}")
     if paired:
-        _check_same_rows(x, y, ("x", "y"), "paired=True needs the same length: row i of each is one unit; "
+        check_same_rows(x, y, ("x", "y"), "paired=True needs the same length: row i of each is one unit; "
                                            "use paired=False for independent samples")
-    _check_same_dim(x, y)
+    check_same_dim(x, y)
     n_permutations = check_count(n_permutations, "n_permutations")
     batch = check_count(batch, "batch")
     precision = check_precision(precision)
@@ -656,10 +739,12 @@ def mmd_test(
     n, m = x.shape[0], y.shape[0]
     if paired:  # s and -s give the same statistic
         distinct = 2.0 ** (min(m, 64) - 1)
-        notes = _resampling_warnings(n_permutations, distinct, 0.05, draws="n_permutations", units=f"m={m} pairs")
+        notes = resampling_warnings(n_permutations, distinct, 0.05, draws="n_permutations", units=f"m={m} pairs",
+                                    needed=_units_needed(distinct, 0.05, paired=True))
     else:
-        notes = _resampling_warnings(n_permutations, _distinct_splits(n, m), 0.05, draws="n_permutations",
-                                     units=f"n={n} and m={m} units")
+        distinct = distinct_splits(n, m)
+        notes = resampling_warnings(n_permutations, distinct, 0.05, draws="n_permutations",
+                                     units=f"n={n} and m={m} units", needed=_units_needed(distinct, 0.05, paired=False))
     k = _fitted_kernel(kernel, bandwidth, x, y)
     dev = get_device(device)
     if paired:
@@ -670,7 +755,7 @@ def mmd_test(
     else:
         stat, null = permutation_null(k, to_tensor(np.concatenate([x, y]), dev), n, n_permutations, rng,
                                       estimator=estimator, batch=batch, precision=precision, chunk=chunk)
-    pvalue = _pvalue(null, stat)
+    pvalue = resampling_pvalue(null, stat)
     return MMDTestResult(
         statistic=stat,
         pvalue=float(pvalue),

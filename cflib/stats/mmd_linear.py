@@ -41,7 +41,7 @@ from ..validation import (
     describe,
 )
 from .kernels import Kernel, as_2d, make_kernel
-from .mmd import _check_same_dim, _distinct_splits, _pvalue, _resampling_warnings, mmd_test
+from .mmd import check_same_dim, distinct_splits, mmd_test, resampling_pvalue, resampling_warnings
 
 __all__ = ["LinearMMDResult", "linear_mmd_test", "block_mmd_test", "rff_mmd_test", "rff_features",
            "linear_power_study", "plot_linear_power"]
@@ -81,7 +81,7 @@ class LinearMMDResult(RejectsAtLevel):
 def _prepare(x: Any, y: Any, kernel: str | Kernel, bandwidth: float | str, seed: Any) -> tuple[np.ndarray, np.ndarray, Kernel]:
     x = as_2d(x, "x")
     y = as_2d(y, "y")
-    _check_same_dim(x, y)
+    check_same_dim(x, y)
     k = make_kernel(kernel, bandwidth).fit(x, y, seed=seed)
     return x, y, k
 
@@ -255,7 +255,7 @@ def rff_mmd_test(
     rng = as_generator(seed)
     x, y, k = _prepare(x, y, "gaussian", bandwidth, rng)
     n, m = x.shape[0], y.shape[0]
-    notes = _resampling_warnings(n_permutations, _distinct_splits(n, m), 0.05, draws="n_permutations",
+    notes = resampling_warnings(n_permutations, distinct_splits(n, m), 0.05, draws="n_permutations",
                                  units=f"n={n} and m={m} units")
     phi = rff_features(np.concatenate([x, y]), float(k.bandwidth), n_features, rng)
     total = phi.sum(0)
@@ -270,7 +270,7 @@ def rff_mmd_test(
         b = min(batch, n_permutations - b0)
         e = rng.permuted(np.broadcast_to(template, (b, n + m)), axis=1)
         null[b0 : b0 + b] = stat(e @ phi)
-    return LinearMMDResult(observed, _pvalue(null, observed), "rff", None, n, m, k, notes)
+    return LinearMMDResult(observed, resampling_pvalue(null, observed), "rff", None, n, m, k, notes)
 
 
 def linear_power_study(
