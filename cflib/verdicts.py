@@ -24,7 +24,7 @@ units, one unit for a t interval, a NaN estimate) gives "undecided at this scale
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -423,38 +423,55 @@ def decide_within(interval: Interval, low: float, high: float, *, quantity: str 
     return Decision(UNDECIDED, iv, rule)
 
 
-def combine(decisions: Iterable[Decision | str], *, rule: str = "every part", detail: bool = False) -> Decision:
-    """Join the parts of a claim that needs all of them ("for every model", "A and B").
+def combine(decisions: Iterable[Decision | str] | Mapping[str, Decision], *, rule: str = "every part",
+            detail: bool | str = False, pick: Callable[[Decision], float] | None = None) -> Decision:
+    """Join the parts of a claim that needs all of them ("for every model", "A and B"), keeping the deciding part.
 
     Parameters
     ----------
-    decisions : iterable of Decision or str
-        The parts' decisions (or bare verdicts).
+    decisions : iterable of Decision or str, or mapping of str to Decision
+        The parts' decisions (or bare verdicts); a mapping names them (for ``detail="verdicts"``).
     rule : str
         What the parts are, for the rule text.
-    detail : bool
-        Append every part's rule and interval to the joint rule.
+    detail : bool or {"rules", "verdicts"}
+        What the joint rule appends: nothing (``False``); every part's rule and interval (``True``); the
+        distinct part rules (``"rules"``); every named part's verdict and interval (``"verdicts"``).
+    pick : callable, optional
+        Among the parts whose verdict is the joint one, show the interval of the largest by ``pick``
+        (default: the first).
 
     Returns
     -------
     Decision
         not reproduced if any part is not reproduced; reproduced if every part is; otherwise
         undecided at this scale. A claim with no parts is undecided. The joint decision carries the
-        interval of the first part whose verdict is the joint one (the part that decides it).
+        interval of the part that decides it (the first, or the largest by ``pick``, of the parts whose
+        verdict is the joint one).
     """
-    parts = [d if isinstance(d, Decision) else Decision(d, None, "") for d in decisions]
+    if detail not in (False, True, "rules", "verdicts"):
+        raise ValidationError(f"detail must be False, True, 'rules' or 'verdicts', got {detail!r}")
+    named = dict(decisions) if isinstance(decisions, Mapping) else None
+    if detail == "verdicts" and named is None:
+        raise ValidationTypeError("detail='verdicts' needs decisions as a mapping of part names to decisions")
+    parts = [d if isinstance(d, Decision) else Decision(d, None, "") for d in (named.values() if named is not None else decisions)]
     for d in parts:
         if d.verdict not in (REPRODUCED, NOT_REPRODUCED, UNDECIDED):
             raise ValidationError(f"decisions must be reproduced, not reproduced or undecided at this scale, got {d.verdict!r}")
     text = f"{rule}: reproduced if every part is, not reproduced if any part is not, otherwise undecided"
-    if detail and parts:
+    if detail is True and parts:
         text += " (" + "; ".join(f"{d.rule} [{d.interval}]" if d.interval else d.rule for d in parts) + ")"
     if not parts:
         return Decision(UNDECIDED, None, text + " (no parts)")
+    if detail == "rules":
+        text += f" (parts: {'; '.join(dict.fromkeys(d.rule for d in parts))})"
+    elif detail == "verdicts":
+        text += ". Parts: " + "; ".join(f"{k}: {d.verdict}" + (f" at {d.interval}" if d.interval is not None else "")
+                                       for k, d in named.items())
     verdicts = [d.verdict for d in parts]
     joint = NOT_REPRODUCED if NOT_REPRODUCED in verdicts else REPRODUCED if all(v == REPRODUCED for v in verdicts) else UNDECIDED
-    shown = next(d.interval for d in parts if d.verdict == joint)
-    return Decision(joint, shown, text)
+    deciding = [d for d in parts if d.verdict == joint]
+    shown = max(deciding, key=pick) if pick is not None else deciding[0]
+    return Decision(joint, shown.interval, text)
 
 
 def deciding_size(interval: Interval, boundaries: float | Iterable[float], n: int, *, max_factor: int = 1000) -> int | None:

@@ -169,3 +169,22 @@ def test_one_seed_never_decides_a_model_comparison():
         assert v.one_seed(u).interval.method.count("training seed") == 1  # idempotent
     with pytest.raises(TypeError, match="decision must be"):
         v.one_seed("reproduced")
+
+
+def test_combine_keeps_the_deciding_part_and_says_the_parts_as_asked():
+    lo = v.decide_above(v.Interval(0.2, 0.1, 0.3, "a"), 0.0, quantity="a")
+    hi = v.decide_above(v.Interval(0.9, 0.5, 1.3, "b"), 0.0, quantity="b")
+    mid = v.decide_above(v.Interval(0.1, -0.1, 0.3, "c"), 0.0, quantity="c")
+    assert v.combine([lo, hi]).interval is lo.interval  # the first part with the joint verdict
+    assert v.combine([lo, hi], pick=lambda d: d.interval.high).interval is hi.interval
+    assert v.combine([lo, mid, hi]).verdict == UNDECIDED and v.combine([lo, mid, hi]).interval is mid.interval
+    rules = v.combine([lo, lo, hi], rule="both", detail="rules").rule
+    assert rules.endswith(f"(parts: {lo.rule}; {hi.rule})")  # distinct rules, in order
+    named = v.combine({"first": lo, "third": mid}, rule="both", detail="verdicts")
+    assert named.rule.endswith(f". Parts: first: {REPRODUCED} at {lo.interval}; third: {UNDECIDED} at {mid.interval}")
+    assert named.interval is mid.interval
+    assert v.combine({}, rule="none", detail="verdicts").verdict == UNDECIDED
+    with pytest.raises(TypeError, match="mapping"):
+        v.combine([lo], detail="verdicts")
+    with pytest.raises(ValueError, match="detail must be"):
+        v.combine([lo], detail="all")

@@ -78,13 +78,8 @@ def _ks_distance(z: Any, level: float = 0.95, where: str = "") -> vd.Interval:
 
 
 def _every(parts: Sequence[vd.Decision], what: str, *, pick: Callable[[vd.Decision], float] | None = None) -> vd.Decision:
-    """Join parts that must all hold (:func:`cflib.verdicts.combine`), keeping the interval of a part that decides:
-    among the parts whose verdict is the joined one, the first, or the largest by ``pick``."""
-    joined = vd.combine(parts, rule=what)
-    deciding = [p for p in parts if p.verdict == joined.verdict] or list(parts)
-    shown = (max(deciding, key=pick) if pick else deciding[0]) if deciding else None
-    rules = "; ".join(dict.fromkeys(p.rule for p in parts))
-    return vd.Decision(joined.verdict, shown.interval if shown is not None else None, f"{joined.rule} (parts: {rules})")
+    """Parts that must all hold, with the distinct part rules (:func:`cflib.verdicts.combine`, ``detail="rules"``)."""
+    return vd.combine(parts, rule=what, detail="rules", pick=pick)
 
 
 def _deciding_size(decision: vd.Decision, bounds: Sequence[float], n_now: int, unit: str) -> str:

@@ -51,13 +51,7 @@ def join_parts(parts: Mapping[str, vd.Decision], what: str) -> vd.Decision:
     -------
     cflib.verdicts.Decision
     """
-    if not parts:
-        return vd.combine([], rule=what)
-    joined = vd.combine(parts.values(), rule=what)
-    order = [vd.NOT_REPRODUCED, vd.UNDECIDED, vd.REPRODUCED]
-    key = min(parts, key=lambda k: order.index(parts[k].verdict))
-    detail = "; ".join(f"{k}: {d.verdict}" + (f" at {d.interval}" if d.interval is not None else "") for k, d in parts.items())
-    return vd.Decision(joined.verdict, parts[key].interval, f"{joined.rule}. Parts: {detail}")
+    return vd.combine(parts, rule=what, detail="verdicts")
 
 
 def _wilson(k: int, n: int, z: float) -> tuple[float, float]:

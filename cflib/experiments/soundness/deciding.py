@@ -109,11 +109,7 @@ def all_hold(parts: Any, rule: str) -> vd.Decision:
     -------
     cflib.verdicts.Decision
     """
-    parts = list(parts)
-    joint = vd.combine(parts, rule=rule)
-    shown = next((p for p in parts if p.verdict == joint.verdict), None)
-    rules = "; ".join(dict.fromkeys(p.rule for p in parts))
-    return vd.Decision(joint.verdict, shown.interval if shown is not None else None, f"{joint.rule} (parts: {rules})")
+    return vd.combine(list(parts), rule=rule, detail="rules")
 
 
 def consistent(interval: vd.Interval, value: float, *, quantity: str) -> vd.Decision:
