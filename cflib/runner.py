@@ -131,8 +131,26 @@ def toc_notebooks() -> list[str]:
     return found
 
 
-def _resolve_notebook(notebook: str | os.PathLike) -> tuple[str, Path]:
-    """Accept 'slug/nn-x.ipynb', 'notebooks/slug/nn-x.ipynb' or an absolute path."""
+def resolve_notebook(notebook: str | os.PathLike) -> tuple[str, Path]:
+    """Accept 'slug/nn-x.ipynb', 'notebooks/slug/nn-x.ipynb' or an absolute path.
+
+    Parameters
+    ----------
+    notebook : str or path-like
+        The notebook (the ``.ipynb`` suffix may be left out).
+
+    Returns
+    -------
+    (str, pathlib.Path)
+        Its path relative to ``notebooks/`` (POSIX) and its resolved absolute path.
+
+    Raises
+    ------
+    ValueError
+        A notebook outside ``notebooks/``.
+    FileNotFoundError
+        A notebook that does not exist.
+    """
     nbdir = notebooks_dir()
     p = Path(notebook)
     if not p.is_absolute():
@@ -199,7 +217,7 @@ def parameter_specs(notebook: str | os.PathLike) -> dict[str, tuple[Any, bool, A
     """
     from .validation import parse_range
 
-    rel, path = _resolve_notebook(notebook)
+    rel, path = resolve_notebook(notebook)
     _, source = _parameters_cell(nbformat.read(path, as_version=4), rel)
     lines = source.splitlines()
     out: dict[str, tuple[Any, bool, Any]] = {}
@@ -256,18 +274,38 @@ def load_overrides(scale: str) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for key, params in data.items():
         try:
-            rel, _ = _resolve_notebook(key)
+            rel, _ = resolve_notebook(key)
         except (FileNotFoundError, ValueError) as exc:
             raise ValueError(f"{path}: {exc}") from None
         if not isinstance(params, dict):
             raise ValueError(f"{path}: {key} must map to {{parameter: value}}, got {params!r}")
-        _check_known(rel, params, f"{path.name}")
-        _check_values(rel, params, f"{path.name}")
+        check_known_parameters(rel, params, f"{path.name}")
+        check_parameter_values(rel, params, f"{path.name}")
         out[rel] = dict(params)
     return out
 
 
-def _check_known(rel: str, params: Mapping[str, Any], source: str) -> None:
+def check_known_parameters(rel: str, params: Mapping[str, Any], source: str) -> None:
+    """Refuse parameters that the notebook's ``parameters`` cell does not define.
+
+    Parameters
+    ----------
+    rel : str
+        The notebook, relative to ``notebooks/``.
+    params : mapping
+        Parameter name -> value.
+    source : str
+        Where the values come from (a file, a sweep), for the message.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        An unknown parameter (the known ones are listed).
+    """
     known = notebook_parameters(rel)
     unknown = sorted(set(params) - set(known))
     if unknown:
@@ -277,8 +315,27 @@ def _check_known(rel: str, params: Mapping[str, Any], source: str) -> None:
         )
 
 
-def _check_values(rel: str, params: Mapping[str, Any], source: str) -> None:
-    """Each value has the type of its default and lies in its range (:func:`cflib.validation.check_parameter`)."""
+def check_parameter_values(rel: str, params: Mapping[str, Any], source: str) -> None:
+    """Each value has the type of its default and lies in its range (:func:`cflib.validation.check_parameter`).
+
+    Parameters
+    ----------
+    rel : str
+        The notebook, relative to ``notebooks/``.
+    params : mapping
+        Parameter name -> value (every name a parameter of the notebook).
+    source : str
+        Where the values come from, for the message.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError, ValueError
+        A value of the wrong type or outside its declared range.
+    """
     from .validation import check_parameter
 
     specs = parameter_specs(rel)
@@ -302,11 +359,11 @@ def resolve_parameters(notebook: str, scale: str, parameters: Mapping[str, Any] 
     -------
     dict
     """
-    rel, _ = _resolve_notebook(notebook)
+    rel, _ = resolve_notebook(notebook)
     params = dict(load_overrides(scale).get(rel, {}))
     if parameters:
-        _check_known(rel, parameters, "parameters")
-        _check_values(rel, parameters, "parameters")
+        check_known_parameters(rel, parameters, "parameters")
+        check_parameter_values(rel, parameters, "parameters")
         params.update(parameters)
     return params
 
@@ -396,7 +453,7 @@ def is_cached(notebook: str, scale: str, parameters: Mapping[str, Any], output_d
     -------
     dict or None
     """
-    rel, _ = _resolve_notebook(notebook)
+    rel, _ = resolve_notebook(notebook)
     o = _outputs(Path(output_dir), rel)
     if not (o["stamp"].exists() and o["notebook"].exists()):
         return None
@@ -420,7 +477,7 @@ def _notebook_hash(notebook: str, _seen: frozenset = frozenset()) -> str:
     """Hash of a notebook's source cells and of what it declares it depends on (metadata
     ``{"cflib": {"depends": [...]}}``: notebooks, hashed recursively, or other files such as a sweep
     definition, paths relative to ``notebooks/``), for a notebook that runs or reads other notebooks."""
-    rel, path = _resolve_notebook(notebook)
+    rel, path = resolve_notebook(notebook)
     nb = nbformat.read(path, as_version=4)
     cells = [{"type": c.cell_type, "source": c.source, "tags": c.get("metadata", {}).get("tags", [])} for c in nb.cells]
     deps = nb.metadata.get("cflib", {}).get("depends", [])
@@ -507,7 +564,7 @@ def _lock_hash(root: Path) -> str:
 
 
 def _has_dependencies(rel: str) -> bool:
-    _, path = _resolve_notebook(rel)
+    _, path = resolve_notebook(rel)
     return bool(nbformat.read(path, as_version=4).metadata.get("cflib", {}).get("depends"))
 
 
@@ -553,7 +610,7 @@ def execute(
     from papermill.exceptions import PapermillExecutionError
 
     _check_scale(scale)
-    rel, path = _resolve_notebook(notebook)
+    rel, path = resolve_notebook(notebook)
     params = resolve_parameters(rel, scale, parameters)
     output_dir = Path(output_dir) if output_dir is not None else build_dir() / "executed" / scale
     o = _outputs(output_dir, rel)
@@ -686,7 +743,7 @@ def run(
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     names = list(notebooks) if notebooks is not None else toc_notebooks()
-    names = [_resolve_notebook(n)[0] for n in names]
+    names = [resolve_notebook(n)[0] for n in names]
     load_overrides(scale)  # validate the whole file up front: one clear error, nothing executed
     for n in names:
         resolve_parameters(n, scale, parameters)

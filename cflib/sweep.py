@@ -117,7 +117,7 @@ def load_sweep(path: str | os.PathLike, grid: Mapping[str, list] | None = None) 
         One line naming the file and what to fix: bad YAML, a missing or unknown key, a grid that
         is not ``{parameter: [values]}``, an unknown notebook or parameter.
     """
-    from .runner import SCALES, _check_known, _check_values, _resolve_notebook
+    from .runner import SCALES, check_known_parameters, check_parameter_values, resolve_notebook
 
     path = Path(path)
     if not path.exists():
@@ -135,7 +135,7 @@ def load_sweep(path: str | os.PathLike, grid: Mapping[str, list] | None = None) 
         if key not in data:
             raise ValueError(f"{path}: missing key {key!r}")
     try:
-        rel, _ = _resolve_notebook(data["notebook"])
+        rel, _ = resolve_notebook(data["notebook"])
     except (FileNotFoundError, ValueError) as exc:
         raise ValueError(f"{path}: {exc}") from None
     g = dict(grid) if grid is not None else data["grid"]
@@ -144,10 +144,10 @@ def load_sweep(path: str | os.PathLike, grid: Mapping[str, list] | None = None) 
     for k, v in g.items():
         if not isinstance(v, list) or not v:
             raise ValueError(f"{path}: grid[{k!r}] must be a non-empty list of values, got {v!r}")
-    _check_known(rel, g, str(path))
+    check_known_parameters(rel, g, str(path))
     for k, values in g.items():
         for v in values:
-            _check_values(rel, {k: v}, f"{path}: grid")
+            check_parameter_values(rel, {k: v}, f"{path}: grid")
     collect = data["collect"]
     if not isinstance(collect, list) or not collect or not all(isinstance(c, str) for c in collect):
         raise ValueError(f"{path}: collect must be a non-empty list of recorded value names")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,36 @@ def _spectral(module: nn.Module) -> nn.Module:
     if isinstance(module, (nn.Conv2d, nn.Linear)):
         return nn.utils.parametrizations.spectral_norm(module)
     return module
+
+
+def _parent_groups(parent_groups: Sequence[Sequence[int]] | None, parent_dim: int) -> list[list[int]]:
+    """The columns of ``pa`` per parent (each column its own group by default), refused unless they partition ``0..parent_dim - 1``."""
+    groups = [[c] for c in range(parent_dim)] if parent_groups is None else [list(map(int, g)) for g in parent_groups]
+    cols = sorted(c for g in groups for c in g)
+    if cols != list(range(parent_dim)):
+        raise ValueError(f"parent_groups must partition the columns 0..{parent_dim - 1} of pa, got {parent_groups!r}")
+    return groups
+
+
+@dataclass(eq=False)
+class _FitState:
+    """What the stages of :meth:`ConditionalGAN.fit` share: the data on the device, the optimisers, the draws of ``pa*``."""
+
+    x11: torch.Tensor  # training images on the [-1, 1] scale
+    pat: torch.Tensor  # their encoded parents
+    tgt: torch.Tensor  # rows of the target (interventional) distribution
+    groups: list[list[int]]  # columns of pa per parent
+    member: torch.Tensor  # (groups, parent_dim) 0/1 membership of the columns
+    dev: torch.device
+    gen_params: list[nn.Parameter]
+    opt_g: torch.optim.Optimizer
+    opt_d: torch.optim.Optimizer
+    averaged: list[torch.Tensor] | None  # the generator's moving average (ema > 0)
+    draw: torch.Generator  # the draws of pa* and of the real target rows
+    loss: str
+    ema: float
+    aux_weight: float
+    done: int = 0  # steps averaged so far
 
 
 class ConditionalGAN(nn.Module):
@@ -354,16 +385,32 @@ class ConditionalGAN(nn.Module):
         tgt = torch.arange(len(xt)) if tgt is None else tgt
         batch_size = check_positive_int(batch_size, "batch_size")
         epochs = check_positive_int(epochs, "epochs")
+        self._check_fit_options(loss, ema, aux_weight)
+        groups = _parent_groups(parent_groups, self.parent_dim)
+        st = self._fit_state(xt, pat, src, tgt, groups, dev, lr=lr, betas=betas, weight_decay=weight_decay, seed=seed,
+                             loss=loss, ema=ema, aux_weight=aux_weight)
+        self.train()
+        n_src = len(xt)
+        self.history_ += run_steps(lambda b: self._fit_step(st, b), n_src, batch_size, epochs, steps, seed, src, "ConditionalGAN",
+                                   show_progress)
+        self._keep_average(st)
+        self.eval()
+        return self
+
+    # -- the stages of fit ----------------------------------------------------------------------------
+    def _check_fit_options(self, loss: str, ema: float, aux_weight: float) -> None:
+        """Refuse an unknown loss, an EMA decay outside [0, 1) and an auxiliary weight the critic cannot use."""
         if loss not in ("nonsaturating", "hinge"):
             raise ValueError(f"loss must be 'nonsaturating' or 'hinge', got {loss!r}")
         if not 0.0 <= ema < 1.0:
             raise ValueError(f"ema must be a decay in [0, 1), got {ema!r}")
         if aux_weight < 0 or (aux_weight > 0 and self.critic_kind != "projection"):
             raise ValueError(f"aux_weight must be non-negative, and positive only with critic='projection', got {aux_weight!r}")
-        groups = [[c] for c in range(self.parent_dim)] if parent_groups is None else [list(map(int, g)) for g in parent_groups]
-        cols = sorted(c for g in groups for c in g)
-        if cols != list(range(self.parent_dim)):
-            raise ValueError(f"parent_groups must partition the columns 0..{self.parent_dim - 1} of pa, got {parent_groups!r}")
+
+    def _fit_state(self, xt: torch.Tensor, pat: torch.Tensor, src: torch.Tensor | None, tgt: torch.Tensor, groups: list[list[int]],
+                   dev: torch.device, *, lr: float, betas: tuple[float, float], weight_decay: float, seed: int, loss: str,
+                   ema: float, aux_weight: float) -> _FitState:
+        """The training range of the parents, the data on the device, the optimisers and the draws of ``pa*``."""
         member = torch.zeros(len(groups), self.parent_dim)
         for gi, g in enumerate(groups):
             member[gi, g] = 1.0
@@ -376,66 +423,82 @@ class ConditionalGAN(nn.Module):
         opt_g = torch.optim.AdamW(gen_params, lr=lr, betas=betas, weight_decay=weight_decay)
         opt_d = torch.optim.AdamW(crit_params, lr=lr, betas=betas, weight_decay=weight_decay)
         averaged = [p.detach().clone() for p in gen_params] if ema > 0 else None
-        done = [0]
         draw = torch.Generator(device="cpu").manual_seed(int(seed) + 1)
+        return _FitState(x11=x11, pat=pat, tgt=tgt, groups=groups, member=member, dev=dev, gen_params=gen_params, opt_g=opt_g,
+                         opt_d=opt_d, averaged=averaged, draw=draw, loss=loss, ema=ema, aux_weight=aux_weight)
 
-        def aux_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-            parts = [F.cross_entropy(pred[:, g], target[:, g].argmax(1)) if len(g) > 1 else F.mse_loss(pred[:, g[0]], target[:, g[0]])
-                     for g in groups]
-            return sum(parts) / len(parts)
+    def _fit_step(self, st: _FitState, b: torch.Tensor) -> dict[str, float]:
+        """One critic step, one generator step and the moving average, on the source rows ``b``."""
+        xb, pb = st.x11[b], st.pat[b]
+        ps, treal = self._draw_parents(st, len(b), pb)
+        loss_d = self._critic_step(st, xb, pb, ps, treal)
+        adv, comp = self._generator_step(st, xb, pb, ps)
+        self._average_step(st)
+        return {"critic": float(loss_d.detach()), "generator": float(adv.detach()), "composition_l2": float(comp.detach())}
 
-        self.train()
+    def _draw_parents(self, st: _FitState, n: int, pb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Counterfactual parents ``pa*`` (each parent group from a random target row with prob. 1/2) and the real target rows."""
+        dev = st.dev
+        # Counterfactual parents: each parent group taken from a random target row with prob. 1/2.
+        rows = st.tgt[torch.randint(len(st.tgt), (n,), generator=st.draw).to(dev)]
+        swap = (torch.rand(n, len(st.groups), generator=st.draw).to(dev) < 0.5).float() @ st.member
+        ps = swap * st.pat[rows] + (1 - swap) * pb
+        treal = st.tgt[torch.randint(len(st.tgt), (n,), generator=st.draw).to(dev)]
+        return ps, treal
 
-        def step(b: torch.Tensor) -> dict[str, float]:
-            n = len(b)
-            xb, pb = x11[b], pat[b]
-            # Counterfactual parents: each parent group taken from a random target row with prob. 1/2.
-            rows = tgt[torch.randint(len(tgt), (n,), generator=draw).to(dev)]
-            swap = (torch.rand(n, len(groups), generator=draw).to(dev) < 0.5).float() @ member
-            ps = swap * pat[rows] + (1 - swap) * pb
-            treal = tgt[torch.randint(len(tgt), (n,), generator=draw).to(dev)]
-            # critic step
-            with torch.no_grad():
-                fake = self.generate((xb + 1) / 2, pb, ps)
-            d_real, a_real = self._critic(x11[treal], pat[treal])
-            d_fake, _ = self._critic(fake, ps)
-            if loss == "hinge":
-                loss_d = F.relu(1 - d_real).mean() + F.relu(1 + d_fake).mean()
-            else:
-                loss_d = F.softplus(-d_real).mean() + F.softplus(d_fake).mean()
-            if aux_weight > 0:
-                loss_d = loss_d + aux_weight * aux_loss(a_real, pat[treal])
-            opt_d.zero_grad(set_to_none=True)
-            loss_d.backward()
-            opt_d.step()
-            # generator step: non-saturating loss + composition penalty (eq. 7)
+    def _aux_loss(self, st: _FitState, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """The auxiliary head's loss: cross-entropy for a multi-column parent group, squared error for one column."""
+        parts = [F.cross_entropy(pred[:, g], target[:, g].argmax(1)) if len(g) > 1 else F.mse_loss(pred[:, g[0]], target[:, g[0]])
+                 for g in st.groups]
+        return sum(parts) / len(parts)
+
+    def _critic_step(self, st: _FitState, xb: torch.Tensor, pb: torch.Tensor, ps: torch.Tensor, treal: torch.Tensor) -> torch.Tensor:
+        """One step of the critic: real target images against the generator's counterfactuals; returns its loss."""
+        with torch.no_grad():
             fake = self.generate((xb + 1) / 2, pb, ps)
-            d_gen, a_gen = self._critic(fake, ps)
-            adv = -d_gen.mean() if loss == "hinge" else F.softplus(-d_gen).mean()
-            if aux_weight > 0:
-                adv = adv + aux_weight * aux_loss(a_gen, ps)
-            null = self.generate((xb + 1) / 2, pb, pb)
-            comp = (xb - null).flatten(1).norm(dim=1).mean()
-            loss_g = adv + self.composition_weight * comp
-            opt_g.zero_grad(set_to_none=True)
-            loss_g.backward()
-            opt_g.step()
-            if averaged is not None:
-                done[0] += 1
-                decay = min(ema, (1 + done[0]) / (10 + done[0]))  # warm-up: early averages forget the initialisation
-                with torch.no_grad():
-                    for a, p in zip(averaged, gen_params, strict=True):
-                        a.lerp_(p.detach(), 1 - decay)
-            return {"critic": float(loss_d.detach()), "generator": float(adv.detach()), "composition_l2": float(comp.detach())}
+        d_real, a_real = self._critic(st.x11[treal], st.pat[treal])
+        d_fake, _ = self._critic(fake, ps)
+        if st.loss == "hinge":
+            loss_d = F.relu(1 - d_real).mean() + F.relu(1 + d_fake).mean()
+        else:
+            loss_d = F.softplus(-d_real).mean() + F.softplus(d_fake).mean()
+        if st.aux_weight > 0:
+            loss_d = loss_d + st.aux_weight * self._aux_loss(st, a_real, st.pat[treal])
+        st.opt_d.zero_grad(set_to_none=True)
+        loss_d.backward()
+        st.opt_d.step()
+        return loss_d
 
-        n_src = len(xt)
-        self.history_ += run_steps(step, n_src, batch_size, epochs, steps, seed, src, "ConditionalGAN", show_progress)
-        if averaged is not None:
+    def _generator_step(self, st: _FitState, xb: torch.Tensor, pb: torch.Tensor, ps: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """One step of the generator: adversarial loss plus the composition penalty (eq. 7); returns both terms."""
+        fake = self.generate((xb + 1) / 2, pb, ps)
+        d_gen, a_gen = self._critic(fake, ps)
+        adv = -d_gen.mean() if st.loss == "hinge" else F.softplus(-d_gen).mean()
+        if st.aux_weight > 0:
+            adv = adv + st.aux_weight * self._aux_loss(st, a_gen, ps)
+        null = self.generate((xb + 1) / 2, pb, pb)
+        comp = (xb - null).flatten(1).norm(dim=1).mean()
+        loss_g = adv + self.composition_weight * comp
+        st.opt_g.zero_grad(set_to_none=True)
+        loss_g.backward()
+        st.opt_g.step()
+        return adv, comp
+
+    def _average_step(self, st: _FitState) -> None:
+        """Move the exponential moving average of the generator's weights (when ``ema > 0``)."""
+        if st.averaged is not None:
+            st.done += 1
+            decay = min(st.ema, (1 + st.done) / (10 + st.done))  # warm-up: early averages forget the initialisation
             with torch.no_grad():
-                for p, a in zip(gen_params, averaged, strict=True):
+                for a, p in zip(st.averaged, st.gen_params, strict=True):
+                    a.lerp_(p.detach(), 1 - decay)
+
+    def _keep_average(self, st: _FitState) -> None:
+        """Copy the moving average into the generator at the end of training (when ``ema > 0``)."""
+        if st.averaged is not None:
+            with torch.no_grad():
+                for p, a in zip(st.gen_params, st.averaged, strict=True):
                     p.copy_(a)
-        self.eval()
-        return self
 
     # -- persistence ------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
