@@ -1,0 +1,193 @@
+"""Audits from a YAML config (``cflib audit CONFIG --out DIR``): tabular, or images when the file has ``images``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ..fairness.sfm import StandardFairnessModel
+from ..validation import ValidationError
+from .checks import check_names
+from .images.pipeline import audit_images
+from .images.report import ImageAuditReport
+from .loading import load_classifier, load_images, load_object
+from .report import AuditReport
+from .tabular import audit
+
+__all__ = ["audit_from_config", "audit_images_from_config"]
+
+_CONFIG_KEYS = {"data", "roles", "model", "counterfactual", "cit_z", "business_necessity", "epsilon", "alpha", "seed",
+                "n_boot", "learner", "impute", "threshold", "n_jobs"}
+_ROLES = {"x", "z", "w", "y", "x0", "x1", "y1", "reference"}
+_IMAGE_KEYS = {"images", "attributes", "attribute", "levels", "classifier", "counterfactual", "outcome", "parents",
+               "attribute_reader", "z", "gate", "epsilon", "alpha", "seed", "train_options"}
+
+
+def audit_from_config(config: str | os.PathLike, out: str | os.PathLike, *, progress: bool = True,
+                      fail_on: str | Sequence[str] | None = None) -> AuditReport:
+    """Run :func:`audit` from a YAML file and write ``report.json``, ``report.html`` and ``model_card.md`` into ``out``.
+
+    The file holds ``data`` (a CSV path, relative to the file, read as it comes), ``roles`` (``x``, ``z``,
+    ``w``, ``y``; ``y1`` the positive label of a string or categorical outcome; ``x0``/``x1`` to compare
+    two levels of the attribute, or ``reference`` to compare every level with one), ``model``
+    (``module:function`` taking a DataFrame, or a pickled scikit-learn estimator ``.pkl``/``.joblib``),
+    and optionally ``counterfactual`` (``module:function``, frame to counterfactual frame), ``cit_z``,
+    ``business_necessity``, ``epsilon``, ``alpha``, ``seed``, ``n_boot``, ``learner``, ``impute``
+    (true/false), ``threshold`` (scores at or above it are decision 1) and ``n_jobs``. A file with an ``images`` key is an
+    image audit (:func:`cflib.audit_images.audit_images_from_config`).
+
+    Parameters
+    ----------
+    config : path-like
+        The YAML file.
+    out : path-like
+        Output folder; written only when the audit succeeded (each file atomically).
+    progress : bool
+        Show a progress bar.
+    fail_on : str or sequence of str, optional
+        Check names of a CI gate (:meth:`AuditReport.gate`); checked before anything is written, so a
+        name that selects no check of this report writes nothing.
+
+    Returns
+    -------
+    AuditReport
+
+    Raises
+    ------
+    FileNotFoundError, TypeError, ValueError
+        One line naming the key or argument at fault.
+    """
+    import yaml
+
+    if fail_on is not None:
+        check_names(fail_on)  # the spelling now; the names against the report before any file is written
+    config = Path(config)
+    if not config.is_file():
+        raise FileNotFoundError(f"config file {config} does not exist")
+    try:
+        cfg = yaml.safe_load(config.read_text())
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{config}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{config}: expected a mapping with keys data, roles, model")
+    if "images" in cfg:  # an image audit (cflib.audit_images)
+        return audit_images_from_config(config, out, progress=progress, fail_on=fail_on)
+    unknown = sorted(set(cfg) - _CONFIG_KEYS)
+    if unknown:
+        raise ValueError(f"{config}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_CONFIG_KEYS))}")
+    for key in ("data", "roles", "model"):
+        if key not in cfg:
+            raise ValueError(f"{config}: missing key {key!r}")
+    base = config.parent.resolve()
+    data_path = (base / str(cfg["data"])).resolve()
+    if not data_path.is_file():
+        raise FileNotFoundError(f"{config}: data file {data_path} does not exist")
+    data = pd.read_csv(data_path)
+    sfm, roles = _checked_roles(config, cfg, data, data_path)
+    model = load_object(str(cfg["model"]), base, "model")
+    cf = load_object(str(cfg["counterfactual"]), base, "counterfactual") if cfg.get("counterfactual") else None
+    report = audit(model, data, sfm=sfm, counterfactual=cf, z=cfg.get("cit_z"),
+                   business_necessity=cfg.get("business_necessity", ()), epsilon=cfg.get("epsilon", 0.1),
+                   alpha=cfg.get("alpha", 0.05), seed=cfg.get("seed", 0), n_boot=cfg.get("n_boot", 200),
+                   learner=cfg.get("learner", "hgb"), progress=progress, y1=roles.get("y1"),
+                   impute=cfg.get("impute", False), reference=roles.get("reference"), threshold=cfg.get("threshold", 0.5),
+                   n_jobs=cfg.get("n_jobs"))
+    if fail_on is not None:
+        report.gate(fail_on)  # a name that selects no check: one line, nothing written
+    out = Path(out)
+    report.to_json(out / "report.json")
+    report.to_html(out / "report.html")
+    report.to_markdown(out / "model_card.md")
+    return report
+
+
+def _checked_roles(config: Path, cfg: dict, data: pd.DataFrame, data_path: Path) -> tuple[StandardFairnessModel, dict]:
+    """The config's ``roles`` as a standard fairness model (and the roles as given), or one line naming the key at fault."""
+    roles = cfg["roles"]
+    if not isinstance(roles, dict) or not {"x", "y"} <= set(roles):
+        raise ValueError(f"{config}: roles must map x, z, w and y to columns (x and y at least), got {roles!r}")
+    bad_roles = sorted(set(roles) - _ROLES)
+    if bad_roles:
+        raise ValueError(f"{config}: unknown role(s) {bad_roles}; roles are {', '.join(sorted(_ROLES))}")
+    if ("x0" in roles) != ("x1" in roles):
+        raise ValueError(f"{config}: roles.x0 and roles.x1 go together (one pair of levels); to compare every level "
+                         "with one baseline, give roles.reference alone")
+    if "impute" in cfg and not isinstance(cfg["impute"], bool):
+        raise ValueError(f"{config}: impute must be true or false, got {cfg['impute']!r}")
+    as_list = {k: [roles[k]] if isinstance(roles.get(k), str) else list(roles.get(k) or []) for k in ("z", "w")}
+    sfm = StandardFairnessModel(roles["x"], as_list["z"], as_list["w"], roles["y"], roles.get("x0"), roles.get("x1"))
+    if sfm.y not in data.columns:
+        raise ValueError(f"{config}: roles.y column {sfm.y!r} is not in {data_path.name}")
+    return sfm, roles
+
+
+def audit_images_from_config(config: str | os.PathLike, out: str | os.PathLike, *, progress: bool = True,
+                             fail_on: str | Sequence[str] | None = None) -> ImageAuditReport:
+    """Run :func:`audit_images` from a YAML file and write ``report.json`` and ``report.html`` into ``out``.
+
+    The file holds ``images`` (an ``.npz``, or a folder of PNGs with ``attributes`` naming its CSV, both
+    relative to the file), ``attribute``, ``classifier`` (``module:function`` or a TorchScript file) and
+    ``counterfactual`` (``module:function`` or ``train``), and optionally ``levels``, ``outcome``,
+    ``parents``, ``attribute_reader`` (``module:function``), ``z``, ``gate``, ``epsilon``, ``alpha``,
+    ``seed`` and ``train_options`` (its ``cache_dir`` relative to the file).
+
+    Parameters
+    ----------
+    config : path-like
+        The YAML file.
+    out : path-like
+        Output folder; written only when the audit succeeded (each file atomically).
+    progress : bool
+        Show a progress bar.
+    fail_on : str or sequence of str, optional
+        Check names ``cflib audit --fail-on`` gates on; checked against the report before anything is written.
+
+    Returns
+    -------
+    ImageAuditReport
+
+    Raises
+    ------
+    FileNotFoundError, TypeError, ValueError
+        One line naming the key at fault.
+    """
+    import yaml
+
+    config = Path(config)
+    if not config.is_file():
+        raise FileNotFoundError(f"config file {config} does not exist")
+    try:
+        cfg = yaml.safe_load(config.read_text())
+    except yaml.YAMLError as exc:
+        raise ValidationError(f"{config}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(cfg, dict):
+        raise ValidationError(f"{config}: expected a mapping with keys images, attribute, classifier, counterfactual")
+    unknown = sorted(set(cfg) - _IMAGE_KEYS)
+    if unknown:
+        raise ValidationError(f"{config}: unknown key(s) {', '.join(unknown)}; allowed for an image audit: {', '.join(sorted(_IMAGE_KEYS))}")
+    for key in ("images", "attribute", "classifier", "counterfactual"):
+        if key not in cfg:
+            raise ValidationError(f"{config}: missing key {key!r} (an image audit needs images, attribute, classifier, counterfactual)")
+    base = config.parent.resolve()
+    x, frame = load_images(base / str(cfg["images"]), (base / str(cfg["attributes"])) if cfg.get("attributes") else None)
+    classifier = load_classifier(str(cfg["classifier"]), base)
+    cf = "train" if cfg["counterfactual"] == "train" else load_object(str(cfg["counterfactual"]), base, "counterfactual")
+    reader = load_object(str(cfg["attribute_reader"]), base, "attribute_reader") if cfg.get("attribute_reader") else None
+    train_options = cfg.get("train_options")
+    if isinstance(train_options, dict) and train_options.get("cache_dir") is not None:  # relative to the config file
+        train_options = {**train_options, "cache_dir": str(base / str(train_options["cache_dir"]))}
+    report = audit_images(classifier, x, frame, attribute=cfg["attribute"], counterfactual=cf, outcome=cfg.get("outcome"),
+                          parents=cfg.get("parents") or (), levels=cfg.get("levels"), attribute_reader=reader, z=cfg.get("z"),
+                          gate=cfg.get("gate"), epsilon=cfg.get("epsilon", 0.1), alpha=cfg.get("alpha", 0.05),
+                          seed=cfg.get("seed", 0), train_options=train_options, progress=progress)
+    if fail_on is not None and callable(getattr(report, "gate", None)):
+        report.gate(fail_on)  # a name that selects no check: one line, nothing written
+    out = Path(out)
+    report.to_json(out / "report.json")
+    report.to_html(out / "report.html")
+    if callable(getattr(report, "to_markdown", None)):  # the model card, where the report type has one
+        report.to_markdown(out / "model_card.md")
+    return report

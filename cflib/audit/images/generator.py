@@ -1,0 +1,243 @@
+"""The counterfactual generator of an image audit: one checked interface over a function ``f(x, pa, pa*)``, a
+:class:`cflib.scm.CounterfactualModel` or the book's CLDM+D trained on the audited images.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...validation import ValidationError, ValidationTypeError, describe
+
+__all__ = ["TRAIN_DEFAULTS", "Generator", "ReusedCounterfactual", "as_function", "train_generator"]
+
+#: Settings of the CLDM+D trained by ``counterfactual="train"`` (the invariance chapter's book scale);
+#: ``train_options`` overrides any of them. ``config`` keys go to :class:`cflib.models.diffusion.LDMConfig`,
+#: ``fit`` keys to :meth:`LatentDiffusion.fit`, ``counterfactual`` keys to :meth:`LatentDiffusion.counterfactual`.
+TRAIN_DEFAULTS: dict[str, dict[str, Any]] = {
+    "config": {"latent_channels": 4, "vae_channels": (16, 32), "unet_channels": (16, 32)},
+    "fit": {"vae_epochs": 10, "diffusion_epochs": 20, "batch_size": 32, "lr": 2e-3},
+    "counterfactual": {"t_star": 600, "steps": 10, "guidance": 2.0, "aux_guidance": 3.0},
+}
+
+
+class Generator:
+    """One interface over the generators the audit accepts: ``gen(x, target) -> images`` with checked output.
+
+    Parameters
+    ----------
+    f : callable
+        The counterfactual function ``f(images, pa, pa_star)``.
+    pa : dict
+        The parents held fixed, one value per image.
+    attribute : str
+        The key of the intervened attribute in ``pa`` and ``pa_star``.
+    what : str
+        The generator's kind, in words.
+    """
+
+    def __init__(self, f: Callable[[np.ndarray, dict, dict], Any], pa: dict[str, np.ndarray], attribute: str, what: str) -> None:
+        self.f, self.pa, self.attribute, self.what = f, pa, attribute, what
+
+    def __call__(self, x: np.ndarray, target: np.ndarray, current: np.ndarray) -> np.ndarray:
+        """The images ``f(x, pa, pa*)`` with the attribute at ``current`` in ``pa`` and at ``target`` in ``pa*``.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Images.
+        target, current : numpy.ndarray
+            The attribute's counterfactual and factual levels, one per image.
+
+        Returns
+        -------
+        numpy.ndarray
+            Images of ``x``'s shape in [0, 1].
+
+        Raises
+        ------
+        cflib.validation.ValidationError, cflib.validation.ValidationTypeError
+            The generator returned something else.
+        """
+        pa = {**self.pa, self.attribute: current}
+        pa_star = {**self.pa, self.attribute: target}
+        out = self.f(x, pa, pa_star)
+        try:
+            out = np.asarray(out, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise ValidationTypeError(f"counterfactual must return a numeric image array, got {type(out).__name__}") from None
+        if out.shape != x.shape:
+            raise ValidationError(f"counterfactual must return images of the input's shape {x.shape}, got {out.shape}")
+        bad = ~np.isfinite(out)
+        if bad.any():
+            raise ValidationError(f"counterfactual returned {int(bad.sum())} NaN or infinite pixel values; "
+                                  "it must return finite images in [0, 1]")
+        lo, hi = float(out.min()), float(out.max())
+        if lo < -1e-6 or hi > 1 + 1e-6:
+            raise ValidationError(f"counterfactual returned intensities in [{lo:.4g}, {hi:.4g}]; it must return images in [0, 1] "
+                                  "(clip or rescale its output)")
+        return np.clip(out, 0.0, 1.0)
+
+
+class ReusedCounterfactual:
+    """A counterfactual function that computes each distinct call once, so several classifiers can be audited
+    with one generator at the cost of one (the audit calls it three times per image set: the counterfactual,
+    the null intervention and the round trip).
+
+    Parameters
+    ----------
+    f : callable
+        ``f(images, pa, pa_star) -> images``.
+
+    Examples
+    --------
+    >>> shared = ReusedCounterfactual(my_generator)  # doctest: +SKIP
+    >>> reports = [audit_images(c, x, frame, attribute="group", counterfactual=shared) for c in classifiers]  # doctest: +SKIP
+    """
+
+    def __init__(self, f: Callable[[np.ndarray, dict, dict], Any]) -> None:
+        if not callable(f):
+            raise ValidationTypeError(f"f must be a counterfactual function f(images, pa, pa_star), got {describe(f)}")
+        self.f = f
+        self.calls = 0
+        self._memo: dict[str, np.ndarray] = {}
+
+    def __call__(self, x: np.ndarray, pa: Mapping[str, Any], pa_star: Mapping[str, Any]) -> np.ndarray:
+        """The images ``f(x, pa, pa_star)``, computed on the first call with these arguments.
+
+        Parameters
+        ----------
+        x : numpy.ndarray
+            Images.
+        pa, pa_star : dict
+            Factual and counterfactual parents.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        h = hashlib.sha256(np.ascontiguousarray(x).tobytes())
+        for d in (pa, pa_star):
+            for k in sorted(d):
+                h.update(str(k).encode())
+                h.update(np.ascontiguousarray(np.asarray(d[k])).tobytes())
+        key = h.hexdigest()
+        if key not in self._memo:
+            self.calls += 1
+            self._memo[key] = np.asarray(self.f(x, pa, pa_star))
+        return self._memo[key].copy()
+
+
+def as_function(counterfactual: Any, image_key: str = "x") -> tuple[Callable[[np.ndarray, dict, dict], Any], str]:
+    """A counterfactual function ``f(x, pa, pa_star)`` from a function or a CounterfactualModel.
+
+    Parameters
+    ----------
+    counterfactual : callable or CounterfactualModel
+        A function of three arguments (or with ``parent_names``), or an object with ``counterfactual(obs, do)``.
+    image_key : str
+        The key of the images in the model's observations.
+
+    Returns
+    -------
+    (callable, str)
+        The function and its kind (``"function"`` or ``"CounterfactualModel"``).
+
+    Raises
+    ------
+    cflib.validation.ValidationTypeError
+        ``counterfactual`` is neither.
+    """
+    if callable(counterfactual) and not isinstance(counterfactual, type):
+        try:
+            n_args = len(inspect.signature(counterfactual).parameters)
+        except (TypeError, ValueError):
+            n_args = 3
+        if n_args >= 3 or hasattr(counterfactual, "parent_names"):
+            return counterfactual, "function"
+    if callable(getattr(counterfactual, "counterfactual", None)):
+        model = counterfactual
+
+        def f(x: np.ndarray, pa: dict, pa_star: dict) -> np.ndarray:
+            changed = {k: v for k, v in pa_star.items() if not np.array_equal(np.asarray(v), np.asarray(pa[k]))}
+            out = model.counterfactual({image_key: x, **pa}, changed or {k: pa_star[k] for k in list(pa_star)[:1]})
+            if not isinstance(out, Mapping) or image_key not in out:
+                raise ValidationTypeError(f"counterfactual: counterfactual(obs, do) must return a dict holding the image {image_key!r}")
+            return out[image_key]
+
+        return f, "CounterfactualModel"
+    raise ValidationTypeError("counterfactual must be a function f(images, pa, pa_star) -> images, a CounterfactualModel "
+                              f"(counterfactual(obs, do)) or 'train', got {describe(counterfactual)} ({type(counterfactual).__name__})")
+
+
+def train_generator(x: np.ndarray, a01: np.ndarray, aux: np.ndarray | None, options: Mapping[str, Any],
+                     seed: int, device: str, progress: bool) -> tuple[Callable, str]:
+    """The book's CLDM+D trained on the audited images (cached): conditioned on the attribute and the parents,
+    on batches in which the two are independent, so do(attribute) holds the parents fixed.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Grey square images ``(n, 1, S, S)``.
+    a01 : numpy.ndarray
+        The attribute coded 0/1.
+    aux : numpy.ndarray or None
+        The integer-coded parents, one column each.
+    options : mapping or None
+        ``config``, ``fit``, ``counterfactual`` overrides of :data:`TRAIN_DEFAULTS` and ``cache_dir``.
+    seed : int
+        Seed of the training.
+    device : str
+        Device of the training.
+    progress : bool
+        Show progress bars.
+
+    Returns
+    -------
+    (callable, str)
+        The counterfactual function ``f(images, pa, pa_star)`` (``pa["_a01"]`` the attribute) and its description.
+
+    Raises
+    ------
+    cflib.validation.ValidationError, cflib.validation.ValidationTypeError
+        Images that are not grey and square, or unknown or invalid options.
+    """
+    from dataclasses import replace
+
+    from ...models.diffusion import LDMConfig, fit_latent_diffusion, independence_weights
+
+    if x.shape[1] != 1 or x.shape[2] != x.shape[3]:
+        raise ValidationError(f"counterfactual='train' trains a grey-image model: images must have shape (n, 1, S, S), got {x.shape}; "
+                              "pass your own counterfactual function for other images")
+    if options is None:
+        options = {}
+    if not isinstance(options, Mapping):
+        raise ValidationTypeError(f"train_options must be a dict with keys among config, fit, counterfactual, cache_dir; got {describe(options)}")
+    unknown = sorted(set(options) - {"config", "fit", "counterfactual", "cache_dir"})
+    if unknown:
+        raise ValidationError(f"train_options: unknown key(s) {unknown}; allowed: cache_dir, config, counterfactual, fit")
+    parts = {k: {**TRAIN_DEFAULTS[k], **dict(options.get(k) or {})} for k in TRAIN_DEFAULTS}
+    try:
+        cfg = LDMConfig(size=int(x.shape[2]), n_classes=2, **{k: tuple(v) if isinstance(v, list) else v for k, v in parts["config"].items()})
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"train_options['config']: {' '.join(str(exc).split())}") from None
+    cf_kw = dict(parts["counterfactual"])
+    if aux is not None:
+        cfg = replace(cfg, aux_classes=tuple(max(2, int(col.max()) + 1) for col in aux.T))
+        weights = independence_weights(a01, aux)
+    else:
+        cf_kw.pop("aux_guidance", None)
+        weights = None
+    model = fit_latent_diffusion(x[:, 0], a01, aux=aux, sample_weight=weights, config=cfg, seed=seed, device=device,
+                                 cache_dir=options.get("cache_dir"), progress=progress, **parts["fit"])
+
+    def f(images: np.ndarray, pa: dict, pa_star: dict) -> np.ndarray:
+        extra = {"aux": aux} if aux is not None else {}
+        return model.counterfactual(images[:, 0], pa["_a01"], pa_star["_a01"], **extra, **cf_kw)[:, None]
+
+    return f, f"CLDM+D trained here, cached at {Path(model.cache_path).name}"

@@ -1,0 +1,147 @@
+"""The rows of an image audit's report: one check each, with its interval, verdict, method and reference."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["decisions", "is_flagged", "make_row", "parity_row", "wilson_bounds"]
+
+
+def wilson_bounds(k: int, n: int, level: float) -> tuple[float, float]:
+    """The Wilson score interval of ``k`` successes in ``n`` trials (exactly 0 or 1 at the ends).
+
+    Parameters
+    ----------
+    k, n : int
+        Successes and trials.
+    level : float
+        Coverage.
+
+    Returns
+    -------
+    (float, float)
+    """
+    from scipy.stats import norm
+
+    z = float(norm.ppf(0.5 + level / 2))
+    p = k / n
+    den = 1 + z**2 / n
+    mid = (p + z**2 / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / den
+    return (0.0 if k == 0 else max(0.0, mid - half)), (1.0 if k == n else min(1.0, mid + half))  # exact ends, no rounding
+
+
+def make_row(estimate: float, lo: float, hi: float, p: float, verdict: str, method: str, reference: str) -> dict[str, Any]:
+    """One row of the report, as plain floats and text.
+
+    Parameters
+    ----------
+    estimate, lo, hi, p : float
+        The estimate, the interval and the p-value (NaN where there is none).
+    verdict, method, reference : str
+        The verdict in words, how it was computed and the book's section.
+
+    Returns
+    -------
+    dict
+    """
+    return {"estimate": float(estimate), "ci_low": float(lo), "ci_high": float(hi), "pvalue": float(p), "verdict": verdict,
+            "method": method, "reference": reference}
+
+
+def is_flagged(name: str, row: pd.Series, alpha: float) -> bool:
+    """Whether a row found what it looks for: a generator failing the gate, a decision that flips, a rejecting test.
+
+    Parameters
+    ----------
+    name : str
+        The check's name.
+    row : pandas.Series
+        Its row of the report.
+    alpha : float
+        The level.
+
+    Returns
+    -------
+    bool
+    """
+    verdict = str(row["verdict"])
+    if verdict.startswith("not estimable"):
+        return False
+    if name.startswith("generator "):
+        return verdict.startswith("fail")
+    if name == "ECA":
+        return bool(row["estimate"] < 1.0)
+    if name in ("CF-CLOT", "CIT-LR", "DP", "EO"):
+        return bool(row["pvalue"] <= alpha) if name == "CF-CLOT" else bool(row["pvalue"] < alpha)
+    return False
+
+
+def decisions(s: np.ndarray, s_cf: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None, str]:
+    """The predictions as decisions where they are labels or probabilities (at 0.5), else as scores.
+
+    Parameters
+    ----------
+    s : numpy.ndarray
+        The factual predictions.
+    s_cf : numpy.ndarray, optional
+        The counterfactual ones, read the same way.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray or None, str)
+        Both, and what they are (``"decisions"``, ``"decisions (score >= 0.5)"`` or ``"scores"``).
+    """
+    both = s if s_cf is None else np.r_[s, s_cf]
+    if set(np.unique(both)) <= {0.0, 1.0}:
+        return s, s_cf, "decisions"
+    if both.min() >= 0.0 and both.max() <= 1.0:  # a probability: compare the decisions it leads to
+        return (s >= 0.5).astype(float), None if s_cf is None else (s_cf >= 0.5).astype(float), "decisions (score >= 0.5)"
+    return s, s_cf, "scores"
+
+
+def parity_row(y_hat: np.ndarray, a01: np.ndarray, level: float, alpha: float, seed: int, label: str,
+                reference: str, criterion: str) -> tuple[dict[str, Any], Any]:
+    """A demographic-parity row: the difference of mean predictions (x1 minus x0) with a Welch interval and the test's p-value.
+
+    Parameters
+    ----------
+    y_hat : numpy.ndarray
+        The predictions.
+    a01 : numpy.ndarray
+        The attribute coded 0/1.
+    level : float
+        Coverage of the interval.
+    alpha : float
+        Level of the test.
+    seed : int
+        Seed of the test.
+    label : str
+        What is averaged, for the method.
+    reference : str
+        The book's section.
+    criterion : str
+        The criterion's name (demographic parity, equal opportunity).
+
+    Returns
+    -------
+    (dict, object)
+        The row and the test's result.
+    """
+    from ...stats.invariance import demographic_parity_test
+    from ...verdicts import normal_interval
+
+    res = demographic_parity_test(y_hat, a01, seed=seed)
+    r0, r1 = y_hat[a01 == 0], y_hat[a01 == 1]
+    diff = float(r1.mean() - r0.mean())
+    se = math.sqrt(r1.var(ddof=1) / r1.size + r0.var(ddof=1) / r0.size) if min(r0.size, r1.size) > 1 else math.nan
+    iv = normal_interval(diff, se, level=level, method="Welch standard error") if math.isfinite(se) else None
+    verdict = "violated" if res.pvalue < alpha else "no evidence of a violation"
+    row = make_row(diff, iv.low if iv else math.nan, iv.high if iv else math.nan, res.pvalue, verdict,
+               f"{criterion}: mean {label} at x1 minus at x0, {iv.method if iv else 'no interval'}; {res.method} p-value",
+               reference)
+    return row, res

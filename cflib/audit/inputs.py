@@ -1,0 +1,277 @@
+"""The inputs of a tabular audit, checked and prepared: arguments, missing values, outcome, predictions.
+
+Each check raises one line naming the argument at fault and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..fairness.sfm import StandardFairnessModel
+from ..results import check_alpha
+from ..validation import check_count, check_real
+
+__all__ = ["binary_outcome", "checked_predictions", "decisions", "missing_values", "predictor", "validate_arguments"]
+
+
+def validate_arguments(data: Any, sfm: Any, alpha: Any, n_boot: Any, epsilon: Any = 0.1, seed: Any = 0,
+              business_necessity: Any = (), threshold: Any = 0.5, impute: Any = False,
+              reference: Any = None) -> tuple[StandardFairnessModel, float, list[Any]]:
+    """Check the arguments; return the SFM, alpha and the levels of the attribute (in the data's order).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The audited rows.
+    sfm : StandardFairnessModel
+        The roles of the columns.
+    alpha : float
+        Level of the tests, in (0, 1).
+    n_boot : int
+        Bootstrap replicates (>= 0).
+    epsilon : float
+        Tolerated N-TE of CF-CLOT (>= 0).
+    seed : int or numpy.random.Generator
+        Seed of the random draws.
+    business_necessity : sequence of str
+        Effects allowed by business necessity (not a string).
+    threshold : float
+        Decision threshold of the scores, in (0, 1).
+    impute : bool
+        Whether missing values may be filled.
+    reference : scalar, optional
+        The baseline level of an attribute with more than two levels.
+
+    Returns
+    -------
+    (StandardFairnessModel, float, list)
+        The roles, alpha and the attribute's levels.
+
+    Raises
+    ------
+    TypeError, ValueError
+        One line naming the argument at fault.
+    """
+    check_real(epsilon, "epsilon", low=0.0)
+    if not isinstance(seed, np.random.Generator):
+        check_count(seed, "seed", minimum=0)
+    if isinstance(business_necessity, str):
+        raise TypeError(f"business_necessity must be a list of effects such as ['SE'], got the string {business_necessity!r}")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)) or not 0 < float(threshold) < 1:
+        raise ValueError(f"threshold must be a number in (0, 1) (scores at or above it count as decision 1), got {threshold!r}")
+    if not isinstance(impute, (bool, np.bool_)):
+        raise TypeError(f"impute must be true or false, got {impute!r}")
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame, got {type(data).__name__}")
+    if len(data) == 0:
+        raise ValueError("data is empty: the audit needs rows")
+    if not isinstance(sfm, StandardFairnessModel):
+        raise TypeError(f"sfm must be a cflib.fairness.StandardFairnessModel (the x, z, w, y roles), got {type(sfm).__name__}")
+    alpha = check_alpha(alpha)
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
+        raise ValueError(f"n_boot must be a whole number >= 0, got {n_boot!r}")
+    missing = [c for c in (sfm.x, *sfm.z, *sfm.w) if c not in data.columns]
+    if missing:
+        raise ValueError(f"sfm: role column(s) {missing} are not in data; its columns are {list(data.columns)[:20]}")
+    levels = list(pd.unique(data[sfm.x].dropna()))
+    if len(levels) < 2:
+        raise ValueError(f"sfm.x: the protected attribute {sfm.x!r} is constant; the audit compares its levels")
+    if reference is not None:
+        if sfm.x0 is not None:
+            raise ValueError("reference: give either sfm's x0 and x1 (one pair) or reference (every level against it), not both")
+        if reference not in levels:
+            raise ValueError(f"reference: {reference!r} is not a level of {sfm.x!r}; its levels are {sorted(map(str, levels))[:20]}")
+    elif sfm.x0 is None and len(levels) == 2 and not (set(levels) <= {0, 1} or set(levels) <= {False, True}):
+        raise ValueError(f"sfm.x: {sfm.x!r} has levels {sorted(map(str, levels))}; name the baseline and comparison with "
+                         "x0= and x1= (config: roles.x0, roles.x1), or the baseline with reference=")
+    if sfm.x0 is not None:
+        absent = [v for v in (sfm.x0, sfm.x1) if v not in levels]
+        if absent:
+            raise ValueError(f"sfm.x0/x1: {absent} are not levels of {sfm.x!r}; its levels are {sorted(map(str, levels))[:20]}")
+    return sfm, alpha, levels
+
+
+def missing_values(data: pd.DataFrame, sfm: StandardFairnessModel, impute: bool) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Refuse missing values (naming each column and its count) or, with ``impute``, fill them in the roles' columns.
+
+    Infinite values are always refused, and so are missing values of the attribute or the outcome.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The audited rows.
+    sfm : StandardFairnessModel
+        The roles; only their columns are looked at.
+    impute : bool
+        Fill missing values (median of a number, most frequent level of a category) instead of refusing them.
+
+    Returns
+    -------
+    (pandas.DataFrame, dict)
+        The data (a filled copy when something was imputed) and the number of values filled per column.
+
+    Raises
+    ------
+    ValueError
+        Infinite values, or missing values that cannot or may not be filled.
+    """
+    cols = list(dict.fromkeys([sfm.x, *sfm.z, *sfm.w] + ([sfm.y] if sfm.y in data.columns else [])))
+    inf = {c: int(np.isinf(data[c].to_numpy(float)).sum()) for c in cols if pd.api.types.is_float_dtype(data[c])}
+    inf = {c: n for c, n in inf.items() if n}
+    if inf:
+        raise ValueError("data: infinite values in " + ", ".join(f"{c!r} ({n})" for c, n in inf.items())
+                         + "; replace or drop those rows first")
+    na = {c: int(data[c].isna().sum()) for c in cols}
+    na = {c: n for c, n in na.items() if n}
+    if not na:
+        return data, {}
+    fixed = [c for c in (sfm.x, sfm.y) if c in na]
+    if fixed:
+        raise ValueError(f"data: missing values in {', '.join(f'{c!r} ({na[c]})' for c in fixed)}; rows without the "
+                         f"protected attribute or the outcome cannot be audited: drop them (data.dropna(subset={fixed}))")
+    if not impute:
+        raise ValueError("data: missing values in " + ", ".join(f"{c!r} ({n} of {len(data)} rows)" for c, n in na.items())
+                         + "; drop those rows, or pass impute=True (config: impute: true) to fill them (median of a "
+                         "number, most frequent level of a category)")
+    out = data.copy()
+    for c in na:
+        s = out[c]
+        fill = s.median() if pd.api.types.is_numeric_dtype(s) and s.dtype != bool else s.mode(dropna=True).iloc[0]
+        out[c] = s.fillna(fill)
+    return out, na
+
+
+def binary_outcome(values: pd.Series, y1: Any, column: str) -> np.ndarray:
+    """The outcome as numbers: ``1{y == y1}`` when ``y1`` is given, True/False as 1/0, numbers as they are.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The outcome column.
+    y1 : scalar or None
+        The positive label.
+    column : str
+        The column's name, for the messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        Floats, one per row.
+
+    Raises
+    ------
+    ValueError
+        ``y1`` is not a value of the column, or the column holds labels and no ``y1`` is given.
+    """
+    if y1 is not None:
+        vals = list(pd.unique(values))
+        hit = values == y1
+        if not hit.any():
+            hit = values.astype(str).str.strip() == str(y1).strip()
+        if not hit.any():
+            raise ValueError(f"y1: {y1!r} is not a value of the outcome column {column!r}; its values are {sorted(map(str, vals))[:10]}")
+        return hit.to_numpy(dtype=float)
+    if values.dtype == bool:
+        return values.to_numpy(dtype=float)
+    if not pd.api.types.is_numeric_dtype(values) or isinstance(values.dtype, pd.CategoricalDtype):
+        vals = sorted(map(str, pd.unique(values)))
+        raise ValueError(f"sfm.y: the outcome column {column!r} holds labels {vals[:10]}, not numbers; name the positive "
+                         f"one with y1= (config: roles.y1), e.g. y1={vals[-1]!r}")
+    return values.to_numpy(dtype=float)
+
+
+def decisions(y_hat: np.ndarray, threshold: float) -> tuple[np.ndarray | None, str]:
+    """0/1 decisions from the predictions: labels as they are, scores in [0, 1] at the threshold, else none.
+
+    Parameters
+    ----------
+    y_hat : numpy.ndarray
+        The predictions.
+    threshold : float
+        Scores at or above it are decision 1.
+
+    Returns
+    -------
+    (numpy.ndarray or None, str)
+        The decisions (``None`` when the predictions are neither labels nor probabilities) and how they were read.
+    """
+    if set(np.unique(y_hat)) <= {0.0, 1.0}:
+        return y_hat.astype(int), "the predictions (0/1 labels)"
+    if y_hat.min() >= 0.0 and y_hat.max() <= 1.0:
+        return (y_hat >= threshold).astype(int), f"score >= {threshold}"
+    return None, "none (predictions outside [0, 1] are neither labels nor probabilities)"
+
+
+def predictor(predict: Any, data: pd.DataFrame, columns: Sequence[str]) -> Callable[[pd.DataFrame], np.ndarray]:
+    """A function frame -> 1-d predictions from a callable or a scikit-learn estimator.
+
+    Parameters
+    ----------
+    predict : callable or estimator
+        A callable on a DataFrame, or an estimator (its ``predict_proba`` column of the last class when it
+        has one, else ``predict``).
+    data : pandas.DataFrame
+        The audited rows (the estimator's fitted columns must be among them).
+    columns : sequence of str
+        The columns given to an estimator that does not record the columns it was fitted on.
+
+    Returns
+    -------
+    callable
+        ``frame -> numpy.ndarray``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        ``predict`` is neither, or the estimator was fitted on columns the data lack.
+    """
+    if hasattr(predict, "predict_proba") or hasattr(predict, "predict"):
+        cols = list(getattr(predict, "feature_names_in_", columns))
+        missing = [c for c in cols if c not in data.columns]
+        if missing:
+            raise ValueError(f"predict: the estimator was fitted on columns {missing} that data lacks")
+        if hasattr(predict, "predict_proba"):
+            return lambda d: np.asarray(predict.predict_proba(d[cols]))[:, -1]
+        return lambda d: np.asarray(predict.predict(d[cols]))
+    if callable(predict):
+        return lambda d: np.asarray(predict(d))
+    raise TypeError(f"predict must be a callable on a DataFrame or a scikit-learn estimator, got {type(predict).__name__}")
+
+
+def checked_predictions(values: Any, n: int, name: str) -> np.ndarray:
+    """Predictions as one finite float per row, or one line saying what is wrong with them.
+
+    Parameters
+    ----------
+    values : array-like
+        What the model returned (a column vector is accepted).
+    n : int
+        The number of rows.
+    name : str
+        Where the values come from, for the messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` floats.
+
+    Raises
+    ------
+    TypeError, ValueError
+        The wrong shape, a non-numeric dtype, NaN or infinite values.
+    """
+    v = np.asarray(values)
+    if v.ndim == 2 and v.shape[1] == 1:
+        v = v[:, 0]
+    if v.ndim != 1 or v.size != n:
+        raise ValueError(f"{name} must give one prediction per row ({n}), got shape {v.shape}")
+    if not np.issubdtype(v.dtype, np.number) and v.dtype != bool:
+        raise TypeError(f"{name} must give numeric predictions, got dtype {v.dtype}")
+    v = v.astype(float)
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} gave NaN or infinite predictions")
+    return v

@@ -1,0 +1,277 @@
+"""The tabular audit, :func:`audit`, in named stages.
+
+:func:`audit` checks the call (:func:`cflib.audit.inputs.validate_arguments` and :func:`_checked_call`),
+prepares the data (missing values, the outcome as numbers) and the predictions (:func:`_predictions`), chooses
+the comparisons (:func:`_comparisons`), computes the group table (:func:`_group_table`), runs every check of
+each comparison (:func:`cflib.audit.comparison.audit_pair`), and assembles the table and the provenance
+(:func:`_provenance`) into an :class:`~cflib.audit.AuditReport`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..fairness.effects import MEASURES
+from ..fairness.sfm import StandardFairnessModel
+from .checks import COLUMNS
+from .comparison import audit_pair
+from .inputs import (
+    binary_outcome,
+    checked_predictions,
+    decisions,
+    missing_values,
+    predictor,
+    validate_arguments,
+)
+from .provenance import cflib_version, data_hash, environment, model_hash, model_type, plain
+from .report import AuditReport
+
+__all__ = ["audit"]
+
+
+def audit(
+    predict: Any,
+    data: pd.DataFrame,
+    *,
+    sfm: StandardFairnessModel,
+    counterfactual: Any = None,
+    z: Sequence[str] | None = None,
+    scores: Any = None,
+    business_necessity: Sequence[str] = (),
+    epsilon: float = 0.1,
+    alpha: float = 0.05,
+    seed: int = 0,
+    n_boot: int = 200,
+    learner: Any = "hgb",
+    progress: bool = True,
+    y1: Any = None,
+    impute: bool = False,
+    reference: Any = None,
+    threshold: float = 0.5,
+    n_jobs: int | None = None,
+) -> AuditReport:
+    """Audit a model's predictions for causal unfairness, counterfactual variance and closeness.
+
+    Parameters
+    ----------
+    predict : callable or scikit-learn estimator or None
+        The model: a callable ``DataFrame -> predictions``, or an estimator (its ``predict_proba``
+        column of the last class when it has one, else ``predict``, on the columns it was fitted on,
+        or on ``sfm``'s x, z, w columns). ``None`` when ``scores`` are given. The model always sees the
+        data as given (never the imputed copy).
+    data : pandas.DataFrame
+        One row per unit with the columns of ``sfm`` (the outcome ``sfm.y`` is optional), as it comes:
+        string, categorical and boolean confounders and mediators are handled by every learner.
+    sfm : cflib.fairness.StandardFairnessModel
+        Roles of the columns: protected attribute ``x``, confounders ``z``, mediators ``w``, outcome ``y``.
+        ``x0``/``x1`` name the two levels to compare (the others are left out); without them a 0/1 or
+        boolean attribute compares 1 with 0, and an attribute with more than two levels is audited
+        pairwise, every level against ``reference``.
+    counterfactual : CounterfactualModel or callable, optional
+        Gives each unit's counterfactual row under ``do(x = the other level)``: an object with
+        ``counterfactual(obs: dict, do: dict) -> dict`` (:class:`cflib.scm.CounterfactualModel`) or a
+        function ``frame -> frame``. Enables ECA, CF-CLOT and (with ``z``) CIT-LR.
+    z : sequence of str, optional
+        Columns that form a valid adjustment set for CIT-LR (the non-sensitive content of each unit).
+    scores : array-like, optional
+        Predictions already computed on ``data`` (instead of calling ``predict``).
+    business_necessity : sequence of {"DE", "IE", "SE"}
+        Effects allowed to pass into the prediction (Algorithm 1); default none.
+    epsilon : float
+        Tolerated N-TE of CF-CLOT.
+    alpha : float
+        Level of every test; intervals are at ``1 - alpha``. With ``k`` pairwise comparisons each uses
+        ``alpha / k`` (Bonferroni), so the whole report keeps level ``alpha``.
+    seed : int
+        Seed of every random draw (folds, bootstrap, permutations).
+    n_boot : int
+        Bootstrap replicates of the effects (0: normal intervals only).
+    learner : {"hgb", "linear", "rf"} or estimator
+        Nuisance regressions of the doubly robust effects.
+    progress : bool
+        Show a progress bar over the steps.
+    y1 : scalar, optional
+        The positive label of the outcome (``">50K"``): the audit reads ``1{y == y1}``. Needed for a
+        string or categorical outcome; a boolean outcome counts ``True``; a numeric one is used as it is.
+    impute : bool
+        Fill missing values of the confounders and mediators (median of a number, most frequent level
+        of a category) instead of refusing them; the report says which and how many. Rows without the
+        attribute or the outcome are always refused.
+    reference : scalar, optional
+        The baseline level when the attribute has more than two levels (default: its most frequent
+        level); each other level is compared with it.
+    threshold : float
+        Scores in [0, 1] at or above it count as decision 1 (group table, DP, EO, FPR difference, ECA).
+    n_jobs : int, optional
+        Cross-fitting folds fitted at once, in separate processes (:func:`cflib.fairness.effects.ctf_effects`);
+        the numbers do not depend on it. Default: one per available core (at most the 5 folds) from 5000 rows
+        on, where a fit takes long enough to pay for starting the processes, and 1 below.
+
+    Returns
+    -------
+    AuditReport
+
+    Raises
+    ------
+    TypeError, ValueError
+        One line naming the argument: a missing role column, a constant attribute, missing values (with
+        the column and the count), a string outcome without ``y1``, predictions of the wrong shape, an
+        alpha outside (0, 1), ...
+    """
+    from tqdm import tqdm
+
+    t0 = time.perf_counter()
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    sfm, alpha, levels = validate_arguments(data, sfm, alpha, n_boot, epsilon, seed, business_necessity, threshold, impute, reference)
+    data, bn, z, n_jobs = _checked_call(predict, data, sfm, levels, counterfactual, z, scores, business_necessity, n_jobs)
+    has_y = sfm.y in data.columns
+    filled, imputed = missing_values(data, sfm, bool(impute))
+    y01 = binary_outcome(data[sfm.y], y1, sfm.y) if has_y else None
+    f, y_hat = _predictions(predict, scores, data, sfm)
+    pairs = _comparisons(data, sfm, levels, reference)
+    k = len(pairs)
+    alpha_pair = alpha / k
+    level = 1 - alpha_pair
+    decision, decided_by = decisions(y_hat, float(threshold))
+
+    steps = 2 + k * (2 + (counterfactual is not None))
+    bar = tqdm(total=steps, desc="audit", disable=not progress)
+    groups = _group_table(data, sfm, decision, y01, alpha, bar)
+    rows: dict[str, dict[str, Any]] = {}
+    details: dict[str, Any] = {}
+    notes: tuple[str, ...] = ()
+    if imputed:
+        notes += (f"imputed missing values in {', '.join(f'{c!r} ({n})' for c, n in imputed.items())} for the audit's own "
+                  "models (median of a number, most frequent level of a category); the model saw the data as given",)
+    for x0, x1 in pairs:
+        suffix = f" [{x1} vs {x0}]" if k > 1 else ""
+        keep = data[sfm.x].isin([x0, x1]).to_numpy()
+        pair_sfm = sfm if sfm.x0 is not None or (x0, x1) == (0, 1) else replace(sfm, x0=x0, x1=x1)
+        got = audit_pair(
+            f, data.loc[keep].reset_index(drop=True), filled.loc[keep].reset_index(drop=True), y_hat[keep],
+            None if y01 is None else y01[keep], None if decision is None else decision[keep], decided_by, pair_sfm,
+            x0, x1, alpha_pair, level, n_boot, seed, learner, bn, epsilon, counterfactual, z, bar, int(n_jobs))
+        for name, row in got[0].items():
+            rows[name + suffix] = row
+        details.update({key + suffix: v for key, v in got[1].items()})
+        notes = tuple(dict.fromkeys((*notes, *got[2])))
+    bar.set_postfix_str("report")
+    table = pd.DataFrame.from_dict(rows, orient="index")[[*COLUMNS, "flagged"]]
+    table.index.name = "check"
+    provenance = _provenance(data, sfm, pairs, alpha=alpha, has_y=has_y, reference=reference, predict=predict,
+                             counterfactual=counterfactual, z=z, bn=bn, y1=y1, seed=seed, n_boot=n_boot,
+                             decided_by=decided_by, threshold=threshold, imputed=imputed)
+    bar.update(1)
+    bar.close()
+    timing = {"started_utc": started, "wall_seconds": round(time.perf_counter() - t0, 2)}
+    return AuditReport(table, alpha, provenance, timing, details, notes, groups)
+
+
+def _checked_call(predict: Any, data: pd.DataFrame, sfm: StandardFairnessModel, levels: list[Any], counterfactual: Any,
+                  z: Sequence[str] | None, scores: Any, business_necessity: Sequence[str],
+                  n_jobs: int | None) -> tuple[pd.DataFrame, tuple[str, ...], list[str] | None, int]:
+    """The rest of the call checked: the rows of one named pair, business necessity, the model or its scores, ``z``
+    and ``n_jobs`` (its default: one process per core, at most 5, from 5000 rows on)."""
+    if sfm.x0 is not None and len(levels) > 2:  # one named pair: the other levels are left out (and not hashed)
+        data = data[data[sfm.x].isin([sfm.x0, sfm.x1])].reset_index(drop=True)
+    bn = tuple(business_necessity)
+    if not set(bn) <= set(MEASURES[1:]):
+        raise ValueError(f"business_necessity must hold effects among DE, IE, SE, got {bn!r}")
+    if predict is None and scores is None:
+        raise ValueError("predict: give the model (predict=) or its predictions on data (scores=)")
+    if z is not None:
+        z = [z] if isinstance(z, str) else list(z)
+        missing = [c for c in z if c not in data.columns]
+        if missing:
+            raise ValueError(f"z: column(s) {missing} are not in data")
+    if counterfactual is not None and predict is None:
+        raise ValueError("counterfactual: the counterfactual checks call the model; give predict=")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1):
+        raise ValueError(f"n_jobs must be a whole number >= 1 or None (one per core on large data), got {n_jobs!r}")
+    if n_jobs is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        n_jobs = min(5, cores) if len(data) >= 5000 else 1
+    return data, bn, z, n_jobs
+
+
+def _predictions(predict: Any, scores: Any, data: pd.DataFrame,
+                 sfm: StandardFairnessModel) -> tuple[Callable[[pd.DataFrame], np.ndarray] | None, np.ndarray]:
+    """The model as a function of a frame (``None`` without one) and its predictions on ``data`` (or the scores given)."""
+    cols = [sfm.x, *sfm.z, *sfm.w]
+    f = predictor(predict, data, cols) if predict is not None else None
+    if scores is not None:
+        y_hat = checked_predictions(scores, len(data), "scores")
+    else:
+        try:
+            raw = f(data)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"predict: the model failed on data ({' '.join(str(exc).split())[:300]})") from None
+        y_hat = checked_predictions(raw, len(data), "predict")
+    return f, y_hat
+
+
+def _comparisons(data: pd.DataFrame, sfm: StandardFairnessModel, levels: list[Any], reference: Any) -> list[tuple[Any, Any]]:
+    """The comparisons: one pair (x0, x1), or every level against the reference (Bonferroni over the pairs)."""
+    if sfm.x0 is not None:
+        pairs = [(sfm.x0, sfm.x1)]
+    elif len(levels) == 2 and reference is None:
+        pairs = [tuple(sfm.levels(data.dropna(subset=[sfm.x])))]
+    else:
+        counts = data[sfm.x].value_counts()
+        ref = reference if reference is not None else counts.index[0]
+        pairs = [(ref, lv) for lv in sorted((v for v in levels if v != ref), key=str)]
+    return pairs
+
+
+def _group_table(data: pd.DataFrame, sfm: StandardFairnessModel, decision: np.ndarray | None, y01: np.ndarray | None,
+                 alpha: float, bar: Any) -> pd.DataFrame:
+    """Each level's size and rates with Wilson intervals (:func:`cflib.stats.rates.group_rates`), one step of the bar."""
+    from ..stats.rates import group_rates
+
+    binary_y = y01 is not None and set(np.unique(y01)) <= {0.0, 1.0}
+    bar.set_postfix_str("group table")
+    groups = group_rates(data[sfm.x].astype(str).to_numpy(), decision, y01.astype(int) if binary_y else None, level=1 - alpha,
+                         no_decision="predictions outside [0, 1] are not decisions",
+                         no_outcome="no outcome column" if y01 is None else "the outcome is not 0/1: name its positive label with y1=")
+    bar.update(1)
+    return groups
+
+
+def _provenance(data: pd.DataFrame, sfm: StandardFairnessModel, pairs: list[tuple[Any, Any]], *, alpha: float, has_y: bool,
+                reference: Any, predict: Any, counterfactual: Any, z: list[str] | None, bn: tuple[str, ...], y1: Any,
+                seed: int, n_boot: int, decided_by: str, threshold: float, imputed: dict[str, int]) -> dict[str, Any]:
+    """The report's provenance: data and model hashes, roles, versions, seed, comparisons and their level."""
+    k = len(pairs)
+    alpha_pair = alpha / k
+    counts = data[sfm.x].value_counts()
+    x0_all, x1_all = pairs[0] if k == 1 else (pairs[0][0], None)
+    return {
+        "data_sha256": data_hash(data),
+        "n_rows": int(len(data)),
+        "group_counts": {str(k_): int(v) for k_, v in sorted(counts.items(), key=lambda kv: str(kv[0]))},
+        "roles": {"x": sfm.x, "z": list(sfm.z), "w": list(sfm.w), "y": sfm.y if has_y else None,
+                  "x0": plain(x0_all), "x1": plain(x1_all), "cit_z": z, "business_necessity": list(bn),
+                  "y1": plain(y1), "reference": plain(pairs[0][0]) if k > 1 or reference is not None else None},
+        "model": model_hash(predict) if predict is not None else "scores given",
+        "model_type": model_type(predict),
+        "counterfactual": None if counterfactual is None else model_hash(counterfactual),
+        "cflib_version": cflib_version(),
+        "seed": int(seed),
+        "n_boot": int(n_boot),
+        "device": "cpu",
+        "environment": environment(),
+        "comparisons": [[plain(b), plain(a)] for a, b in pairs],
+        "multiplicity": (f"{k} comparisons with the reference level {pairs[0][0]!r}: each test and interval is at level "
+                         f"{alpha}/{k} = {alpha_pair:.4g} (Bonferroni), so the report as a whole keeps level {alpha}"
+                         if k > 1 else None),
+        "decisions": decided_by,
+        "threshold": float(threshold),
+        "imputed": {c: int(n) for c, n in imputed.items()},
+    }
