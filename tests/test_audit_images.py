@@ -444,7 +444,7 @@ def test_torchscript_classifier_in_a_config(tmp_path):
 def test_chapter_claims_rule(marks, fresh_claims):
     """claims_03 (auditing notebook 03): I1 needs the reader flagged and the ignorer cleared on a generator that passed
     the gate, undecided when the gate stopped it; I2 needs the identity stopped."""
-    from cflib.experiments.auditing_images import claims_03
+    from cflib.experiments.auditing import claims_03
 
     x, frame = marks
     good = {"reads": run(x, frame, clf=reads), "ignores": run(x, frame, clf=ignores),

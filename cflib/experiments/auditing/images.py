@@ -1,4 +1,4 @@
-"""Experiments of the chapter *Audit your own model*, section on images: the toy chest X-ray zoo audited in one call.
+"""The image section of the chapter (notebook 03): the toy chest X-ray zoo audited in one call.
 
 The section runs :func:`cflib.audit_images.audit_images` on classifiers of the invariance chapter's zoo
 (Ma et al., *AI alignment in medical imaging*, Sec. 6.3, scaled down; :func:`cflib.experiments.invariance_test.train_zoo`)
@@ -12,7 +12,7 @@ two of their three groups, as the tabular audit compares two levels.
 * :func:`cldm_generator`: the cached CLDM+D as a counterfactual function ``f(x, pa, pa*)``;
 * :class:`TrueCounterfactual`, :func:`identity_counterfactual`: the ground truth and the generator that does nothing;
 * :func:`group_reader`: the attribute reader for effectiveness (cached);
-* :func:`zoo_summary`: one row per audited classifier; :func:`claims_03`: the section's verdicts.
+* :func:`zoo_summary`: one row per audited classifier.
 """
 
 from __future__ import annotations
@@ -24,11 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .. import claims
-from ..data.toy_cxr import DISEASES, ToyCXR, toy_cxr
+from ...data.toy_cxr import DISEASES, ToyCXR, toy_cxr
 
-__all__ = ["GROUPS_AUDITED", "audit_set", "cldm_generator", "CLDMCounterfactual", "TrueCounterfactual",
-           "identity_counterfactual", "group_reader", "zoo_summary", "claims_03"]
+__all__ = ["GROUPS_AUDITED", "CLDMCounterfactual", "TrueCounterfactual", "audit_set", "cldm_generator", "group_reader",
+           "identity_counterfactual", "zoo_summary"]
 
 #: The two groups of the toy chest X-rays the audit compares (the paper's white and black patients).
 GROUPS_AUDITED = (0, 1)
@@ -120,7 +119,7 @@ def cldm_generator(train: ToyCXR, *, config: Any, fit: Mapping[str, Any], counte
     -------
     CLDMCounterfactual
     """
-    from ..models.diffusion import fit_latent_diffusion, independence_weights
+    from ...models.diffusion import fit_latent_diffusion, independence_weights
 
     c = train.D
     aux_classes = tuple(max(2, int(col.max()) + 1) for col in c.T)
@@ -210,8 +209,8 @@ def group_reader(train: ToyCXR, *, epochs: int, device: str = "auto", seed: int 
     """
     from scipy.ndimage import gaussian_filter
 
-    from ..models.cnn_zoo import SmallCNN
-    from ..runtime import fit_cached
+    from ...models.cnn_zoo import SmallCNN
+    from ...runtime import fit_cached
 
     keep = np.isin(train.A, GROUPS_AUDITED)
     imgs = train.images[keep]
@@ -249,84 +248,3 @@ def zoo_summary(reports: Mapping[str, Any]) -> pd.DataFrame:
                      "ECA": t.loc["ECA", "estimate"], "ECA low": t.loc["ECA", "ci_low"], "ECA high": t.loc["ECA", "ci_high"],
                      "CIT-LR p": t.loc["CIT-LR", "pvalue"], "CIT-LR": t.loc["CIT-LR", "verdict"], "DP p": t.loc["DP", "pvalue"]})
     return pd.DataFrame(rows).set_index("audit")
-
-
-_IN_SUM = ("In sum, our CIT-LR rejects the hypothesis test when ECA is low and does not when the ECA is high, "
-           "demonstrating a stronger consistency over EO and DP.")
-_IDENTITY = ("We can see that the identity function achieves perfect composition and reversibility but, as expected, "
-             "fails at effectiveness.")
-
-
-def claims_03(r: Mapping[str, Any]) -> pd.DataFrame:
-    """Verdicts of notebook 03: the image audit flags the classifier that reads the trace, clears the one that does
-    not, and its gate stops the identity generator.
-
-    Parameters
-    ----------
-    r : mapping
-        ``reads``, ``ignores``: the :class:`~cflib.audit_images.ImageAuditReport` of the trace-reading and of
-        the trace-free classifier with the CLDM+D; ``identity``: the audit with the identity generator;
-        ``alpha``: the level.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The claims recorded.
-    """
-    from .. import verdicts as vd
-
-    reads, ignores, identity, alpha = claims.require(r, ["reads", "ignores", "identity", "alpha"], "claims_03")
-
-    def eca(report: Any) -> vd.Interval:
-        est, lo, hi = (float(v) for v in report.rows.loc["ECA", ["estimate", "ci_low", "ci_high"]])
-        return vd.Interval(est, lo, hi, f"Wilson {1 - report.alpha:.0%} interval, {report.provenance['n_rows']} images")
-
-    def p_value(report: Any) -> vd.Interval:
-        return vd.exact(float(report.rows.loc["CIT-LR", "pvalue"]), method="CIT-LR p-value of the audit")
-
-    gate_ok = [str(rep.rows.loc["generator effectiveness", "verdict"]).startswith("pass") for rep in (reads, ignores)]
-    if all(gate_ok):
-        parts = [vd.decide_below(eca(reads), 1.0, quantity="ECA of the trace-reading classifier"),
-                 vd.decide_below(p_value(reads), alpha, quantity="CIT-LR p of the trace-reading classifier"),
-                 vd.decide_above(p_value(ignores), alpha, inclusive=True, quantity="CIT-LR p of the trace-free classifier")]
-        decision = vd.combine(parts, rule="every part", detail=True)
-        claims.claim(
-            "I1",
-            "Through the one-call image audit with the CLDM+D counterfactuals: the classifier trained on the group trace is "
-            "flagged (its ECA interval excludes 1 and CIT-LR rejects at alpha), the classifier of a disease without group "
-            "association is not (CIT-LR does not reject).",
-            paper="qualitative", ours={"ECA (reads)": float(reads.rows.loc["ECA", "estimate"]),
-                                       "CIT-LR p (reads)": float(reads.rows.loc["CIT-LR", "pvalue"]),
-                                       "CIT-LR p (ignores)": float(ignores.rows.loc["CIT-LR", "pvalue"])},
-            decision=decision, quote=_IN_SUM, source="Ma et al. (000), Sec. 6.3 (of Figs. 3-4)", kind=claims.FINDING,
-            evidence=f"two audits of {reads.provenance['n_rows']} toy chest X-rays (groups 0 and 1), alpha = {alpha}; "
-                     "the generator passed the gate in both")
-    else:
-        est, lo, hi = (float(v) for v in reads.rows.loc["generator effectiveness", ["estimate", "ci_low", "ci_high"]])
-        threshold = float(reads.provenance["gate"]["effectiveness"])
-        # the classifier claims are not asked of a generator the gate stopped: undecided, with the effectiveness it lacked
-        decision = vd.Decision(vd.UNDECIDED, vd.Interval(est, lo, hi, "Clopper-Pearson interval of the generator's effectiveness"),
-                               f"decided on the classifiers only when the generator passes the gate (effectiveness >= {threshold:g})")
-        claims.claim(
-            "I1",
-            "Through the one-call image audit with the CLDM+D counterfactuals: the classifier trained on the group trace is "
-            "flagged and the classifier of a disease without group association is not.",
-            paper="qualitative", ours="the generator failed the gate", quote=_IN_SUM, source="Ma et al. (000), Sec. 6.3 (of Figs. 3-4)",
-            decision=decision, kind=claims.FINDING, evidence="the gate stopped the CLDM+D, so no counterfactual row was computed",
-            note="the CLDM+D (or the reader) trained at this scale does not pass the gate; at book scale (1500 training images, "
-                 "20 diffusion epochs) it does")
-    eff = identity.rows.loc["generator effectiveness", ["estimate", "ci_low", "ci_high"]].astype(float).tolist()
-    threshold = float(identity.provenance["gate"]["effectiveness"])
-    stopped = all(str(identity.rows.loc[k, "verdict"]).startswith("not estimable") for k in ("ECA", "CF-CLOT", "CIT-LR"))
-    claims.claim(
-        "I2",
-        "The gate stops the identity generator: its effectiveness interval lies below the threshold, and ECA, CF-CLOT and "
-        "CIT-LR are all 'not estimable' (no classifier is called invariant on its word).",
-        paper="fails at effectiveness", ours={"effectiveness": eff[0], "counterfactual rows not estimable": stopped},
-        decision=vd.combine([vd.decide_below(vd.Interval(*eff, "Clopper-Pearson interval over the images"), threshold,
-                                             quantity="the identity's effectiveness"),
-                             vd.decide_above(vd.exact(float(stopped)), 0.5, quantity="rows not estimable (1 = all)")],
-                            rule="every part", detail=True),
-        quote=_IDENTITY, source="Monteiro et al. (003), Sec. 4.1 (Table 1)", kind=claims.SANITY,
-        evidence=f"the audit of the trace-reading classifier with the identity as generator, {identity.provenance['n_rows']} images")
-    return claims.rows(["I1", "I2"])
