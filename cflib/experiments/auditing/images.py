@@ -1,7 +1,7 @@
 """The image section of the chapter (notebook 03): the toy chest X-ray zoo audited in one call.
 
 The section runs :func:`cflib.audit_images.audit_images` on classifiers of the invariance chapter's zoo
-(Ma et al., *AI alignment in medical imaging*, Sec. 6.3, scaled down; :func:`cflib.experiments.invariance_test.train_zoo`)
+(Ma et al., *AI alignment in medical imaging*, Sec. 6.3, scaled down; :func:`cflib.experiments.invariance.train_zoo`)
 with the chapter's CLDM+D as the counterfactual generator (Sec. 3.2; trained by notebook 05 of that chapter with
 the same settings, so the model cache serves it), a generator that does nothing (the identity of Monteiro et al.,
 ICLR 2023, Sec. 4.1, which the gate must stop), and the renderer's true counterfactuals (the ground truth the
