@@ -16,66 +16,16 @@ more fields, but each either *is* one of these or exposes them, so a user meets 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .validation import check_alpha, check_axes, check_level
+
 __all__ = ["Interval", "Estimate", "BaseTestResult", "TestResult", "check_alpha", "check_level"]
-
-
-def check_alpha(alpha: Any, name: str = "alpha") -> float:
-    """Validate a significance level.
-
-    Parameters
-    ----------
-    alpha : float
-        The level to check.
-    name : str
-        The argument's name, for the error message.
-
-    Returns
-    -------
-    float
-        ``alpha`` as a float.
-
-    Raises
-    ------
-    TypeError
-        If ``alpha`` is not a real number (``bool`` included).
-    ValueError
-        If ``alpha`` is not strictly between 0 and 1.
-    """
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a float in (0, 1), got {type(alpha).__name__}")
-    a = float(alpha)
-    if not 0.0 < a < 1.0:
-        raise ValueError(f"{name} must be in (0, 1), got {alpha!r}")
-    return a
-
-
-def check_level(level: Any, name: str = "level") -> float:
-    """Validate a confidence level (a probability strictly between 0 and 1).
-
-    Parameters
-    ----------
-    level : float
-        The level to check, e.g. ``0.95``.
-    name : str
-        The argument's name, for the error message.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`check_alpha`.
-    """
-    return check_alpha(level, name)
 
 
 @dataclass(frozen=True)
@@ -345,10 +295,10 @@ class BaseTestResult:
         -------
         matplotlib.axes.Axes
         """
-        from .plotting import subplots
+        import matplotlib.pyplot as plt  # not cflib.plotting: it reads the claims, which read these results
 
-        if ax is None:
-            _, ax = subplots(width=4.5, height=3.0)
+        if check_axes(ax) is None:
+            _, ax = plt.subplots(figsize=(4.5, 3.0), layout="constrained")
         null = getattr(self, "null_distribution", None)
         stat, pvalue = float(self.statistic), float(self.pvalue)  # type: ignore[attr-defined]
         if null is not None and np.size(null):
@@ -392,7 +342,3 @@ class TestResult(BaseTestResult):
             raise ValueError(f"pvalue must be in [0, 1], got {self.pvalue!r}")
         object.__setattr__(self, "pvalue", p)
         object.__setattr__(self, "statistic", float(self.statistic))
-
-
-
-RejectsAtLevel = BaseTestResult  # TEMPORARY while the stats modules move (issue 25); removed before commit

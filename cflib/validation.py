@@ -320,11 +320,9 @@ def check_probability(value: Any, name: str, *, closed: bool = False) -> float:
     Raises
     ------
     TypeError, ValueError
-        As :func:`cflib.results.check_alpha` (not a real number, ``bool`` included; out of range; NaN).
+        As :func:`check_alpha` (not a real number, ``bool`` included; out of range; NaN).
     """
     if not closed:
-        from .results import check_alpha
-
         return check_alpha(value, name)
     if not _is_real(value):
         raise ValidationTypeError(f"{name} must be a float in [0, 1], got {type(value).__name__}")
@@ -779,3 +777,55 @@ def check_axes(ax: Any, name: str = "ax") -> Any:
     if not isinstance(ax, Axes):
         raise ValidationTypeError(f"{name} must be a matplotlib Axes or None, got {describe(ax)} ({type(ax).__name__})")
     return ax
+
+
+def check_alpha(alpha: Any, name: str = "alpha") -> float:
+    """Validate a significance level.
+
+    Parameters
+    ----------
+    alpha : float
+        The level to check.
+    name : str
+        The argument's name, for the error message.
+
+    Returns
+    -------
+    float
+        ``alpha`` as a float.
+
+    Raises
+    ------
+    TypeError
+        If ``alpha`` is not a real number (``bool`` included).
+    ValueError
+        If ``alpha`` is not strictly between 0 and 1.
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a float in (0, 1), got {type(alpha).__name__}")
+    a = float(alpha)
+    if not 0.0 < a < 1.0:
+        raise ValueError(f"{name} must be in (0, 1), got {alpha!r}")
+    return a
+
+
+def check_level(level: Any, name: str = "level") -> float:
+    """Validate a confidence level (a probability strictly between 0 and 1).
+
+    Parameters
+    ----------
+    level : float
+        The level to check, e.g. ``0.95``.
+    name : str
+        The argument's name, for the error message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`check_alpha`.
+    """
+    return check_alpha(level, name)

@@ -111,7 +111,7 @@ def test_batch_statistics_agree_with_single_calls():
         assert df.loc[i, "statistic"] == pytest.approx(st["statistic"], rel=1e-10)
         assert df.loc[i, "sigma_delta"] == pytest.approx(st["sigma_delta"], rel=1e-8)
         r = cfclot_test(y[i], y_cf[i], 0.2, bandwidth=1.0)
-        assert r.reject == bool(st["statistic"] > 0.2 + st["sigma_delta"] * Z95 / np.sqrt(50))
+        assert r.rejected == bool(st["statistic"] > 0.2 + st["sigma_delta"] * Z95 / np.sqrt(50))
 
 
 # ---------------------------------------------------------------- calibration (claims C5, C6, C9)
@@ -148,7 +148,7 @@ def test_methods_and_result_object():
     for method in ("signflip", "bootstrap", "bootstrap-literal", "normal"):
         r = cfclot_test(y, y_cf, 0.0, method=method, n_boot=199, seed=0)
         assert 0 < r.pvalue <= 1 and r.method == method
-    assert cfclot_test(y, y_cf, 0.0, n_boot=199, seed=0).reject  # a clear shift is detected at eps = 0
+    assert cfclot_test(y, y_cf, 0.0, n_boot=199, seed=0).rejected  # a clear shift is detected at eps = 0
     r = cfclot_test(y, y_cf, 0.1, method="bootstrap", n_boot=199, seed=0)
     assert r.null_distribution.shape == (199,)
     s = cfclot_test(y, y_cf, 0.1).summary()
@@ -231,7 +231,7 @@ def test_simulate_cfclot_matches_single_tests():
     y, y_cf = gaussian_pair_sample(60, shift_for_target_nte(0.1), n_reps=5, seed=0)
     for i in range(5):
         r = cfclot_test(y[i], y_cf[i], 0.1, bandwidth=1.0)
-        assert r.reject == bool(df.loc[i, "reject_delta"])
+        assert r.rejected == bool(df.loc[i, "reject_delta"])
         assert r.pvalue == pytest.approx(stats.norm.sf(df.loc[i, "z_delta"]), rel=1e-8)
 
 
@@ -262,6 +262,21 @@ def test_zero_variance_estimate_is_warned_about_not_divided_by():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = cfclot_test(b, b.copy(), 0.1)
-    assert res.sigma == 0.0 and res.pvalue == 1.0 and not res.reject and np.isfinite(res.threshold)
+    assert res.sigma == 0.0 and res.pvalue == 1.0 and not res.rejected and np.isfinite(res.threshold)
     assert any(issubclass(w.category, CflibWarning) for w in caught)
     assert any("variance of the statistic is 0" in w for w in res.warnings)
+
+
+def test_reject_at_another_level_moves_the_normal_threshold_and_agrees_at_the_test_s_own():
+    g = np.random.default_rng(21)
+    y = g.normal(0, 1, (80, 1))
+    y_cf = y + 0.4 + g.normal(0, 0.3, (80, 1))
+    for method in ("normal", "bootstrap"):
+        r = cfclot_test(y, y_cf, 0.05, method=method, n_boot=199, seed=0, alpha=0.05)
+        assert r.reject() is r.rejected and r.reject(0.05) == r.rejected
+        # a smaller level never rejects where a larger one does not
+        assert [r.reject(a) for a in (0.001, 0.01, 0.05, 0.2)] == sorted(r.reject(a) for a in (0.001, 0.01, 0.05, 0.2))
+    r = cfclot_test(y, y_cf, 0.05, alpha=0.05)
+    for a in (0.01, 0.2):
+        threshold = r.epsilon + r.sigma * stats.norm.ppf(1 - a) / np.sqrt(r.m)
+        assert r.reject(a) == bool(r.statistic > threshold) == (cfclot_test(y, y_cf, 0.05, alpha=a).rejected)

@@ -427,10 +427,8 @@ def test_every_result_type_s_plot_refuses_what_is_not_axes(ax):
         warnings.simplefilter("ignore", cflib.CflibWarning)
         results = [*_results().values(), stats.cfclot_test(Y1, YCF1, 0.1),
                    stats.expected_counterfactual_accuracy(None, YHAT, 1 - YHAT)]
-    # LinearMMDResult has only the default plot of cflib.results (not checked here: that file's own tests own it)
-    plotted = [res for res in results if "plot" in vars(type(res))]
-    assert len(plotted) == 5
-    for res in plotted:
+    assert len(results) == 6  # LinearMMDResult draws with the default plot of cflib.results.BaseTestResult
+    for res in results:
         with pytest.raises(TypeError, match="ax must be a matplotlib Axes"):
             res.plot(ax=ax)
 
@@ -442,9 +440,14 @@ def test_every_result_type_s_reject_refuses_a_bad_alpha(alpha, error):
         with pytest.raises(error, match="alpha"):
             res.reject(alpha)
         assert isinstance(res.reject(0.05), bool), name
-    # CF-CLOT decides at the alpha given to the test (its ``reject`` is that decision, a bool field)
+    # CF-CLOT's reject(alpha) checks alpha the same way; without one it is the decision at the test's own alpha
     with pytest.raises(error, match="alpha"):
         stats.cfclot_test(Y1, YCF1, 0.1, alpha=alpha)
+    res = stats.cfclot_test(Y1, YCF1, 0.1)
+    if alpha is not None:  # None asks for the test's own alpha
+        with pytest.raises(error, match="alpha"):
+            res.reject(alpha)
+    assert res.reject() is res.rejected
 
 
 def test_warnings_are_recorded_on_the_result_and_shown_in_its_summary():

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..results import Interval, Estimate, TestResult
+from ..results import Estimate, Interval, TestResult
 from ..runtime import as_generator
 from ..validation import (
     check_callable,

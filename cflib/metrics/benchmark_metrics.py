@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..results import BaseTestResult, Interval
 from ..runtime import as_generator
 from ..scm.adapters import function_name
 from ..scm.protocol import CounterfactualModel
@@ -326,7 +327,7 @@ def scm_effectiveness(
 # paired comparisons
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class PairedComparison:
+class PairedComparison(BaseTestResult):
     """Paired comparison of two models on the same units.
 
     Attributes
@@ -337,7 +338,7 @@ class PairedComparison:
         Two-sided p-value (bootstrap: share of replicates on the other side of 0, doubled).
     mean_diff : float
         Mean of ``a - b``.
-    ci : (float, float)
+    ci : cflib.results.Interval
         Paired-bootstrap interval of the mean difference.
     n : int
         Number of pairs.
@@ -423,5 +424,6 @@ def paired_comparison(
         n10 = int(((a == 0) & (b == 1)).sum())
         stat = float(n01)
         p = float(stats.binomtest(n01, n01 + n10, 0.5).pvalue) if n01 + n10 else 1.0
-    return PairedComparison(statistic=stat, pvalue=p, mean_diff=float(diff.mean()), ci=(float(lo), float(hi)),
+    return PairedComparison(statistic=stat, pvalue=p, mean_diff=float(diff.mean()), ci=Interval.of((float(lo), float(hi)), estimate=float(diff.mean()),
+                                                   method=f"{100 * ci:g}% paired bootstrap, {len(diff)} pairs"),
                             n=len(diff), test=test, diffs=diff)

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..results import BaseTestResult
 from ..runtime import as_generator
 from ..scm.adapters import function_name
 from ..scm.protocol import CounterfactualModel
@@ -117,7 +118,7 @@ def _image_out(model: Any, cf: Any, image: str, shape: tuple[int, ...]) -> np.nd
 # Composition
 # ----------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class CompositionResult:
+class CompositionResult(BaseTestResult):
     """Composition distances ``d(x, f_null^m(x))`` for ``m = 1..M``, per image.
 
     Attributes

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
-from ..results import check_alpha
+from ..results import BaseTestResult, check_alpha
 from ..runtime import as_generator, get_device
 from ..validation import (
     ValidationError,
@@ -677,7 +677,7 @@ def gaussian_pair_sample(
 # the test
 # --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class CFCLOTResult:
+class CFCLOTResult(BaseTestResult):
     """Result of :func:`cfclot_test` for ``H0: N-TE <= epsilon`` against ``H1: N-TE > epsilon``.
 
     Attributes
@@ -687,8 +687,9 @@ class CFCLOTResult:
     pvalue : float
         ``1 - Phi(sqrt(m) (statistic - epsilon) / sigma)`` for the normal method; a resampling p-value
         ``(1 + #{null >= statistic}) / (1 + B)`` otherwise.
-    reject : bool
-        ``True``: the model is judged epsilon-unfair for this attribute.
+    rejected : bool
+        The decision at the test's ``alpha``: ``True`` when the model is judged epsilon-unfair for this
+        attribute (:meth:`reject` gives it at any level).
     threshold : float
         Rejection threshold on the N-TE scale (Eq. 13 for the normal method; the ``1 - alpha``
         quantile of the resampling null otherwise).
@@ -710,13 +711,13 @@ class CFCLOTResult:
 
     Notes
     -----
-    ``reject`` is the decision at the ``alpha`` given to :func:`cfclot_test` (checked there), not a
-    method: the normal threshold depends on ``alpha``.
+    ``rejected`` is the decision at the ``alpha`` given to :func:`cfclot_test` (checked there);
+    :meth:`reject` gives the decision at another level (the normal threshold, Eq. 13, moves with it).
     """
 
     statistic: float
     pvalue: float
-    reject: bool
+    rejected: bool
     threshold: float
     sigma: float | None
     epsilon: float
@@ -729,6 +730,28 @@ class CFCLOTResult:
     null_distribution: np.ndarray | None = field(default=None, repr=False)
     warnings: tuple[str, ...] = ()
 
+    def reject(self, alpha: float | None = None) -> bool:
+        """Whether the test judges the model epsilon-unfair at level ``alpha``.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            Significance level in (0, 1); the test's own ``alpha`` when omitted (then :attr:`rejected`).
+
+        Returns
+        -------
+        bool
+            Normal method: the N-TE above Eq. 13's threshold ``epsilon + z_{1 - alpha} sigma / sqrt(m)``;
+            resampling methods: ``pvalue <= alpha``.
+        """
+        if alpha is None:
+            return self.rejected
+        alpha = check_alpha(alpha)
+        if self.method != "normal":
+            return bool(self.pvalue <= alpha)
+        threshold = self.epsilon + (self.sigma or 0.0) * stats.norm.ppf(1 - alpha) / np.sqrt(self.m)
+        return bool(self.statistic > threshold)
+
     def summary(self) -> pd.DataFrame:
         """One-row table with the statistic, threshold, p-value, decision and settings (and the warnings, if any)."""
         df = pd.DataFrame(
@@ -739,7 +762,7 @@ class CFCLOTResult:
                     "threshold": self.threshold,
                     "sigma": self.sigma,
                     "pvalue": self.pvalue,
-                    "reject": self.reject,
+                    "reject": self.rejected,
                     "alpha": self.alpha,
                     "m": self.m,
                     "method": self.method,

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from cflib.results import Interval
 from cflib.validation import ValidationError, ValidationTypeError, check_axes, check_real, describe
 
 from .unit_arrays import per_unit_values
@@ -27,7 +28,7 @@ class ECAResult:
         Mean agreement between factual and counterfactual predictions.
     n : int
         Number of (unit, target level) pairs averaged.
-    ci : tuple of float
+    ci : cflib.results.Interval
         95% Wilson interval (treating the pairs as independent).
     agree : numpy.ndarray
         Per-pair agreement indicators.
@@ -37,7 +38,7 @@ class ECAResult:
 
     eca: float
     n: int
-    ci: tuple
+    ci: Interval
     agree: np.ndarray = field(repr=False)
     tol: float = 0.0
 
@@ -192,4 +193,5 @@ def expected_counterfactual_accuracy(
     if agree_flat.size == 0:
         raise ValidationError("no (unit, target level) pair is left after excluding the observed levels")
     k = float(agree_flat.sum())
-    return ECAResult(eca=k / agree_flat.size, n=int(agree_flat.size), ci=wilson_bounds(k, agree_flat.size), agree=agree_flat, tol=float(tol))
+    return ECAResult(eca=k / agree_flat.size, n=int(agree_flat.size), ci=Interval.of(wilson_bounds(k, agree_flat.size), estimate=k / agree_flat.size,
+                                                                                           method=f"95% Wilson, {agree_flat.size} (unit, level) pairs"), agree=agree_flat, tol=float(tol))

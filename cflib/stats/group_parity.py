@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from cflib.results import RejectsAtLevel
+from cflib.results import BaseTestResult
 from cflib.runtime import as_generator
 from cflib.validation import (
     ValidationError,
@@ -54,7 +54,7 @@ def _check_binary(y: np.ndarray, name: str) -> None:
 
 
 @dataclass(frozen=True, eq=False)
-class GroupParityResult(RejectsAtLevel):
+class GroupParityResult(BaseTestResult):
     """Result of a demographic-parity or equal-opportunity test between groups of ``a``.
 
     Attributes

@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from cflib.results import RejectsAtLevel
+from cflib.results import BaseTestResult
 from cflib.runtime import as_generator
 from cflib.validation import (
     ValidationError,
@@ -106,7 +106,7 @@ __all__ = [
 # the result of CIT-LR
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class CITResult(RejectsAtLevel):
+class CITResult(BaseTestResult):
     """Result of a CIT-LR test (paired t-test of the moment equality of Theorem 4.2).
 
     Attributes

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..results import RejectsAtLevel
+from ..results import BaseTestResult
 from ..runtime import as_generator, get_device
 from ..validation import (
     ValidationError,
@@ -300,7 +300,7 @@ def _rowwise(k: Kernel, a, b):
 
 
 @dataclass(frozen=True)
-class MMDTestResult(RejectsAtLevel):
+class MMDTestResult(BaseTestResult):
     """Result of :func:`mmd_test`.
 
     Attributes

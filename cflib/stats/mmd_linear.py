@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..results import RejectsAtLevel, check_alpha
+from ..results import BaseTestResult, check_alpha
 from ..runtime import as_generator
 from ..validation import (
     ValidationError,
@@ -48,7 +48,7 @@ __all__ = ["LinearMMDResult", "linear_mmd_test", "block_mmd_test", "rff_mmd_test
 
 
 @dataclass(frozen=True)
-class LinearMMDResult(RejectsAtLevel):
+class LinearMMDResult(BaseTestResult):
     """Result of a linear-time MMD test.
 
     Attributes

@@ -139,7 +139,7 @@ def _cfclot_boundary_case(m: int, variance: str) -> CalibrationCase:
 
     def rep(rng):
         y, y_cf = gaussian_pair_sample(m, delta, d=2, seed=rng)
-        return cfclot_test(y, y_cf, eps, bandwidth=1.5, variance=variance, method="normal").reject
+        return cfclot_test(y, y_cf, eps, bandwidth=1.5, variance=variance, method="normal").rejected
 
     note = "" if variance == "delta" else "Eq. 13's variance as printed is anti-conservative (closeness-test chapter)"
     return CalibrationCase(f"CF-CLOT, normal threshold, {variance} variance, at N-TE = epsilon = {eps:g}",
@@ -156,7 +156,7 @@ def _cfclot_signflip_case(m: int) -> CalibrationCase:
     def rep(rng):  # exchangeable pairs: a shared unit effect plus symmetric noise
         base = rng.standard_normal((m, 1))
         y, y_cf = base + rng.standard_t(4, (m, 1)), base + rng.standard_t(4, (m, 1))
-        return cfclot_test(y, y_cf, 0.0, method="signflip", n_boot=200, seed=rng).reject
+        return cfclot_test(y, y_cf, 0.0, method="signflip", n_boot=200, seed=rng).rejected
 
     return CalibrationCase("CF-CLOT, epsilon = 0 (sign-flip)", "cflib.stats.closeness.cfclot_test", "type-I error",
                            0.05, "exchangeable pairs, t(4) noise around a shared unit effect", m, rep,

@@ -340,7 +340,7 @@ def screen_attributes(
         k = make_kernel(kernel, bandwidth).fit(y, y_cf, seed=rng)
         for e in eps:
             r = cfclot_test(y, y_cf, e, alpha=alpha, kernel=k, variance=variance, n_boot=n_boot, seed=rng)
-            rows.append({"attribute": a, "epsilon": e, "nte": r.statistic, "pvalue": r.pvalue, "reject": r.reject,
+            rows.append({"attribute": a, "epsilon": e, "nte": r.statistic, "pvalue": r.pvalue, "reject": r.rejected,
                          "threshold": r.threshold, "sigma": np.nan if r.sigma is None else r.sigma, "method": r.method, "m": r.m})
     return ScreeningResult(pd.DataFrame(rows), eps, float(alpha))
 

@@ -188,8 +188,8 @@ def eps0_study(m: int, shift: float, n_reps: int, n_boot: int, rng: np.random.Ge
         y, y_cf = gaussian_pair_sample(m, 0.0, seed=rng)
         y1, y1_cf = gaussian_pair_sample(m, shift, seed=rng)
         for k in EPS0_METHODS:
-            null[k].append(cfclot_test(y, y_cf, 0.0, method=k, bandwidth=1.0, n_boot=n_boot, seed=rng).reject)
-            alt[k].append(cfclot_test(y1, y1_cf, 0.0, method=k, bandwidth=1.0, n_boot=n_boot, seed=rng).reject)
+            null[k].append(cfclot_test(y, y_cf, 0.0, method=k, bandwidth=1.0, n_boot=n_boot, seed=rng).rejected)
+            alt[k].append(cfclot_test(y1, y1_cf, 0.0, method=k, bandwidth=1.0, n_boot=n_boot, seed=rng).rejected)
     return pd.DataFrame({"type-I (P = Q)": {k: np.mean(v) for k, v in null.items()},
                          f"power (shift {shift})": {k: np.mean(v) for k, v in alt.items()}})
 
@@ -214,6 +214,6 @@ def boundary_bootstrap(eps_grid: Sequence[float], m: int, n_reps: int, n_boot: i
     for eps in eps_grid:
         delta = shift_for_target_nte(eps)
         rej = [cfclot_test(*gaussian_pair_sample(m, delta, seed=rng), eps, method="bootstrap", bandwidth=1.0,
-                           n_boot=n_boot, seed=rng).reject for _ in range(n_reps)]
+                           n_boot=n_boot, seed=rng).rejected for _ in range(n_reps)]
         rows.append({"epsilon": eps, "m": m, "bootstrap rejection rate": np.mean(rej), "replications": n_reps})
     return pd.DataFrame(rows)

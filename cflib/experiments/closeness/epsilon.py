@@ -115,8 +115,8 @@ def flip_vs_set_study(n_units: int, betas: Sequence[float], n_boot: int, rng: np
                 rows.append({"P(a=1)": p, "beta": beta, "intervention": "flip" if how == "flip" else "set a := 0",
                              "N-TE": nte(y, y_cf), "s.e.": at01.sigma / np.sqrt(at01.m),
                              "mean |Δp|": counterfactual_gap(model, units, ["a"], how),
-                             "reject eps=0": cfclot_test(y, y_cf, 0.0, n_boot=n_boot, seed=rng).reject if beta > 0 else None,
-                             "reject eps=0.1": at01.reject})
+                             "reject eps=0": cfclot_test(y, y_cf, 0.0, n_boot=n_boot, seed=rng).rejected if beta > 0 else None,
+                             "reject eps=0.1": at01.rejected})
     return pd.DataFrame(rows)
 
 
@@ -146,6 +146,6 @@ def llm_example(m: int, rng: np.random.Generator, *, p1: float = 0.73, p2: float
     close = cfclot_test(y, y_cf, epsilon, bandwidth=0.01)  # bandwidth 0.01: r = k(0, 1) = 0
     return pd.Series({"two-proportion z-test p-value": 2 * stats.norm.sf(abs(z_two)), "N-TE estimate": close.statistic,
                       "N-TE closed form (r = 0)": nte_bernoulli(p1, p2), f"CF-CLOT eps={epsilon:g} p-value": close.pvalue,
-                      "CF-CLOT rejects": close.reject, "rate difference": y_cf.mean() - y.mean(),
+                      "CF-CLOT rejects": close.rejected, "rate difference": y_cf.mean() - y.mean(),
                       "s.e. of the rate difference": np.sqrt((y.mean() * (1 - y.mean()) + y_cf.mean() * (1 - y_cf.mean())) / m),
                       "N-TE s.e.": close.sigma / np.sqrt(m)})
