@@ -43,8 +43,14 @@ PLAN = {
     "bootstrap": {"m": 1000, "B": 1000, "recompute_draws": 20},
 }
 QUICK = {
-    "d": 5, "B": 200, "scaling_n": [250, 500], "peer_n": {"hyppo": [250], "alibi-detect": [250]}, "peer_B": 50,
-    "limit_n": 500, "large": [(3000, 50)], "bootstrap": {"m": 300, "B": 200, "recompute_draws": 5},
+    "d": 5,
+    "B": 200,
+    "scaling_n": [250, 500],
+    "peer_n": {"hyppo": [250], "alibi-detect": [250]},
+    "peer_B": 50,
+    "limit_n": 500,
+    "large": [(3000, 50)],
+    "bootstrap": {"m": 300, "B": 200, "recompute_draws": 5},
 }
 
 
@@ -61,7 +67,9 @@ def _worker(case: str, params: dict[str, Any]) -> None:
     print(json.dumps(out))
 
 
-def measure(case: str, params: dict[str, Any], *, python: str = sys.executable, timeout: float = 3600) -> dict[str, Any]:
+def measure(
+    case: str, params: dict[str, Any], *, python: str = sys.executable, timeout: float = 3600
+) -> dict[str, Any]:
     """Run one case in a fresh subprocess pinned to ``params['threads']`` threads.
 
     Parameters
@@ -91,8 +99,11 @@ def measure(case: str, params: dict[str, Any], *, python: str = sys.executable, 
         return row
     row.update(json.loads(proc.stdout.strip().splitlines()[-1]))
     secs = row.get("wall_s", row.get("cflib_wall_s", row.get("seconds_full_test", 0.0)))
-    print(f"  {case} {params.get('impl', '')} n={params.get('n', params.get('m'))} threads={params['threads']}: "
-          f"{secs:.3g} s (process {row['process_wall_s']:.3g} s)", flush=True)
+    print(
+        f"  {case} {params.get('impl', '')} n={params.get('n', params.get('m'))} threads={params['threads']}: "
+        f"{secs:.3g} s (process {row['process_wall_s']:.3g} s)",
+        flush=True,
+    )
     return row
 
 
@@ -100,10 +111,19 @@ def machine() -> dict[str, Any]:
     """The machine and library versions, with the load when the run started."""
     from importlib.metadata import PackageNotFoundError, version
 
-    info: dict[str, Any] = {"platform": platform.platform(), "processor": platform.processor(), "cpus": os.cpu_count(),
-                            "python": platform.python_version(), "load_average_at_start": list(os.getloadavg())}
+    info: dict[str, Any] = {
+        "platform": platform.platform(),
+        "processor": platform.processor(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_average_at_start": list(os.getloadavg()),
+    }
     try:
-        model = [ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith("model name")]
+        model = [
+            ln.split(":", 1)[1].strip()
+            for ln in Path("/proc/cpuinfo").read_text().splitlines()
+            if ln.startswith("model name")
+        ]
         info["cpu_model"] = model[0] if model else None
         info["memory_gb"] = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
     except (OSError, ValueError):
@@ -128,32 +148,53 @@ def run(quick: bool, python: str) -> dict[str, Any]:
             rows.append(measure("mmd", {"impl": impl, "n": n, "B": b, "threads": 1, **common}, python=python))
     print("two threads:", flush=True)
     for impl in ("cflib", "numpy-float64"):
-        rows.append(measure("mmd", {"impl": impl, "n": plan["scaling_n"][-1], "B": b, "threads": 2, **common}, python=python))
+        rows.append(
+            measure("mmd", {"impl": impl, "n": plan["scaling_n"][-1], "B": b, "threads": 2, **common}, python=python)
+        )
     print("peers:", flush=True)
     peers = {"hyppo": "hyppo", "alibi-detect": "alibi_detect"}
-    missing = [p for p, mod in peers.items()
-               if subprocess.run([python, "-c", f"import {mod}"], capture_output=True).returncode != 0]
+    missing = [
+        p
+        for p, mod in peers.items()
+        if subprocess.run([python, "-c", f"import {mod}"], capture_output=True).returncode != 0
+    ]
     for impl, ns in plan["peer_n"].items():
         if impl in missing:
             print(f"  {impl} not installed: skipped", flush=True)
             continue
         for n in ns:
-            rows.append(measure("mmd", {"impl": impl, "n": n, "B": plan["peer_B"], "threads": 1, **common}, python=python))
+            rows.append(
+                measure("mmd", {"impl": impl, "n": n, "B": plan["peer_B"], "threads": 1, **common}, python=python)
+            )
     for n in sorted({n for ns in plan["peer_n"].values() for n in ns}):  # cflib at the peers' B, like for like
-        rows.append(measure("mmd", {"impl": "cflib", "n": n, "B": plan["peer_B"], "threads": 1, **common}, python=python))
+        rows.append(
+            measure("mmd", {"impl": "cflib", "n": n, "B": plan["peer_B"], "threads": 1, **common}, python=python)
+        )
     print("the K @ V limit, same process:", flush=True)
     for threads in (1, 2):
         rows.append(measure("limit", {"n": plan["limit_n"], "B": b, "threads": threads, **common}, python=python))
     print("large n (one repeat):", flush=True)
     for n, bb in plan["large"]:
-        rows.append(measure("mmd", {"impl": "cflib", "n": n, "B": bb, "threads": 1, "d": d, "seed": seed, "repeats": 1},
-                            python=python))
+        rows.append(
+            measure(
+                "mmd",
+                {"impl": "cflib", "n": n, "B": bb, "threads": 1, "d": d, "seed": seed, "repeats": 1},
+                python=python,
+            )
+        )
     print("N-TE bootstrap:", flush=True)
     rows.append(measure("bootstrap", {**plan["bootstrap"], "threads": 1, "seed": seed, "repeats": 3}, python=python))
-    return {"machine": machine(), "plan": plan, "quick": quick, "python": python,
-            "not_installable": {"mmdagg": "no distribution on PyPI (`pip download mmdagg` finds none)",
-                                "mmdfuse": "no distribution on PyPI (`pip download mmdfuse` finds none)"},
-            "rows": rows}
+    return {
+        "machine": machine(),
+        "plan": plan,
+        "quick": quick,
+        "python": python,
+        "not_installable": {
+            "mmdagg": "no distribution on PyPI (`pip download mmdagg` finds none)",
+            "mmdfuse": "no distribution on PyPI (`pip download mmdfuse` finds none)",
+        },
+        "rows": rows,
+    }
 
 
 def audit_adult(label: str, python: str) -> dict[str, Any]:
@@ -178,18 +219,32 @@ def audit_adult(label: str, python: str) -> dict[str, Any]:
     doc = json.loads(path.read_text()) if path.exists() else {"runs": {}}
     row = measure("audit_adult", {"n_boot": 200, "seed": 0, "threads": 2, "repeats": 3}, python=python)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "cflib"], capture_output=True, text=True, cwd=ROOT).stdout.strip())
+    dirty = bool(
+        subprocess.run(
+            ["git", "status", "--porcelain", "cflib"], capture_output=True, text=True, cwd=ROOT
+        ).stdout.strip()
+    )
     doc["runs"][label] = {"machine": machine(), "commit": commit, "cflib_uncommitted_changes": dirty, "row": row}
     runs = doc["runs"]
-    if "before" in runs and "after" in runs and "error" not in runs["before"]["row"] and "error" not in runs["after"]["row"]:
+    if (
+        "before" in runs
+        and "after" in runs
+        and "error" not in runs["before"]["row"]
+        and "error" not in runs["after"]["row"]
+    ):
         b, a = runs["before"]["row"], runs["after"]["row"]
-        doc["speedup"] = {"ratio_before": b["ratio_to_one_fit"], "ratio_after": a["ratio_to_one_fit"],
-                          "speedup_in_fits": b["ratio_to_one_fit"] / a["ratio_to_one_fit"],
-                          "speedup_in_seconds": b["audit_wall_s"] / a["audit_wall_s"]}
+        doc["speedup"] = {
+            "ratio_before": b["ratio_to_one_fit"],
+            "ratio_after": a["ratio_to_one_fit"],
+            "speedup_in_fits": b["ratio_to_one_fit"] / a["ratio_to_one_fit"],
+            "speedup_in_seconds": b["audit_wall_s"] / a["audit_wall_s"],
+        }
     path.write_text(json.dumps(doc, indent=1) + "\n")
     if "error" not in row:
-        print(f"audit of Adult ({label}), n_boot = 200, 2 threads: {row['audit_wall_s']:.1f} s = "
-              f"{row['ratio_to_one_fit']:.1f} fits of the reader's model ({row['fit_wall_s']:.2f} s) -> {path}")
+        print(
+            f"audit of Adult ({label}), n_boot = 200, 2 threads: {row['audit_wall_s']:.1f} s = "
+            f"{row['ratio_to_one_fit']:.1f} fits of the reader's model ({row['fit_wall_s']:.2f} s) -> {path}"
+        )
     if "speedup" in doc:
         print(f"speed-up before -> after: {doc['speedup']['speedup_in_fits']:.2f}x in fits of the model")
     return doc
@@ -202,14 +257,22 @@ def main(argv: list[str] | None = None) -> None:
     r = sub.add_parser("run", help="measure every comparison (fresh processes) and write results and page")
     r.add_argument("--quick", action="store_true", help="small sizes: a check that the harness works (minutes)")
     r.add_argument("--python", default=sys.executable, help="interpreter of the benchmark environment")
-    r.add_argument("--out", default=None, help="results folder (default benchmarks/results; a temporary one with --quick)")
+    r.add_argument(
+        "--out", default=None, help="results folder (default benchmarks/results; a temporary one with --quick)"
+    )
     sub.add_parser("page", help="re-render book/performance.md and the plot from benchmarks/results")
-    a = sub.add_parser("audit", help="time the one-call audit (n_boot=200, two threads) on COMPAS -> results/audit_compas.json "
-                                     "and on Adult as a ratio to one fit -> results/audit_adult.json")
+    a = sub.add_parser(
+        "audit",
+        help="time the one-call audit (n_boot=200, two threads) on COMPAS -> results/audit_compas.json "
+        "and on Adult as a ratio to one fit -> results/audit_adult.json",
+    )
     a.add_argument("--python", default=sys.executable, help="interpreter of the benchmark environment")
     a.add_argument("--data", choices=("compas", "adult", "both"), default="both", help="which audit to time")
-    a.add_argument("--label", default="current",
-                   help="name of the Adult run in audit_adult.json (e.g. before, after); runs under other names are kept")
+    a.add_argument(
+        "--label",
+        default="current",
+        help="name of the Adult run in audit_adult.json (e.g. before, after); runs under other names are kept",
+    )
     w = sub.add_parser("_worker")
     w.add_argument("case")
     w.add_argument("params")
@@ -224,8 +287,10 @@ def main(argv: list[str] | None = None) -> None:
             row = measure("audit", {"n_boot": 200, "seed": 0, "threads": 2, "repeats": 3}, python=args.python)
             doc = {"machine": machine(), "row": row}
             (RESULTS / "audit_compas.json").write_text(json.dumps(doc, indent=1) + "\n")
-            print(f"audit of COMPAS, n_boot = 200, 2 threads: {row.get('audit_wall_s', float('nan')):.1f} s "
-                  f"(checks called one by one: {row.get('by_hand_wall_s', float('nan')):.1f} s) -> {RESULTS / 'audit_compas.json'}")
+            print(
+                f"audit of COMPAS, n_boot = 200, 2 threads: {row.get('audit_wall_s', float('nan')):.1f} s "
+                f"(checks called one by one: {row.get('by_hand_wall_s', float('nan')):.1f} s) -> {RESULTS / 'audit_compas.json'}"
+            )
         if args.data in ("adult", "both"):
             audit_adult(args.label, args.python)
         return

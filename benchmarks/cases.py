@@ -55,8 +55,12 @@ def numpy_kv(x: np.ndarray, y: np.ndarray, s: float, b: int, seed: int, dtype: A
     np.fill_diagonal(k, 0.0)
     rng = np.random.default_rng(seed)
     template = np.r_[np.ones(n), np.zeros(m)]
-    e = np.concatenate([template[None], *(rng.permuted(np.broadcast_to(template, (min(512, b - i), n + m)), axis=1)
-                                          for i in range(0, b, 512))]).T.astype(dtype)
+    e = np.concatenate(
+        [
+            template[None],
+            *(rng.permuted(np.broadcast_to(template, (min(512, b - i), n + m)), axis=1) for i in range(0, b, 512)),
+        ]
+    ).T.astype(dtype)
     r = k.sum(1, dtype=np.float64)
     total = r.sum()
     sxx = (e * (k @ e)).sum(0, dtype=np.float64)
@@ -81,7 +85,9 @@ def case_mmd(p: dict[str, Any]) -> dict[str, Any]:
             r = mmd_test(x, y, bandwidth=s, n_permutations=b, seed=seed, precision=prec)
             return r.statistic, r.pvalue
 
-        mmd_test(xw, yw, bandwidth=s, n_permutations=19, seed=0, precision=prec)  # 19: the fewest draws that can reach 0.05
+        mmd_test(
+            xw, yw, bandwidth=s, n_permutations=19, seed=0, precision=prec
+        )  # 19: the fewest draws that can reach 0.05
     elif impl.startswith("numpy"):
         dt = np.float32 if impl == "numpy-float32" else np.float64
 
@@ -96,17 +102,26 @@ def case_mmd(p: dict[str, Any]) -> dict[str, Any]:
 
         def run():
             stat, pv = MMD(compute_kernel="gaussian", bias=True, gamma=gamma).test(
-                x, y, reps=b, workers=1, auto=False, random_state=seed)
+                x, y, reps=b, workers=1, auto=False, random_state=seed
+            )
             return float(stat), float(pv)
 
-        MMD(compute_kernel="gaussian", bias=True, gamma=gamma).test(xw, yw, reps=10, workers=1, auto=False, random_state=0)
+        MMD(compute_kernel="gaussian", bias=True, gamma=gamma).test(
+            xw, yw, reps=10, workers=1, auto=False, random_state=0
+        )
     elif impl == "alibi-detect":
         import torch
         from alibi_detect.cd import MMDDrift
 
         def make(ref):
-            return MMDDrift(ref, backend="pytorch", n_permutations=b, sigma=np.array([s]),
-                            configure_kernel_from_x_ref=False, device="cpu")
+            return MMDDrift(
+                ref,
+                backend="pytorch",
+                n_permutations=b,
+                sigma=np.array([s]),
+                configure_kernel_from_x_ref=False,
+                device="cpu",
+            )
 
         def run():
             torch.manual_seed(seed)
@@ -182,16 +197,22 @@ def case_bootstrap(p: dict[str, Any]) -> dict[str, Any]:
     y, y_cf = gaussian_pair_sample(m, 1.3, seed=seed)
     k = GaussianKernel().fit(y, y_cf)
     cfclot_test(y[:50], y_cf[:50], 0.1, kernel=k, method="bootstrap", n_boot=19, seed=seed)  # warm-up
-    res, t_test = _timed(lambda: cfclot_test(y, y_cf, 0.1, kernel=k, method="bootstrap", n_boot=draws, seed=seed), repeats)
+    res, t_test = _timed(
+        lambda: cfclot_test(y, y_cf, 0.1, kernel=k, method="bootstrap", n_boot=draws, seed=seed), repeats
+    )
     ps = pair_stats(y, y_cf, k, "cpu")
-    vec, t_vec = _timed(lambda: resample_null(ps, res.statistic, 0.1, "bootstrap", draws, np.random.default_rng(seed)), repeats)
+    vec, t_vec = _timed(
+        lambda: resample_null(ps, res.statistic, 0.1, "bootstrap", draws, np.random.default_rng(seed)), repeats
+    )
     h, dd = ps.h.clone().numpy(), ps.d.clone().numpy()
     np.fill_diagonal(h, 0.0)
     np.fill_diagonal(dd, 0.0)
 
     def loop():
         rng = np.random.default_rng(seed)
-        w = np.concatenate([rng.multinomial(m, np.full(m, 1.0 / m), size=min(512, draws - i)) for i in range(0, draws, 512)])
+        w = np.concatenate(
+            [rng.multinomial(m, np.full(m, 1.0 / m), size=min(512, draws - i)) for i in range(0, draws, 512)]
+        )
         return np.array([0.1 + (wi @ h @ wi) / (wi @ dd @ wi) - res.statistic for wi in w.astype(float)])
 
     ref, t_loop = _timed(loop, 1)
@@ -206,12 +227,17 @@ def case_bootstrap(p: dict[str, Any]) -> dict[str, Any]:
     _, t_rec = _timed(recompute, 1)
     per_draw = t_rec["wall_s"] / n_rec
     return {
-        "m": m, "n_boot": draws, "seconds_full_test": t_test["wall_s"], "seconds_vectorised": t_vec["wall_s"],
-        "seconds_loop_same_algebra": t_loop["wall_s"], "speedup_vs_loop": t_loop["wall_s"] / t_vec["wall_s"],
+        "m": m,
+        "n_boot": draws,
+        "seconds_full_test": t_test["wall_s"],
+        "seconds_vectorised": t_vec["wall_s"],
+        "seconds_loop_same_algebra": t_loop["wall_s"],
+        "speedup_vs_loop": t_loop["wall_s"] / t_vec["wall_s"],
         "seconds_per_draw_loop_recompute_kernel": per_draw,
         "speedup_vs_recompute_loop": per_draw * draws / t_test["wall_s"],
         "max_abs_diff_vectorised_vs_loop": float(np.max(np.abs(vec - ref))),
-        "cpu_s_vectorised": t_vec["cpu_s"], "cpu_s_loop_same_algebra": t_loop["cpu_s"],
+        "cpu_s_vectorised": t_vec["cpu_s"],
+        "cpu_s_loop_same_algebra": t_loop["cpu_s"],
     }
 
 
@@ -240,24 +266,39 @@ def case_audit(p: dict[str, Any]) -> dict[str, Any]:
         y_hat = model.predict_proba(compas[[sfm.x, *sfm.z, *sfm.w]])[:, 1]
         frame = compas.assign(_y_hat=y_hat, _diff=compas[sfm.y] - y_hat)
         eff = ctf_effects(frame, sfm, ["_y_hat", sfm.y, "_diff"], **kw)
-        causal_predictive_parity(frame, sfm, sfm.y, "_y_hat", (), estimates={"y": eff[sfm.y], "y_hat": eff["_y_hat"],
-                                                                             "diff": eff["_diff"]})
+        causal_predictive_parity(
+            frame, sfm, sfm.y, "_y_hat", (), estimates={"y": eff[sfm.y], "y_hat": eff["_y_hat"], "diff": eff["_diff"]}
+        )
         a = frame[sfm.x].to_numpy()
-        return demographic_parity_test(y_hat, a, seed=p["seed"]), equal_opportunity_test(y_hat, a, frame[sfm.y].to_numpy(),
-                                                                                          seed=p["seed"])
+        return demographic_parity_test(y_hat, a, seed=p["seed"]), equal_opportunity_test(
+            y_hat, a, frame[sfm.y].to_numpy(), seed=p["seed"]
+        )
 
     one_call(), by_hand()  # warm-up: imports, thread pools
     report, t_audit = _timed(one_call, p["repeats"])
     _, t_hand = _timed(by_hand, p["repeats"])
-    return {"rows": len(compas), "n_boot": p["n_boot"], "wall_s": t_audit["wall_s"], "audit_wall_s": t_audit["wall_s"], "audit_cpu_s": t_audit["cpu_s"],
-            "by_hand_wall_s": t_hand["wall_s"], "by_hand_cpu_s": t_hand["cpu_s"],
-            "overhead_ratio_wall": t_audit["wall_s"] / t_hand["wall_s"], "checks": int(len(report.rows)),
-            "ctf_de": float(report.rows.loc["Ctf-DE", "estimate"])}
+    return {
+        "rows": len(compas),
+        "n_boot": p["n_boot"],
+        "wall_s": t_audit["wall_s"],
+        "audit_wall_s": t_audit["wall_s"],
+        "audit_cpu_s": t_audit["cpu_s"],
+        "by_hand_wall_s": t_hand["wall_s"],
+        "by_hand_cpu_s": t_hand["cpu_s"],
+        "overhead_ratio_wall": t_audit["wall_s"] / t_hand["wall_s"],
+        "checks": int(len(report.rows)),
+        "ctf_de": float(report.rows.loc["Ctf-DE", "estimate"]),
+    }
 
 
-ADULT_ROLES = {"x": "sex", "x0": "Male", "x1": "Female", "z": ["age", "race", "native-country"],
-               "w": ["education-num", "marital-status", "relationship", "workclass", "occupation", "hours-per-week"],
-               "y": "income-per-year"}
+ADULT_ROLES = {
+    "x": "sex",
+    "x0": "Male",
+    "x1": "Female",
+    "z": ["age", "race", "native-country"],
+    "w": ["education-num", "marital-status", "relationship", "workclass", "occupation", "hours-per-week"],
+    "y": "income-per-year",
+}
 
 
 def adult_as_it_comes() -> tuple[Any, Any, Any]:
@@ -281,8 +322,9 @@ def adult_as_it_comes() -> tuple[Any, Any, Any]:
     raw[r["y"]] = (raw[r["y"]].astype(str).str.strip() == ">50K").astype(int)
     cols = [r["x"], *r["z"], *r["w"]]
     cat = [c for c in cols if not pd.api.types.is_numeric_dtype(raw[c])]
-    prep = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), cat)],
-                             remainder="passthrough")
+    prep = ColumnTransformer(
+        [("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), cat)], remainder="passthrough"
+    )
 
     def model():
         return make_pipeline(prep, HistGradientBoostingClassifier(random_state=0))
@@ -320,15 +362,28 @@ def case_audit_adult(p: dict[str, Any]) -> dict[str, Any]:
     report, t_audit = _timed(one_call, p["repeats"])
     _, t_fit2 = _timed(one_fit, p["repeats"])  # the unit again after the audits: the load may have changed
     fit_wall = statistics.median([t_fit["wall_s"], t_fit2["wall_s"]])
-    return {"rows": len(raw), "n_boot": p["n_boot"], "wall_s": t_audit["wall_s"], "audit_wall_s": t_audit["wall_s"],
-            "audit_cpu_s": t_audit["cpu_s"], "fit_wall_s": fit_wall, "fit_wall_s_before": t_fit["wall_s"],
-            "fit_wall_s_after": t_fit2["wall_s"], "fit_cpu_s": t_fit["cpu_s"],
-            "ratio_to_one_fit": t_audit["wall_s"] / fit_wall, "cpu_ratio_to_one_fit": t_audit["cpu_s"] / t_fit["cpu_s"],
-            "checks": int(len(report.rows)), "ctf_de": float(report.rows.loc["Ctf-DE", "estimate"]),
-            "tv": float(report.rows.loc["TV", "estimate"])}
+    return {
+        "rows": len(raw),
+        "n_boot": p["n_boot"],
+        "wall_s": t_audit["wall_s"],
+        "audit_wall_s": t_audit["wall_s"],
+        "audit_cpu_s": t_audit["cpu_s"],
+        "fit_wall_s": fit_wall,
+        "fit_wall_s_before": t_fit["wall_s"],
+        "fit_wall_s_after": t_fit2["wall_s"],
+        "fit_cpu_s": t_fit["cpu_s"],
+        "ratio_to_one_fit": t_audit["wall_s"] / fit_wall,
+        "cpu_ratio_to_one_fit": t_audit["cpu_s"] / t_fit["cpu_s"],
+        "checks": int(len(report.rows)),
+        "ctf_de": float(report.rows.loc["Ctf-DE", "estimate"]),
+        "tv": float(report.rows.loc["TV", "estimate"]),
+    }
 
 
 CASES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    "mmd": case_mmd, "limit": case_limit, "bootstrap": case_bootstrap, "audit": case_audit,
+    "mmd": case_mmd,
+    "limit": case_limit,
+    "bootstrap": case_bootstrap,
+    "audit": case_audit,
     "audit_adult": case_audit_adult,
 }

@@ -15,9 +15,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "book" / "performance.md"
 PLOT = ROOT / "book" / "_static" / "performance_scaling.png"
-LABELS = {"cflib": "cflib (float32 products, float64 re-check)", "cflib-float64": "cflib (float64)",
-          "numpy-float64": "numpy K @ V (float64)", "numpy-float32": "numpy K @ V (float32)",
-          "hyppo": "hyppo", "alibi-detect": "alibi-detect (torch)"}
+LABELS = {
+    "cflib": "cflib (float32 products, float64 re-check)",
+    "cflib-float64": "cflib (float64)",
+    "numpy-float64": "numpy K @ V (float64)",
+    "numpy-float32": "numpy K @ V (float32)",
+    "hyppo": "hyppo",
+    "alibi-detect": "alibi-detect (torch)",
+}
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -28,7 +33,11 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def _mmd_rows(doc: dict[str, Any], **match: Any) -> list[dict[str, Any]]:
-    return [r for r in doc["rows"] if r["case"] == "mmd" and "error" not in r and all(r.get(k) == v for k, v in match.items())]
+    return [
+        r
+        for r in doc["rows"]
+        if r["case"] == "mmd" and "error" not in r and all(r.get(k) == v for k, v in match.items())
+    ]
 
 
 def hyppo_summary(doc: dict[str, Any]) -> dict[str, Any] | None:
@@ -41,13 +50,23 @@ def hyppo_summary(doc: dict[str, Any]) -> dict[str, Any] | None:
     p = 0.5 * (c["pvalue"] + h["pvalue"])
     mc_se = float(np.sqrt(2 * p * (1 - p) / h["B"]))
     return {
-        "n": h["n"], "m": h["n"], "d": h["d"], "n_permutations": h["B"], "bandwidth": h["bandwidth"],
-        "statistic_hyppo": h["statistic"], "statistic_hyppo_predicted_from_cflib": h["statistic_predicted_from_cflib"],
+        "n": h["n"],
+        "m": h["n"],
+        "d": h["d"],
+        "n_permutations": h["B"],
+        "bandwidth": h["bandwidth"],
+        "statistic_hyppo": h["statistic"],
+        "statistic_hyppo_predicted_from_cflib": h["statistic_predicted_from_cflib"],
         "statistic_abs_diff": abs(h["statistic"] - h["statistic_predicted_from_cflib"]),
-        "pvalue_cflib": c["pvalue"], "pvalue_hyppo": h["pvalue"],
+        "pvalue_cflib": c["pvalue"],
+        "pvalue_hyppo": h["pvalue"],
         "pvalue_diff_in_mc_se": abs(c["pvalue"] - h["pvalue"]) / mc_se if mc_se > 0 else 0.0,
-        "seconds_cflib": c["cpu_s"], "seconds_hyppo": h["cpu_s"], "speedup": h["cpu_s"] / c["cpu_s"],
-        "wall_seconds_cflib": c["wall_s"], "wall_seconds_hyppo": h["wall_s"], "speedup_wall": h["wall_s"] / c["wall_s"],
+        "seconds_cflib": c["cpu_s"],
+        "seconds_hyppo": h["cpu_s"],
+        "speedup": h["cpu_s"] / c["cpu_s"],
+        "wall_seconds_cflib": c["wall_s"],
+        "wall_seconds_hyppo": h["wall_s"],
+        "speedup_wall": h["wall_s"] / c["wall_s"],
         "speedup_basis": "median CPU seconds of 3 runs after a warm-up, one thread, fresh processes",
     }
 
@@ -95,10 +114,23 @@ def summary(doc: dict[str, Any]) -> dict[str, Any]:
             if v is not None:
                 extra[f"{impl} n={n} B={big_b}"] = v
     return {
-        "limit": {str(k): {kk: vv for kk, vv in v.items() if kk.startswith(("ratio", "cflib", "numpy"))} for k, v in lim.items()},
+        "limit": {
+            str(k): {kk: vv for kk, vv in v.items() if kk.startswith(("ratio", "cflib", "numpy"))}
+            for k, v in lim.items()
+        },
         "hyppo": hyppo_summary(doc),
-        "large": [{"n": r["n"], "B": r["B"], "wall_s": r["wall_s"], "cpu_s": r["cpu_s"], "peak_gb": r["maxrss_bytes"] / 2**30,
-                   "pvalue": r["pvalue"]} for r in _mmd_rows(doc, impl="cflib", threads=1) if r["n"] > max(doc["plan"]["scaling_n"])],
+        "large": [
+            {
+                "n": r["n"],
+                "B": r["B"],
+                "wall_s": r["wall_s"],
+                "cpu_s": r["cpu_s"],
+                "peak_gb": r["maxrss_bytes"] / 2**30,
+                "pvalue": r["pvalue"],
+            }
+            for r in _mmd_rows(doc, impl="cflib", threads=1)
+            if r["n"] > max(doc["plan"]["scaling_n"])
+        ],
         "extrapolated_cpu_s": extra,
         "fits": {impl: per_permutation_fit(doc, impl) for impl in LABELS},
     }
@@ -124,45 +156,79 @@ def tables(doc: dict[str, Any]) -> str:
         "(a shared machine: CPU time is the robust measure, wall time includes waiting for a core).",
         "",
         "**The K @ V limit** (n = m = {n}, d = {d}, B = {B}, same process, interleaved, medians of {r}):".format(
-            n=doc["plan"]["limit_n"], d=doc["plan"]["d"], B=doc["plan"]["B"], r=3),
+            n=doc["plan"]["limit_n"], d=doc["plan"]["d"], B=doc["plan"]["B"], r=3
+        ),
         "",
         "| threads | cflib CPU s | numpy float64 CPU s | numpy float32 CPU s | cflib / numpy64 (CPU) | cflib / numpy32 (CPU) | cflib / numpy64 (wall) | cflib / numpy32 (wall) | p-values (cflib, numpy64, numpy32) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for t, v in sorted(s["limit"].items()):
-        lines.append(f"| {t} | {_fmt(v['cflib_cpu_s'])} | {_fmt(v['numpy-float64_cpu_s'])} | {_fmt(v['numpy-float32_cpu_s'])} | "
-                     f"{_fmt(v['ratio_cpu_vs_numpy-float64'])} | {_fmt(v['ratio_cpu_vs_numpy-float32'])} | "
-                     f"{_fmt(v['ratio_wall_vs_numpy-float64'])} | {_fmt(v['ratio_wall_vs_numpy-float32'])} | "
-                     f"{_fmt(v['cflib_pvalue'], 4)}, {_fmt(v['numpy-float64_pvalue'], 4)}, {_fmt(v['numpy-float32_pvalue'], 4)} |")
+        lines.append(
+            f"| {t} | {_fmt(v['cflib_cpu_s'])} | {_fmt(v['numpy-float64_cpu_s'])} | {_fmt(v['numpy-float32_cpu_s'])} | "
+            f"{_fmt(v['ratio_cpu_vs_numpy-float64'])} | {_fmt(v['ratio_cpu_vs_numpy-float32'])} | "
+            f"{_fmt(v['ratio_wall_vs_numpy-float64'])} | {_fmt(v['ratio_wall_vs_numpy-float32'])} | "
+            f"{_fmt(v['cflib_pvalue'], 4)}, {_fmt(v['numpy-float64_pvalue'], 4)}, {_fmt(v['numpy-float32_pvalue'], 4)} |"
+        )
     h = s["hyppo"]
     if h:
-        lines += ["", f"**hyppo** (measured at n = m = {h['n']}, B = {h['n_permutations']}): cflib is {h['speedup']:.0f}x faster in CPU time "
-                  f"({h['speedup_wall']:.0f}x in wall time); hyppo's statistic predicted from cflib's differs by {h['statistic_abs_diff']:.1e}; "
-                  f"p-values {h['pvalue_cflib']:.3f} (cflib) and {h['pvalue_hyppo']:.3f} (hyppo), {h['pvalue_diff_in_mc_se']:.1f} Monte Carlo s.e. apart."]
+        lines += [
+            "",
+            f"**hyppo** (measured at n = m = {h['n']}, B = {h['n_permutations']}): cflib is {h['speedup']:.0f}x faster in CPU time "
+            f"({h['speedup_wall']:.0f}x in wall time); hyppo's statistic predicted from cflib's differs by {h['statistic_abs_diff']:.1e}; "
+            f"p-values {h['pvalue_cflib']:.3f} (cflib) and {h['pvalue_hyppo']:.3f} (hyppo), {h['pvalue_diff_in_mc_se']:.1f} Monte Carlo s.e. apart.",
+        ]
     if s["extrapolated_cpu_s"]:
-        lines += ["", "**Extrapolated** (not measured: CPU seconds per permutation fitted as a power of n over the measured sizes, times B):", "",
-                  "| implementation, size | CPU seconds (extrapolated) |", "|---|---|"]
+        lines += [
+            "",
+            "**Extrapolated** (not measured: CPU seconds per permutation fitted as a power of n over the measured sizes, times B):",
+            "",
+            "| implementation, size | CPU seconds (extrapolated) |",
+            "|---|---|",
+        ]
         lines += [f"| {k} | {_fmt(v)} |" for k, v in s["extrapolated_cpu_s"].items()]
     if s["large"]:
-        lines += ["", "**Large n** (cflib, one run, one thread):", "", "| n = m | B | wall s | CPU s | peak memory GB | p-value |", "|---|---|---|---|---|---|"]
-        lines += [f"| {r['n']} | {r['B']} | {_fmt(r['wall_s'])} | {_fmt(r['cpu_s'])} | {_fmt(r['peak_gb'])} | {_fmt(r['pvalue'], 3)} |" for r in s["large"]]
-    lines += ["", "**Every measurement** (unpaired permutation MMD test, d = {d}; medians of the repeats):".format(d=doc["plan"]["d"]), "",
-              "| implementation | n = m | B | threads | wall s | CPU s | peak memory MB | statistic | p-value |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "**Large n** (cflib, one run, one thread):",
+            "",
+            "| n = m | B | wall s | CPU s | peak memory GB | p-value |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['n']} | {r['B']} | {_fmt(r['wall_s'])} | {_fmt(r['cpu_s'])} | {_fmt(r['peak_gb'])} | {_fmt(r['pvalue'], 3)} |"
+            for r in s["large"]
+        ]
+    lines += [
+        "",
+        "**Every measurement** (unpaired permutation MMD test, d = {d}; medians of the repeats):".format(
+            d=doc["plan"]["d"]
+        ),
+        "",
+        "| implementation | n = m | B | threads | wall s | CPU s | peak memory MB | statistic | p-value |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in doc["rows"]:
         if r["case"] != "mmd":
             continue
         if "error" in r:
-            lines.append(f"| {LABELS.get(r['impl'], r['impl'])} | {r['n']} | {r['B']} | {r['threads']} | failed: {r['error']} | | | | |")
+            lines.append(
+                f"| {LABELS.get(r['impl'], r['impl'])} | {r['n']} | {r['B']} | {r['threads']} | failed: {r['error']} | | | | |"
+            )
             continue
-        lines.append(f"| {LABELS.get(r['impl'], r['impl'])} | {r['n']} | {r['B']} | {r['threads']} | {_fmt(r['wall_s'])} | {_fmt(r['cpu_s'])} | "
-                     f"{r['maxrss_bytes'] / 2**20:.0f} | {_fmt(r['statistic'], 4)} | {_fmt(r['pvalue'], 4)} |")
+        lines.append(
+            f"| {LABELS.get(r['impl'], r['impl'])} | {r['n']} | {r['B']} | {r['threads']} | {_fmt(r['wall_s'])} | {_fmt(r['cpu_s'])} | "
+            f"{r['maxrss_bytes'] / 2**20:.0f} | {_fmt(r['statistic'], 4)} | {_fmt(r['pvalue'], 4)} |"
+        )
     boot = [r for r in doc["rows"] if r["case"] == "bootstrap" and "error" not in r]
     if boot:
         b = boot[0]
-        lines += ["", f"**N-TE bootstrap** (m = {b['m']}, {b['n_boot']} draws): all draws through the engine {b['seconds_vectorised']:.3g} s, "
-                  f"a loop with the same weights and algebra {b['seconds_loop_same_algebra']:.3g} s (ratio {b['speedup_vs_loop']:.2g}), "
-                  f"recomputing the kernel matrices per draw about {b['seconds_per_draw_loop_recompute_kernel'] * b['n_boot']:.3g} s "
-                  f"(ratio {b['speedup_vs_recompute_loop']:.2g} to the full test); largest difference of the replicates {b['max_abs_diff_vectorised_vs_loop']:.1e}."]
+        lines += [
+            "",
+            f"**N-TE bootstrap** (m = {b['m']}, {b['n_boot']} draws): all draws through the engine {b['seconds_vectorised']:.3g} s, "
+            f"a loop with the same weights and algebra {b['seconds_loop_same_algebra']:.3g} s (ratio {b['speedup_vs_loop']:.2g}), "
+            f"recomputing the kernel matrices per draw about {b['seconds_per_draw_loop_recompute_kernel'] * b['n_boot']:.3g} s "
+            f"(ratio {b['speedup_vs_recompute_loop']:.2g} to the full test); largest difference of the replicates {b['max_abs_diff_vectorised_vs_loop']:.1e}.",
+        ]
     na = doc.get("not_installable", {})
     if na:
         lines += ["", "Not compared: " + "; ".join(f"{k} ({v})" for k, v in na.items()) + "."]

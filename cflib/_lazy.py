@@ -120,7 +120,9 @@ def type_checking_block(init_file: str | Path) -> str:
     lines = [_BEGIN]
     for module in sorted(by_module):
         # isort's order by type (constants, classes, functions); `X as X` marks an explicit re-export
-        names = sorted(by_module[module], key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n.lower(), n))
+        names = sorted(
+            by_module[module], key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n.lower(), n)
+        )
         lines += [f"    from .{module} import {n} as {n}" for n in names]
     if len(lines) == 1:
         lines.append("    pass")
@@ -161,8 +163,11 @@ def write_type_checking_blocks(root: str | Path | None = None) -> list[Path]:
             tail = "__getattr__, __dir__, __all__ = attach(" + tail
             head = head.rstrip("\n") + "\n\n"
             if "TYPE_CHECKING" not in head:
-                head = head.replace("from __future__ import annotations\n",
-                                    "from __future__ import annotations\n\nfrom typing import TYPE_CHECKING\n", 1)
+                head = head.replace(
+                    "from __future__ import annotations\n",
+                    "from __future__ import annotations\n\nfrom typing import TYPE_CHECKING\n",
+                    1,
+                )
             new = head + type_checking_block(init) + "\n" + tail
         else:
             new = head + type_checking_block(init) + "\n" + tail

@@ -17,5 +17,12 @@ from .audit.images import (
 )
 from .audit.loading import load_images
 
-__all__ = ["GATE_DEFAULTS", "TRAIN_DEFAULTS", "ImageAuditReport", "ReusedCounterfactual", "audit_images",
-           "audit_images_from_config", "load_images"]
+__all__ = [
+    "GATE_DEFAULTS",
+    "TRAIN_DEFAULTS",
+    "ImageAuditReport",
+    "ReusedCounterfactual",
+    "audit_images",
+    "audit_images_from_config",
+    "load_images",
+]

@@ -298,11 +298,21 @@ def claim(
         raise ValueError(f"statement must say what the paper claims (a non-empty string), got {statement!r}")
     if not isinstance(evidence, str) or not evidence.strip():
         raise ValueError("evidence must say what the verdict rests on (a test, interval or tolerance)")
-    quote, source, rule, note, change = (_text(v, n) for v, n in
-                                         ((quote, "quote"), (source, "source"), (rule, "rule"), (note, "note"), (change, "change")))
+    quote, source, rule, note, change = (
+        _text(v, n)
+        for v, n in ((quote, "quote"), (source, "source"), (rule, "rule"), (note, "note"), (change, "change"))
+    )
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    given = [n for n, v in (("holds", holds is not _UNSET), ("verdict", verdict is not None), ("decision", decision is not None)) if v]
+    given = [
+        n
+        for n, v in (
+            ("holds", holds is not _UNSET),
+            ("verdict", verdict is not None),
+            ("decision", decision is not None),
+        )
+        if v
+    ]
     if len(given) != 1:
         raise ValueError(f"give exactly one of holds, verdict or decision to decide claim {key}, got {given or 'none'}")
     interval = None
@@ -312,7 +322,12 @@ def claim(
         verdict, rule = decision.verdict, rule or decision.rule
         if decision.interval is not None:
             iv = decision.interval
-            interval = {"estimate": _jsonable(iv.estimate), "low": _jsonable(iv.low), "high": _jsonable(iv.high), "method": iv.method}
+            interval = {
+                "estimate": _jsonable(iv.estimate),
+                "low": _jsonable(iv.low),
+                "high": _jsonable(iv.high),
+                "method": iv.method,
+            }
     elif holds is not _UNSET:
         if holds is None:
             verdict = _verdicts.UNDECIDED
@@ -324,7 +339,9 @@ def claim(
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
     if verdict in (_verdicts.NOT_CHECKABLE, _verdicts.SUBSTITUTE) and not note:
-        raise ValueError(f"a claim {verdict!r} needs a note: where its checkable analogue lives, or why the substitute data differs")
+        raise ValueError(
+            f"a claim {verdict!r} needs a note: where its checkable analogue lives, or why the substitute data differs"
+        )
     c = Claim(
         key=key,
         statement=statement,
@@ -371,12 +388,34 @@ def claims_table() -> pd.DataFrame:
     pandas.DataFrame
         Columns ``key, statement, paper, ours, verdict, evidence, quote, source, interval, rule, kind, note, change``.
     """
-    cols = ["key", "statement", "paper", "ours", "verdict", "evidence", "quote", "source", "interval", "rule", "kind", "note", "change"]
+    cols = [
+        "key",
+        "statement",
+        "paper",
+        "ours",
+        "verdict",
+        "evidence",
+        "quote",
+        "source",
+        "interval",
+        "rule",
+        "kind",
+        "note",
+        "change",
+    ]
     return pd.DataFrame([{k: c.get(k) for k in cols} for c in _STATE["claims"].values()], columns=cols)
 
 
 #: Claim fields added with the fixed verdict vocabulary, and their values in older claims files.
-_OPTIONAL: dict[str, Any] = {"quote": "", "source": "", "interval": None, "rule": "", "kind": "reproduction", "note": "", "change": ""}
+_OPTIONAL: dict[str, Any] = {
+    "quote": "",
+    "source": "",
+    "interval": None,
+    "rule": "",
+    "kind": "reproduction",
+    "note": "",
+    "change": "",
+}
 
 
 def gather(directory: str | os.PathLike, notebooks: Iterable[str] | None = None) -> pd.DataFrame:
@@ -399,12 +438,16 @@ def gather(directory: str | os.PathLike, notebooks: Iterable[str] | None = None)
     """
     directory = Path(directory)
     if not directory.exists():  # a mistyped folder must not read as "no claims yet"
-        raise ValueError(f"directory {directory} does not exist; pass the folder the runner wrote executed notebooks into "
-                         "(run `cflib run` first)")
+        raise ValueError(
+            f"directory {directory} does not exist; pass the folder the runner wrote executed notebooks into "
+            "(run `cflib run` first)"
+        )
     if not directory.is_dir():
         raise ValueError(f"directory {directory} is a file, expected the folder of executed notebooks")
     if isinstance(notebooks, str):
-        raise TypeError(f"notebooks must be a list of notebook paths, got the string {notebooks!r}; use [{notebooks!r}]")
+        raise TypeError(
+            f"notebooks must be a list of notebook paths, got the string {notebooks!r}; use [{notebooks!r}]"
+        )
     files = sorted(directory.rglob("*.claims.json"))
     rows = []
     for f in files:
@@ -432,7 +475,19 @@ def gather(directory: str | os.PathLike, notebooks: Iterable[str] | None = None)
                     **{k: c.get(k, d) for k, d in _OPTIONAL.items()},
                 }
             )
-    cols = ["chapter", "paper_ref", "notebook", "key", "statement", "paper", "ours", "verdict", "evidence", "scale", *_OPTIONAL]
+    cols = [
+        "chapter",
+        "paper_ref",
+        "notebook",
+        "key",
+        "statement",
+        "paper",
+        "ours",
+        "verdict",
+        "evidence",
+        "scale",
+        *_OPTIONAL,
+    ]
     df = pd.DataFrame(rows, columns=cols)
     if notebooks is not None:
         order = {nb: i for i, nb in enumerate(notebooks)}
@@ -474,10 +529,20 @@ def _words(r: Any) -> str:
 
 
 #: Short labels of the verdicts, for the tally tables.
-_SHORT = {_verdicts.REPRODUCED: "reproduced", _verdicts.NOT_REPRODUCED: "not reproduced", _verdicts.UNDECIDED: "undecided",
-          _verdicts.NOT_CHECKABLE: "not checkable", _verdicts.SUBSTITUTE: "differs (substitute)"}
-_BADGE = {_verdicts.REPRODUCED: "✅", _verdicts.NOT_REPRODUCED: "❌", _verdicts.UNDECIDED: "⚠️", _verdicts.NOT_CHECKABLE: "➖",
-          _verdicts.SUBSTITUTE: "🔁"}
+_SHORT = {
+    _verdicts.REPRODUCED: "reproduced",
+    _verdicts.NOT_REPRODUCED: "not reproduced",
+    _verdicts.UNDECIDED: "undecided",
+    _verdicts.NOT_CHECKABLE: "not checkable",
+    _verdicts.SUBSTITUTE: "differs (substitute)",
+}
+_BADGE = {
+    _verdicts.REPRODUCED: "✅",
+    _verdicts.NOT_REPRODUCED: "❌",
+    _verdicts.UNDECIDED: "⚠️",
+    _verdicts.NOT_CHECKABLE: "➖",
+    _verdicts.SUBSTITUTE: "🔁",
+}
 
 
 def _num(value: Any) -> str:
@@ -497,7 +562,9 @@ def _short_interval(interval: Any) -> str:
     if not isinstance(interval, dict):
         return ""
     est, low, high = (interval.get(k) for k in ("estimate", "low", "high"))
-    if not all(isinstance(v, (int, float)) for v in (est, low, high)) or not all(math.isfinite(v) for v in (est, low, high)):
+    if not all(isinstance(v, (int, float)) for v in (est, low, high)) or not all(
+        math.isfinite(v) for v in (est, low, high)
+    ):
         return f"{reader_number(est)} (no interval)"
     return f"{reader_number(est)} [{reader_number(low)}, {reader_number(high)}]"
 
@@ -514,9 +581,16 @@ def _reason(r: Any) -> str:
     iv = _short_interval(r.interval)
     unit = ""
     if isinstance(r.interval, dict):
-        found = [u for u in ("training seed", "test image", "replication", "seed", "unit") if u in str(r.interval.get("method", ""))]
-        unit = f" over {found[0]}s" if found and "1 training seed" not in str(r.interval.get("method", "")) else \
-            (" on one training seed" if found else "")
+        found = [
+            u
+            for u in ("training seed", "test image", "replication", "seed", "unit")
+            if u in str(r.interval.get("method", ""))
+        ]
+        unit = (
+            f" over {found[0]}s"
+            if found and "1 training seed" not in str(r.interval.get("method", ""))
+            else (" on one training seed" if found else "")
+        )
     head = f"{iv}{unit}" if iv else ""
     if r.verdict in (_verdicts.NOT_CHECKABLE, _verdicts.SUBSTITUTE, _verdicts.UNDECIDED) and r.note:
         return _cell(f"{head}; {_first_sentence(r.note)}" if head else _first_sentence(r.note))
@@ -524,7 +598,9 @@ def _reason(r: Any) -> str:
 
 
 def _doc(notebook: str) -> str:
-    return f"{{doc}}`{notebook.rsplit('/', 1)[-1].removesuffix('.ipynb')} </notebooks/{notebook.removesuffix('.ipynb')}>`"
+    return (
+        f"{{doc}}`{notebook.rsplit('/', 1)[-1].removesuffix('.ipynb')} </notebooks/{notebook.removesuffix('.ipynb')}>`"
+    )
 
 
 def tally(df: pd.DataFrame) -> pd.DataFrame:
@@ -548,8 +624,13 @@ def tally(df: pd.DataFrame) -> pd.DataFrame:
     for chapter, sub in [*df.groupby("chapter", sort=False), ("all papers", df)]:
         reps = sub[sub["kind"] == REPRODUCTION]
         row = {_SHORT[v]: int((reps["verdict"] == v).sum()) for v in VERDICTS}
-        row.update({"claims": len(reps), "book's own findings": int((sub["kind"] == FINDING).sum()),
-                    "sanity checks": int((sub["kind"] == SANITY).sum())})
+        row.update(
+            {
+                "claims": len(reps),
+                "book's own findings": int((sub["kind"] == FINDING).sum()),
+                "sanity checks": int((sub["kind"] == SANITY).sum()),
+            }
+        )
         rows[PAPERS.get(chapter, chapter) if chapter != "all papers" else chapter] = row
     return pd.DataFrame.from_dict(rows, orient="index")
 
@@ -568,15 +649,24 @@ def tally_markdown(df: pd.DataFrame) -> str:
     """
     t = tally(df)
     cols = list(t.columns)
-    heads = {"not reproduced": "not", "not checkable": "not checkable", "differs (substitute)": "substitute", "claims": "total",
-             "book's own findings": "own findings", "sanity checks": "sanity"}
+    heads = {
+        "not reproduced": "not",
+        "not checkable": "not checkable",
+        "differs (substitute)": "substitute",
+        "claims": "total",
+        "book's own findings": "own findings",
+        "sanity checks": "sanity",
+    }
     short = {PAPERS.get(k, k): v for k, v in PAPERS_SHORT.items()}
     lines = ["| paper | " + " | ".join(heads.get(c, c) for c in cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for name, row in t.iterrows():
         label = "**all papers**" if name == "all papers" else short.get(name, name)
         lines.append(f"| {label} | " + " | ".join(str(int(row[c])) for c in cols) + " |")
-    lines += ["", "*not*: not reproduced; *substitute*: differs with the substitute data; *total*: the papers' claims; "
-              "*own findings* and *sanity* checks are not counted in it."]
+    lines += [
+        "",
+        "*not*: not reproduced; *substitute*: differs with the substitute data; *total*: the papers' claims; "
+        "*own findings* and *sanity* checks are not counted in it.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -625,7 +715,10 @@ def report_markdown(df: pd.DataFrame) -> str:
         lines.append("Claims still lacking " + "; ".join(f"{what}: {n}" for what, n in gaps.items() if n) + ".")
         lines.append("")
     reps = df["kind"] == REPRODUCTION
-    for verdict, title in ((_verdicts.NOT_REPRODUCED, "Not reproduced"), (_verdicts.UNDECIDED, "Undecided, and what would decide it")):
+    for verdict, title in (
+        (_verdicts.NOT_REPRODUCED, "Not reproduced"),
+        (_verdicts.UNDECIDED, "Undecided, and what would decide it"),
+    ):
         sub = df[(df["verdict"] == verdict) & reps]
         if sub.empty:
             continue
@@ -633,11 +726,16 @@ def report_markdown(df: pd.DataFrame) -> str:
         for chapter, group in sub.groupby("chapter", sort=False):
             lines += [f"**{PAPERS.get(chapter, chapter)}**", ""]
             for r in group.itertuples():
-                lines.append(f"- {_doc(r.notebook)} **{_cell(r.key)}**: {_cell(_first_sentence(r.statement, 25))} ({_reason(r)})")
+                lines.append(
+                    f"- {_doc(r.notebook)} **{_cell(r.key)}**: {_cell(_first_sentence(r.statement, 25))} ({_reason(r)})"
+                )
             lines.append("")
     for chapter, sub in df.groupby("chapter", sort=False):
         lines += [f"## {PAPERS.get(chapter, chapter)}", ""]
-        for kinds, caption in (((REPRODUCTION,), ""), ((FINDING, SANITY), "The book's own findings and sanity checks (not counted)")):
+        for kinds, caption in (
+            ((REPRODUCTION,), ""),
+            ((FINDING, SANITY), "The book's own findings and sanity checks (not counted)"),
+        ):
             part = sub[sub["kind"].isin(kinds)]
             if part.empty:
                 continue
@@ -646,19 +744,25 @@ def report_markdown(df: pd.DataFrame) -> str:
             lines += ["| claim | verdict | why | notebook |", "|---|---|---|---|"]
             for r in part.itertuples():
                 kind = "" if r.kind == REPRODUCTION else f" ({r.kind})"
-                lines.append(f"| **{_cell(r.key)}** {_cell(_first_sentence(r.statement, 25))} | {_BADGE.get(r.verdict, '')} "
-                             f"{r.verdict}{kind} | {_reason(r)} | {_doc(r.notebook)} |")
+                lines.append(
+                    f"| **{_cell(r.key)}** {_cell(_first_sentence(r.statement, 25))} | {_BADGE.get(r.verdict, '')} "
+                    f"{r.verdict}{kind} | {_reason(r)} | {_doc(r.notebook)} |"
+                )
             lines.append("")
         lines += [":::{dropdown} The paper's words, the rule, the interval and the evidence of every claim", ""]
         for r in sub.itertuples():
             nb = r.notebook.rsplit("/", 1)[-1].removesuffix(".ipynb")
-            lines += [f"**{_cell(nb)} {_cell(r.key)}** ({r.verdict}{'' if r.kind == REPRODUCTION else ', ' + r.kind}). {_cell(r.statement)}", "",
-                      f"- The paper's words: {_words(r)}",
-                      f"- Paper: {_cell(_num(r.paper) if not isinstance(r.paper, (dict, list)) else _plain_value(r.paper))}; "
-                      f"ours: {_cell(_num(r.ours) if not isinstance(r.ours, (dict, list)) else _plain_value(r.ours))}",
-                      f"- Estimate: {_cell(_interval_text(r.interval)) or 'none'}",
-                      f"- Rule: {_cell(r.rule) or 'none'}",
-                      f"- Evidence: {_cell(r.evidence)}" + (f" {_cell(r.note)}" if r.note else ""), ""]
+            lines += [
+                f"**{_cell(nb)} {_cell(r.key)}** ({r.verdict}{'' if r.kind == REPRODUCTION else ', ' + r.kind}). {_cell(r.statement)}",
+                "",
+                f"- The paper's words: {_words(r)}",
+                f"- Paper: {_cell(_num(r.paper) if not isinstance(r.paper, (dict, list)) else _plain_value(r.paper))}; "
+                f"ours: {_cell(_num(r.ours) if not isinstance(r.ours, (dict, list)) else _plain_value(r.ours))}",
+                f"- Estimate: {_cell(_interval_text(r.interval)) or 'none'}",
+                f"- Rule: {_cell(r.rule) or 'none'}",
+                f"- Evidence: {_cell(r.evidence)}" + (f" {_cell(r.note)}" if r.note else ""),
+                "",
+            ]
         lines += [":::", ""]
     return "\n".join(lines) + "\n"
 
@@ -699,8 +803,10 @@ def changes_markdown(df: pd.DataFrame, before: pd.DataFrame) -> str:
     df = _with_optional(df)
     has_rule = "rule" in before.columns
     old = before.assign(verdict=before["verdict"].map(lambda v: _RENAMED.get(v, v)))
-    old = old.assign(rule=old["rule"].fillna("") if has_rule else old["evidence"],
-                     kind=old["kind"].fillna(REPRODUCTION) if "kind" in old.columns else REPRODUCTION).set_index(["notebook", "key"])
+    old = old.assign(
+        rule=old["rule"].fillna("") if has_rule else old["evidence"],
+        kind=old["kind"].fillna(REPRODUCTION) if "kind" in old.columns else REPRODUCTION,
+    ).set_index(["notebook", "key"])
     lines = [
         "# Changes to the reproduction report",
         "",
@@ -722,16 +828,26 @@ def changes_markdown(df: pd.DataFrame, before: pd.DataFrame) -> str:
             moved.append((r, o))
         elif (has_rule and str(o["rule"]) != r.rule) or (not has_rule and (bool(r.rule) or bool(r.change))):
             rule_only.append((r, o))
-    lines.append(f"{len(moved)} claims changed verdict or kind, {len(rule_only)} changed only their rule, {len(new)} are new, "
-                 f"{len(gone)} are gone.")
+    lines.append(
+        f"{len(moved)} claims changed verdict or kind, {len(rule_only)} changed only their rule, {len(new)} are new, "
+        f"{len(gone)} are gone."
+    )
     lines.append("")
     if moved:
-        flows = pd.crosstab(pd.Series([o["verdict"] for _, o in moved], name="before"), pd.Series([r.verdict for r, _ in moved], name="now"))
+        flows = pd.crosstab(
+            pd.Series([o["verdict"] for _, o in moved], name="before"),
+            pd.Series([r.verdict for r, _ in moved], name="now"),
+        )
         lines += ["| before \\ now | " + " | ".join(flows.columns) + " |", "|---" * (len(flows.columns) + 1) + "|"]
-        lines += [f"| {v} | " + " | ".join(str(int(flows.loc[v, c])) for c in flows.columns) + " |" for v in flows.index]
+        lines += [
+            f"| {v} | " + " | ".join(str(int(flows.loc[v, c])) for c in flows.columns) + " |" for v in flows.index
+        ]
         kinds = sum(o["kind"] != r.kind for r, o in moved)
         if kinds:
-            lines += ["", f"{kinds} of them also changed kind (a reproduction that is now the book's own finding or a sanity check)."]
+            lines += [
+                "",
+                f"{kinds} of them also changed kind (a reproduction that is now the book's own finding or a sanity check).",
+            ]
         lines.append("")
 
     def entry(r: Any, o: Any) -> list[str]:
@@ -739,25 +855,39 @@ def changes_markdown(df: pd.DataFrame, before: pd.DataFrame) -> str:
         if r.change:
             why.append(r.change)
         if o["kind"] != r.kind:
-            why.append(f"it is now a {r.kind}: " + ("a property the paper does not state" if r.kind == FINDING else
-                                                     "it holds by construction or checks cflib itself"))
+            why.append(
+                f"it is now a {r.kind}: "
+                + (
+                    "a property the paper does not state"
+                    if r.kind == FINDING
+                    else "it holds by construction or checks cflib itself"
+                )
+            )
         if o["verdict"] != r.verdict and not r.change:
             why.append("the estimate or its interval moved")
-        return [f"### {r.notebook.removesuffix('.ipynb')} {r.key}", "",
-                f"- The paper's words: {_words(r)}",
-                f"- Old rule: {_cell(o['rule']) or '(none)'}",
-                f"- New rule: {_cell(r.rule) if r.rule else '(unchanged)'}",
-                f"- Verdict: {o['verdict']}{'' if o['kind'] == REPRODUCTION else ' (' + o['kind'] + ')'} \u2192 **{r.verdict}**"
-                + (f" ({r.kind})" if r.kind != REPRODUCTION else ""),
-                f"- Why: {_reader_markdown('; '.join(why)) or 'the rule was written down'}.", ""]
+        return [
+            f"### {r.notebook.removesuffix('.ipynb')} {r.key}",
+            "",
+            f"- The paper's words: {_words(r)}",
+            f"- Old rule: {_cell(o['rule']) or '(none)'}",
+            f"- New rule: {_cell(r.rule) if r.rule else '(unchanged)'}",
+            f"- Verdict: {o['verdict']}{'' if o['kind'] == REPRODUCTION else ' (' + o['kind'] + ')'} \u2192 **{r.verdict}**"
+            + (f" ({r.kind})" if r.kind != REPRODUCTION else ""),
+            f"- Why: {_reader_markdown('; '.join(why)) or 'the rule was written down'}.",
+            "",
+        ]
 
     if moved:
         lines += ["## Verdicts that moved", ""]
         for r, o in moved:
             lines += entry(r, o)
     if rule_only:
-        lines += ["## Rules that changed without moving the verdict", "",
-                  f":::{{dropdown}} {len(rule_only)} claims", ""]
+        lines += [
+            "## Rules that changed without moving the verdict",
+            "",
+            f":::{{dropdown}} {len(rule_only)} claims",
+            "",
+        ]
         for r, o in rule_only:
             lines += entry(r, o)
         lines += [":::", ""]
@@ -769,7 +899,9 @@ def changes_markdown(df: pd.DataFrame, before: pd.DataFrame) -> str:
     if gone:
         lines += ["## Claims no longer checked", ""]
         for nb, key in gone:
-            lines.append(f"- {nb.removesuffix('.ipynb')} {key}: was **{old.loc[(nb, key), 'verdict']}**. {_cell(old.loc[(nb, key), 'statement'])}")
+            lines.append(
+                f"- {nb.removesuffix('.ipynb')} {key}: was **{old.loc[(nb, key), 'verdict']}**. {_cell(old.loc[(nb, key), 'statement'])}"
+            )
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -801,11 +933,15 @@ def require(results: Any, keys: Iterable[str], where: str = "the claims") -> lis
     from collections.abc import Mapping
 
     if not isinstance(results, Mapping):
-        raise TypeError(f"results must be a mapping (a dict of what the notebook computed), got {type(results).__name__}")
+        raise TypeError(
+            f"results must be a mapping (a dict of what the notebook computed), got {type(results).__name__}"
+        )
     keys = list(keys)
     missing = [k for k in keys if k not in results]
     if missing:
-        raise ValueError(f"results is missing {missing}, needed by {where}: pass every value the claims use in the dict")
+        raise ValueError(
+            f"results is missing {missing}, needed by {where}: pass every value the claims use in the dict"
+        )
     return [results[k] for k in keys]
 
 
@@ -843,7 +979,10 @@ def _prose_html(text: str) -> str:
 
     parts, last = [], 0
     for m in _BARE_TEX.finditer(text):
-        parts += [_STAR_EMPH.sub(r"<em>\1</em>", html.escape(text[last:m.start()], quote=False)), _math_html(m.group(0))]
+        parts += [
+            _STAR_EMPH.sub(r"<em>\1</em>", html.escape(text[last : m.start()], quote=False)),
+            _math_html(m.group(0)),
+        ]
         last = m.end()
     return "".join(parts) + _STAR_EMPH.sub(r"<em>\1</em>", html.escape(text[last:], quote=False))
 
@@ -854,7 +993,7 @@ def _html(text: Any) -> str:
     parts, last = [], 0
     text = _reader_text(text)
     for m in _DOLLAR_MATH.finditer(text):
-        parts += [_prose_html(text[last:m.start()]), _math_html((m.group(1) or m.group(2)).strip())]
+        parts += [_prose_html(text[last : m.start()]), _math_html((m.group(1) or m.group(2)).strip())]
         last = m.end()
     return "".join(parts) + _prose_html(text[last:])
 
@@ -864,7 +1003,10 @@ def _reader_markdown(text: Any) -> str:
     ``$...$`` so that it renders as math."""
     text, out, last = _reader_text(text), [], 0
     for m in _DOLLAR_MATH.finditer(text):
-        out += [_BARE_TEX.sub(lambda t: f"${t.group(0)}$", text[last:m.start()]), f"${(m.group(1) or m.group(2)).strip()}$"]
+        out += [
+            _BARE_TEX.sub(lambda t: f"${t.group(0)}$", text[last : m.start()]),
+            f"${(m.group(1) or m.group(2)).strip()}$",
+        ]
         last = m.end()
     return "".join(out) + _BARE_TEX.sub(lambda t: f"${t.group(0)}$", text[last:])
 
@@ -918,7 +1060,7 @@ def _value_html(value: Any, words: int = 24) -> tuple[str, str]:
         cells = "".join(f"<tr><td>{_html(k)}</td><td>{_html(_reader_plain(v))}</td></tr>" for k, v in value.items())
         table = f'<table class="cflib-claim-values"><tbody>{cells}</tbody></table>'
     elif isinstance(value, (list, tuple)) and len(value) > 6:
-        table = f'<p>{html.escape(_plain_value(value), quote=False)}</p>'
+        table = f"<p>{html.escape(_plain_value(value), quote=False)}</p>"
     else:
         table = ""
     return _html(_first_words(_fmt(value), words)), table
@@ -933,7 +1075,9 @@ def _short_rule(rule: str, words: int = 30) -> str:
     """The criterion of a rule, without the verdict wording every rule shares (that is in the fold)."""
     pieces = rule.split(": reproduced if")
     head = pieces[0]
-    if len(pieces) > 2 and pieces[1].startswith(" every part is"):  # combine(..., detail=True): name each part's criterion
+    if len(pieces) > 2 and pieces[1].startswith(
+        " every part is"
+    ):  # combine(..., detail=True): name each part's criterion
         parts = [re.split(r"otherwise undecided \(|\]; |\); |; ", piece)[-1].strip() for piece in pieces[1:-1]]
         head = f"{head}: " + "; ".join(parts)
     return _first_words(head, words)
@@ -958,8 +1102,10 @@ class ClaimCard:
         method = str((r.get("interval") or {}).get("method", "")) if isinstance(r.get("interval"), dict) else ""
         ours_line = f"{ours}" + (f"; estimate {_html(iv)}" if iv and _html(iv) not in ours else "")
         rule = r.get("rule") or ""
-        visible = [f'<p><strong>{_html(r["key"])}</strong> {badge}{kind_text}: {_html(r["statement"])}</p>',
-                   f'<p class="cflib-claim-lines">Paper: {paper}<br>Ours: {ours_line}<br>Rule: {_html(_short_rule(rule)) or "given by hand"}</p>']
+        visible = [
+            f"<p><strong>{_html(r['key'])}</strong> {badge}{kind_text}: {_html(r['statement'])}</p>",
+            f'<p class="cflib-claim-lines">Paper: {paper}<br>Ours: {ours_line}<br>Rule: {_html(_short_rule(rule)) or "given by hand"}</p>',
+        ]
         fold = []
         if r.get("quote"):
             src = f" ({_html(r['source'])})" if r.get("source") else ""
@@ -977,17 +1123,23 @@ class ClaimCard:
             fold.append(f"<p>Note: {_html(r['note'])}</p>")
         if r.get("change"):
             fold.append(f"<p>Criterion changed: {_html(r['change'])}</p>")
-        details = ("<details><summary>The paper's words, the evidence and the parts</summary>" + "".join(fold) + "</details>")
+        details = (
+            "<details><summary>The paper's words, the evidence and the parts</summary>" + "".join(fold) + "</details>"
+        )
         return f'<div class="cflib-claim">{"".join(visible)}{details}</div>'
 
     def __repr__(self) -> str:
         r = self.record
-        label = f"{r['key']}: {r['verdict']}" + ("" if r.get("kind", REPRODUCTION) == REPRODUCTION else f" ({r['kind']})")
+        label = f"{r['key']}: {r['verdict']}" + (
+            "" if r.get("kind", REPRODUCTION) == REPRODUCTION else f" ({r['kind']})"
+        )
         iv = _short_interval(r.get("interval"))
-        return (f"{_BADGE.get(r['verdict'], '')} {label}. {_reader_text(r['statement'])}\n"
-                f"  paper: {_first_words(_reader_text(_fmt(r['paper'])), 24)}\n"
-                f"  ours:  {_first_words(_reader_text(_fmt(r['ours'])), 24)}{' ' + iv if iv else ''}\n"
-                f"  rule:  {_reader_text(_short_rule(r.get('rule') or '')) or 'given by hand'}")
+        return (
+            f"{_BADGE.get(r['verdict'], '')} {label}. {_reader_text(r['statement'])}\n"
+            f"  paper: {_first_words(_reader_text(_fmt(r['paper'])), 24)}\n"
+            f"  ours:  {_first_words(_reader_text(_fmt(r['ours'])), 24)}{' ' + iv if iv else ''}\n"
+            f"  rule:  {_reader_text(_short_rule(r.get('rule') or '')) or 'given by hand'}"
+        )
 
 
 class ClaimRows(pd.DataFrame):

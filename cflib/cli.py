@@ -48,8 +48,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .runner import run
 
     _positive(args.jobs, "--jobs")
-    run(args.notebooks or None, args.scale, output_dir=args.output, force=args.force, jobs=args.jobs,
-        parameters=_parse_params(args.param) or None)
+    run(
+        args.notebooks or None,
+        args.scale,
+        output_dir=args.output,
+        force=args.force,
+        jobs=args.jobs,
+        parameters=_parse_params(args.param) or None,
+    )
     return 0
 
 
@@ -58,8 +64,15 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     _existing(args.file, "sweep file")
     _positive(args.workers, "--workers")
-    result = run_sweep(args.file, scheduler=args.scheduler, workers=args.workers, output=args.output, force=args.force,
-                       shard=args.shard, scale=args.scale)
+    result = run_sweep(
+        args.file,
+        scheduler=args.scheduler,
+        workers=args.workers,
+        output=args.output,
+        force=args.force,
+        shard=args.shard,
+        scale=args.scale,
+    )
     print(f"{result.table_path}: {len(result.table)} rows, {result.n_failed} failed point(s)")
     return 1 if result.n_failed else 0
 
@@ -106,7 +119,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     print(report.plain_summary())
     print()
     print(report.summary(formatted=True).to_string())
-    written = [args.out / n for n in ("report.json", "report.html", "model_card.md")] + ([args.junit] if args.junit else [])
+    written = [args.out / n for n in ("report.json", "report.html", "model_card.md")] + (
+        [args.junit] if args.junit else []
+    )
     print("wrote " + ", ".join(map(str, written)))
     if failed:
         print(f"cflib: --fail-on: flagged: {', '.join(failed)}", file=sys.stderr)
@@ -155,10 +170,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--workers", type=int, default=None, help="workers of the embedded LocalCluster")
     s.add_argument("--output", type=Path, default=None, help="output folder (default _build/sweeps/<name>)")
     s.add_argument("--force", action="store_true", help="re-run completed points")
-    s.add_argument("--scale", choices=("smoke", "book", "full"), default=None,
-                   help="overrides applied under every point (default: the sweep file's scale)")
-    s.add_argument("--shard", default=None, metavar="K/N",
-                   help="run only the K-th of N slices of the grid (combine the tables with `cflib merge`)")
+    s.add_argument(
+        "--scale",
+        choices=("smoke", "book", "full"),
+        default=None,
+        help="overrides applied under every point (default: the sweep file's scale)",
+    )
+    s.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="run only the K-th of N slices of the grid (combine the tables with `cflib merge`)",
+    )
     s.set_defaults(func=_cmd_sweep)
 
     m = sub.add_parser("merge", help="combine the shard tables of a sweep run with --shard K/N")
@@ -180,15 +203,28 @@ def build_parser() -> argparse.ArgumentParser:
     rep.set_defaults(func=_cmd_report)
 
     a = sub.add_parser("audit", help="audit a model on a data set from a YAML config (JSON and HTML report)")
-    a.add_argument("config", type=Path, help="YAML: data, roles, model (see cflib.audit.audit_from_config); or, for an image "
-                   "classifier, images, attribute, classifier, counterfactual (see cflib.audit_images.audit_images_from_config)")
+    a.add_argument(
+        "config",
+        type=Path,
+        help="YAML: data, roles, model (see cflib.audit.audit_from_config); or, for an image "
+        "classifier, images, attribute, classifier, counterfactual (see cflib.audit_images.audit_images_from_config)",
+    )
     a.add_argument("--out", type=Path, required=True, help="folder for report.json and report.html")
     a.add_argument("--quiet", action="store_true", help="no progress bar")
-    a.add_argument("--fail-on", default=None, metavar="CHECK[,CHECK...]",
-                   help="exit 1 when a named check is flagged (e.g. Ctf-DE,DP,PP; 'any' for every check, 'model' for every "
-                        "check of the predictions); 0 otherwise, 2 on bad input")
-    a.add_argument("--junit", type=Path, default=None, metavar="FILE",
-                   help="also write one JUnit test case per check (failed: flagged and gated by --fail-on)")
+    a.add_argument(
+        "--fail-on",
+        default=None,
+        metavar="CHECK[,CHECK...]",
+        help="exit 1 when a named check is flagged (e.g. Ctf-DE,DP,PP; 'any' for every check, 'model' for every "
+        "check of the predictions); 0 otherwise, 2 on bad input",
+    )
+    a.add_argument(
+        "--junit",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write one JUnit test case per check (failed: flagged and gated by --fail-on)",
+    )
     a.set_defaults(func=_cmd_audit)
 
     d = sub.add_parser("data", help="real-data set-up")

@@ -130,8 +130,12 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     if text in _SHOWN:
         return
     _SHOWN.add(text)
-    display(HTML(f'<div class="admonition warning cflib-warning"><p class="admonition-title">Warning</p>'
-                 f"<p>{html.escape(text, quote=False)}</p></div>"))
+    display(
+        HTML(
+            f'<div class="admonition warning cflib-warning"><p class="admonition-title">Warning</p>'
+            f"<p>{html.escape(text, quote=False)}</p></div>"
+        )
+    )
 
 
 def subplots(nrows: int = 1, ncols: int = 1, width: float = 4.0, height: float = 3.2, **kwargs):
@@ -247,7 +251,9 @@ def image_grid(
         for c in range(cols):
             ax = axes[r, c]
             img = images[r, c]
-            ax.imshow(np.clip(img, 0, 1) if img.ndim == 3 else img, cmap=None if img.ndim == 3 else cmap, vmin=vmin, vmax=vmax)
+            ax.imshow(
+                np.clip(img, 0, 1) if img.ndim == 3 else img, cmap=None if img.ndim == 3 else cmap, vmin=vmin, vmax=vmax
+            )
             ax.set_xticks([])
             ax.set_yticks([])
             ax.grid(False)

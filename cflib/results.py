@@ -280,8 +280,10 @@ class BaseTestResult:
         pandas.DataFrame
         """
         name = getattr(self, "name", "") or "test"
-        return pd.DataFrame({"statistic": [float(self.statistic)], "pvalue": [float(self.pvalue)]},  # type: ignore[attr-defined]
-                            index=[name])
+        return pd.DataFrame(
+            {"statistic": [float(self.statistic)], "pvalue": [float(self.pvalue)]},  # type: ignore[attr-defined]
+            index=[name],
+        )
 
     def plot(self, ax: Any = None) -> Any:
         """The simulated null distribution with the observed statistic, or, without one, the p-value on [0, 1].

@@ -371,7 +371,9 @@ def resolve_parameters(notebook: str, scale: str, parameters: Mapping[str, Any] 
 def _cflib_files() -> dict[str, str]:
     """sha256 of every source file of the ``cflib`` package, keyed by its path inside the package."""
     pkg = Path(__file__).resolve().parent
-    return {f.relative_to(pkg).as_posix(): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(pkg.rglob("*.py"))}
+    return {
+        f.relative_to(pkg).as_posix(): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(pkg.rglob("*.py"))
+    }
 
 
 # Bump when what the runner injects into a notebook changes, so that earlier results are re-run.
@@ -426,8 +428,17 @@ def cache_key(notebook: str, scale: str, parameters: Mapping[str, Any]) -> str:
         (:func:`is_cached`), so editing one chapter's module does not re-run the other chapters.
     """
     return hashlib.sha256(
-        json.dumps({"notebook": _notebook_hash(notebook), "parameters": parameters, "scale": scale, "runner": _RUNNER_VERSION,
-                    "threads": kernel_threads()}, sort_keys=True, default=str).encode()
+        json.dumps(
+            {
+                "notebook": _notebook_hash(notebook),
+                "parameters": parameters,
+                "scale": scale,
+                "runner": _RUNNER_VERSION,
+                "threads": kernel_threads(),
+            },
+            sort_keys=True,
+            default=str,
+        ).encode()
     ).hexdigest()
 
 
@@ -508,8 +519,14 @@ def _injected_cell(rel: str, scale: str, claims: Path, env: Mapping[str, str] | 
     # Inline figures even when the caller exported another backend (MPLBACKEND=Agg would drop every
     # figure from the executed notebook); the first cell runs before anything imports matplotlib.
     threads = str(kernel_threads())
-    env = {"CFLIB_SCALE": scale, "CFLIB_NOTEBOOK": rel, "CFLIB_CLAIMS_FILE": str(claims),
-           "MPLBACKEND": "module://matplotlib_inline.backend_inline", **dict.fromkeys(_THREAD_VARS, threads), **(env or {})}
+    env = {
+        "CFLIB_SCALE": scale,
+        "CFLIB_NOTEBOOK": rel,
+        "CFLIB_CLAIMS_FILE": str(claims),
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        **dict.fromkeys(_THREAD_VARS, threads),
+        **(env or {}),
+    }
     src = "# Injected by cflib.runner: tells cflib.claims where to write and which scale this is.\nimport os\n"
     src += "".join(f"os.environ[{k!r}] = {v!r}\n" for k, v in env.items())
     cell = nbformat.v4.new_code_cell(src)
@@ -549,10 +566,20 @@ def _git_commit(root: Path) -> str:
     import subprocess
 
     try:
-        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=10", "HEAD"], capture_output=True,
-                             text=True, timeout=20, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=20, check=True).stdout.strip()
+        sha = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=10", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown (not a git checkout)"
     return sha + ("+changes" if dirty else "")
@@ -693,8 +720,15 @@ def execute(
         "packages": {k: v for k, v in kernel.get("packages", {}).items() if v},
         "lock": _lock_hash(repo_root()),
     }
-    stamp = {"key": key, "modules": modules, "seconds": round(seconds, 2), "scale": scale, "parameters": params,
-             "finished": finished, "receipt": receipt}
+    stamp = {
+        "key": key,
+        "modules": modules,
+        "seconds": round(seconds, 2),
+        "scale": scale,
+        "parameters": params,
+        "finished": finished,
+        "receipt": receipt,
+    }
     tmp = o["stamp"].with_suffix(".tmp")
     tmp.write_text(json.dumps(stamp, default=str))
     os.replace(tmp, o["stamp"])

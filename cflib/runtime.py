@@ -140,7 +140,9 @@ def current_scale() -> str:
     return os.environ.get("CFLIB_SCALE", "interactive")
 
 
-def environment_report(packages: tuple[str, ...] = ("cflib", "numpy", "scipy", "pandas", "scikit-learn", "torch")) -> str:
+def environment_report(
+    packages: tuple[str, ...] = ("cflib", "numpy", "scipy", "pandas", "scikit-learn", "torch"),
+) -> str:
     """Versions, device and scale, as printed in the last cell of every notebook.
 
     Parameters
@@ -243,7 +245,13 @@ def _feed(h: Any, obj: Any) -> None:
         h.update(f"ndarray:{obj.dtype.str}:{obj.shape};".encode())
         h.update(np.ascontiguousarray(obj).tobytes())
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        _feed(h, {"__dataclass__": type(obj).__qualname__, **{f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}})
+        _feed(
+            h,
+            {
+                "__dataclass__": type(obj).__qualname__,
+                **{f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)},
+            },
+        )
     elif isinstance(obj, dict):
         h.update(f"dict:{len(obj)};".encode())
         for k in sorted(obj, key=repr):
@@ -289,13 +297,20 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 node.body = body[1:] or [ast.Pass()]
     return tree
 
 
 @functools.lru_cache(maxsize=64)
-def _module_index(module: str, mtime: float) -> tuple[dict[str, list[str]], dict[str, list[set[str]]], dict[str, tuple[str, str | None]], str]:
+def _module_index(
+    module: str, mtime: float
+) -> tuple[dict[str, list[str]], dict[str, list[set[str]]], dict[str, tuple[str, str | None]], str]:
     # For one module: each top-level name -> dumps of its definitions (docstrings stripped, no line
     # numbers, so comments, formatting and docs do not count), the names those definitions use, and
     # every import in the module (name -> (module, attribute)); plus the dump of the whole module.
@@ -303,7 +318,9 @@ def _module_index(module: str, mtime: float) -> tuple[dict[str, list[str]], dict
     try:
         source = inspect.getsource(mod)
     except (OSError, TypeError) as exc:
-        raise TypeError(f"code_fingerprint cannot read the source of module {module!r}; define the training code in a .py module") from exc
+        raise TypeError(
+            f"code_fingerprint cannot read the source of module {module!r}; define the training code in a .py module"
+        ) from exc
     tree = _strip_docstrings(ast.parse(source))
     package = mod.__package__ or module.rpartition(".")[0]
     defs: dict[str, list[str]] = {}
@@ -323,22 +340,33 @@ def _module_index(module: str, mtime: float) -> tuple[dict[str, list[str]], dict
     imports: dict[str, tuple[str, str | None]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            source = importlib.util.resolve_name("." * node.level + (node.module or ""), package) if node.level else node.module
+            source = (
+                importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+                if node.level
+                else node.module
+            )
             for alias in node.names:
                 imports[alias.asname or alias.name] = (source, alias.name)
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                imports[alias.asname or alias.name.partition(".")[0]] = (alias.name if alias.asname else alias.name.partition(".")[0], None)
+                imports[alias.asname or alias.name.partition(".")[0]] = (
+                    alias.name if alias.asname else alias.name.partition(".")[0],
+                    None,
+                )
     return defs, uses, imports, ast.dump(tree)
 
 
-def _index(module: str) -> tuple[dict[str, list[str]], dict[str, list[set[str]]], dict[str, tuple[str, str | None]], str]:
+def _index(
+    module: str,
+) -> tuple[dict[str, list[str]], dict[str, list[set[str]]], dict[str, tuple[str, str | None]], str]:
     if module not in sys.modules:
         importlib.import_module(module)
     try:
         path = inspect.getsourcefile(sys.modules[module])
     except TypeError as exc:  # a built-in module such as an interactive __main__
-        raise TypeError(f"code_fingerprint cannot read the source of module {module!r}; define the training code in a .py module") from exc
+        raise TypeError(
+            f"code_fingerprint cannot read the source of module {module!r}; define the training code in a .py module"
+        ) from exc
     return _module_index(module, os.path.getmtime(path) if path else 0.0)
 
 
@@ -385,8 +413,10 @@ def code_fingerprint(*objects: Any) -> str:
             raise TypeError(f"code_fingerprint takes functions and classes of importable modules, got {obj!r}")
         top = obj.__qualname__.partition(".")[0]
         if top not in _index(obj.__module__)[0]:
-            raise TypeError(f"code_fingerprint cannot find the definition of {obj.__qualname__} in the source of {obj.__module__}; "
-                            "define the training code in a .py module")
+            raise TypeError(
+                f"code_fingerprint cannot find the definition of {obj.__qualname__} in the source of {obj.__module__}; "
+                "define the training code in a .py module"
+            )
         todo.append((obj.__module__, top))
     seen: set[tuple[str, str | None]] = set()
     parts: dict[str, str] = {}
@@ -407,7 +437,9 @@ def code_fingerprint(*objects: Any) -> str:
         if name not in defs:
             if name in imports:
                 todo.append(imports[name])
-            elif hasattr(sys.modules[module], "__path__") and importlib.util.find_spec(f"{module}.{name}") is not None:  # a sub-module
+            elif (
+                hasattr(sys.modules[module], "__path__") and importlib.util.find_spec(f"{module}.{name}") is not None
+            ):  # a sub-module
                 todo.append((f"{module}.{name}", None))
             continue
         parts[f"{module}:{name}"] = "\n".join(defs[name])

@@ -216,7 +216,9 @@ def _point_id(params: Mapping[str, Any]) -> str:
     return f"{readable}__{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
-def _run_point(root: str, notebook: str, scale: str, params: dict, out: str, collect: tuple[str, ...], force: bool) -> dict:
+def _run_point(
+    root: str, notebook: str, scale: str, params: dict, out: str, collect: tuple[str, ...], force: bool
+) -> dict:
     """Execute one point (runs on a Dask worker). Never raises: errors become the row's status."""
     os.environ.setdefault("CFLIB_ROOT", root)
     from .runner import NotebookError, execute
@@ -231,7 +233,9 @@ def _run_point(root: str, notebook: str, scale: str, params: dict, out: str, col
     except NotebookError as exc:
         row.update(status="failed", error=str(exc).splitlines()[0], seconds=time.perf_counter() - t0)
     except Exception as exc:  # a worker must report, not die: the other points go on
-        row.update(status="failed", error=f"{type(exc).__name__}: {exc}".splitlines()[0], seconds=time.perf_counter() - t0)
+        row.update(
+            status="failed", error=f"{type(exc).__name__}: {exc}".splitlines()[0], seconds=time.perf_counter() - t0
+        )
     return row
 
 
@@ -348,13 +352,27 @@ def run_sweep(
         else:
             # silence_logs: the workers' start and shutdown are logged as warnings ("Worker process still alive
             # ... killing"), which would show as stderr on a notebook page that runs a sweep
-            cluster = LocalCluster(n_workers=workers or spec.workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+            cluster = LocalCluster(
+                n_workers=workers or spec.workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
             client = Client(cluster)
         try:
             futures = {
-                client.submit(_run_point, str(repo_root()), spec.notebook, spec.scale, points[i],
-                              str(out_dir / "points" / _point_id(points[i])), spec.collect, force, pure=False): i
+                client.submit(
+                    _run_point,
+                    str(repo_root()),
+                    spec.notebook,
+                    spec.scale,
+                    points[i],
+                    str(out_dir / "points" / _point_id(points[i])),
+                    spec.collect,
+                    force,
+                    pure=False,
+                ): i
                 for i in todo
             }
             bar = tqdm(total=len(points), initial=n_cached, desc=spec.name, disable=not progress)

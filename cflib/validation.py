@@ -162,16 +162,22 @@ def check_array(
     """
     dims = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     if value is None or isinstance(value, (str, bytes, Mapping)) or callable(value):
-        raise ValidationTypeError(f"{name} must be an array-like of {' or '.join(f'{d}-d' for d in dims)}, got {describe(value)}")
+        raise ValidationTypeError(
+            f"{name} must be an array-like of {' or '.join(f'{d}-d' for d in dims)}, got {describe(value)}"
+        )
     try:
         arr = np.asarray(value)
     except (ValueError, TypeError) as exc:  # ragged nested lists
-        raise ValidationTypeError(f"{name} must be a rectangular array-like, got {type(value).__name__} ({exc})") from None
+        raise ValidationTypeError(
+            f"{name} must be a rectangular array-like, got {type(value).__name__} ({exc})"
+        ) from None
     if arr.dtype == object and numeric:
         try:
             arr = arr.astype(float)
         except (ValueError, TypeError):
-            raise ValidationTypeError(f"{name} must be numeric, got values of dtype object such as {describe(arr.flat[0] if arr.size else None)}") from None
+            raise ValidationTypeError(
+                f"{name} must be numeric, got values of dtype object such as {describe(arr.flat[0] if arr.size else None)}"
+            ) from None
     if arr.ndim not in dims:
         want = " or ".join(("(n,)" if d == 1 else "(n, d)" if d == 2 else f"{d}-d") for d in dims)
         raise ValidationError(f"{name} must have shape {want}, got shape {arr.shape}")
@@ -179,7 +185,9 @@ def check_array(
         raise ValidationTypeError(f"{name} must be numeric, got dtype {arr.dtype}")
     if n is not None and arr.shape[0] != n:
         if arr.ndim == 2 and arr.shape[1] == n:
-            raise ValidationError(f"{name} must have shape ({n}, d) with one row per unit like {n_name}, got {arr.shape}: transpose it ({name}.T)")
+            raise ValidationError(
+                f"{name} must have shape ({n}, d) with one row per unit like {n_name}, got {arr.shape}: transpose it ({name}.T)"
+            )
         raise ValidationError(f"{name} must have {n} rows like {n_name}, got shape {arr.shape}")
     if arr.shape[0] < min_size:
         raise ValidationError(f"{name} must hold at least {min_size} unit(s), got shape {arr.shape}")
@@ -210,7 +218,9 @@ def check_finite(arr: np.ndarray, name: str) -> np.ndarray:
         bad = ~np.isfinite(arr)
         if bad.any():
             n_nan = int(np.isnan(arr).sum())
-            raise ValidationError(f"{name} must be finite, got {n_nan} NaN and {int(bad.sum()) - n_nan} infinite value(s); drop or impute them first")
+            raise ValidationError(
+                f"{name} must be finite, got {n_nan} NaN and {int(bad.sum()) - n_nan} infinite value(s); drop or impute them first"
+            )
     return arr
 
 
@@ -234,7 +244,9 @@ def check_same_length(**arrays: Any) -> int:
     """
     lengths = {k: len(v) for k, v in arrays.items()}
     if len(set(lengths.values())) > 1:
-        raise ValidationError(f"{', '.join(lengths)} must have the same length, got {', '.join(f'{k}: {v}' for k, v in lengths.items())}")
+        raise ValidationError(
+            f"{', '.join(lengths)} must have the same length, got {', '.join(f'{k}: {v}' for k, v in lengths.items())}"
+        )
     return next(iter(lengths.values()))
 
 
@@ -264,13 +276,17 @@ def check_count(value: Any, name: str, *, minimum: int = 1, allow_none: bool = F
     if value is None and allow_none:
         return None
     if not _is_int(value):
-        raise ValidationTypeError(f"{name} must be an integer >= {minimum}{' or None' if allow_none else ''}, got {describe(value)} ({type(value).__name__})")
+        raise ValidationTypeError(
+            f"{name} must be an integer >= {minimum}{' or None' if allow_none else ''}, got {describe(value)} ({type(value).__name__})"
+        )
     if value < minimum:
         raise ValidationError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
 
-def check_real(value: Any, name: str, *, low: float | None = None, high: float | None = None, high_open: bool = False) -> float:
+def check_real(
+    value: Any, name: str, *, low: float | None = None, high: float | None = None, high_open: bool = False
+) -> float:
     """A finite real number (``bool`` refused), optionally in ``[low, high]`` (or ``[low, high)``).
 
     Parameters
@@ -299,7 +315,9 @@ def check_real(value: Any, name: str, *, low: float | None = None, high: float |
     if not math.isfinite(v):
         raise ValidationError(f"{name} must be finite, got {value!r}")
     if (low is not None and v < low) or (high is not None and (v >= high if high_open else v > high)):
-        raise ValidationError(f"{name} must be in [{low if low is not None else '-inf'}, {high if high is not None else 'inf'}{')' if high_open else ']'}, got {value!r}")
+        raise ValidationError(
+            f"{name} must be in [{low if low is not None else '-inf'}, {high if high is not None else 'inf'}{')' if high_open else ']'}, got {value!r}"
+        )
     return v
 
 
@@ -357,7 +375,9 @@ def check_attribute(values: Any, name: str, *, min_per_level: int = 2, levels: i
         check_finite(arr, name)
     lv, counts = np.unique(arr, return_counts=True)
     if len(lv) < 2:
-        raise ValidationError(f"{name} must take at least two levels, got the constant {describe(lv[0] if len(lv) else None)}")
+        raise ValidationError(
+            f"{name} must take at least two levels, got the constant {describe(lv[0] if len(lv) else None)}"
+        )
     if levels is not None and len(lv) != levels:
         raise ValidationError(f"{name} must take exactly {levels} levels, got {len(lv)}: {describe(lv.tolist())}")
     if counts.min() < min_per_level:
@@ -457,7 +477,9 @@ class Range:
         Whether a bound is excluded.
     """
 
-    def __init__(self, low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False) -> None:
+    def __init__(
+        self, low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False
+    ) -> None:
         self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
 
     def __contains__(self, value: float) -> bool:
@@ -575,7 +597,9 @@ def _fits(kind: str, value: Any) -> bool:
     return _kind(value) == kind
 
 
-def check_parameter(name: str, value: Any, default: Any, *, literal: bool = True, allowed: Range | None = None, where: str = "") -> Any:
+def check_parameter(
+    name: str, value: Any, default: Any, *, literal: bool = True, allowed: Range | None = None, where: str = ""
+) -> Any:
     """Check a notebook parameter's value against its default's type and its allowed range.
 
     The rule (CONTRIBUTING.md, "Parameters"): a value must have the type of the default (``bool``,
@@ -623,7 +647,9 @@ def check_parameter(name: str, value: Any, default: Any, *, literal: bool = True
         items = list(value)
     elif isinstance(default, Mapping):
         if not isinstance(value, Mapping):
-            raise ValidationTypeError(f"{pre}{name} must be a mapping like its default {describe(default)}, got {shown}")
+            raise ValidationTypeError(
+                f"{pre}{name} must be a mapping like its default {describe(default)}, got {shown}"
+            )
         return value
     else:
         kind, items = _kind(default), [value]
@@ -631,7 +657,9 @@ def check_parameter(name: str, value: Any, default: Any, *, literal: bool = True
         for v in items:
             if not _fits(kind, v):
                 what = f"a list of {_PLURAL[kind]}" if isinstance(default, (list, tuple)) else _EXPECT[kind]
-                raise ValidationTypeError(f"{pre}{name} must be {what} like its default {describe(default)}, got {shown}")
+                raise ValidationTypeError(
+                    f"{pre}{name} must be {what} like its default {describe(default)}, got {shown}"
+                )
             if kind in ("int", "float") and not math.isfinite(float(v)):
                 raise ValidationError(f"{pre}{name} must be a finite number, got {shown}")
     rng = allowed if allowed is not None else implicit_range(name, default)
@@ -679,12 +707,16 @@ def check_grey_images(x: Any, size: int | None = None, name: str = "images") -> 
     if arr.ndim != 3 or arr.shape[1] != arr.shape[2] or arr.shape[0] == 0:
         raise ValueError(f"{name} must have shape (n, H, W) or (n, 1, H, W) with H == W and n >= 1, got {np.shape(x)}")
     if size is not None and arr.shape[1] != size:
-        raise ValueError(f"{name} must be {size}x{size} images (the size the model was built for), got {arr.shape[1]}x{arr.shape[2]}")
+        raise ValueError(
+            f"{name} must be {size}x{size} images (the size the model was built for), got {arr.shape[1]}x{arr.shape[2]}"
+        )
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values")
     lo, hi = float(arr.min()), float(arr.max())
     if lo < -1e-3 or hi > 1 + 1e-3:
-        raise ValueError(f"{name} must have values in [0, 1], got [{lo:.3g}, {hi:.3g}]; rescale with (x + 1) / 2 if they are in [-1, 1]")
+        raise ValueError(
+            f"{name} must have values in [0, 1], got [{lo:.3g}, {hi:.3g}]; rescale with (x + 1) / 2 if they are in [-1, 1]"
+        )
     return np.clip(arr, 0.0, 1.0)
 
 
@@ -740,12 +772,16 @@ def check_names(value: Any, name: str, known: Sequence[str] | None = None, *, wh
     if isinstance(value, str):
         names = [value]
     elif value is None or isinstance(value, (bytes, Mapping)) or not hasattr(value, "__iter__"):
-        raise ValidationTypeError(f"{name} must be a {what} name or a list of them, got {describe(value)} ({type(value).__name__})")
+        raise ValidationTypeError(
+            f"{name} must be a {what} name or a list of them, got {describe(value)} ({type(value).__name__})"
+        )
     else:
         names = list(value)
     bad = [v for v in names if not isinstance(v, str)]
     if bad:
-        raise ValidationTypeError(f"{name} must hold {what} names (str), got {describe(bad[0])} ({type(bad[0]).__name__})")
+        raise ValidationTypeError(
+            f"{name} must hold {what} names (str), got {describe(bad[0])} ({type(bad[0]).__name__})"
+        )
     if known is not None:
         unknown = [v for v in names if v not in known]
         if unknown:

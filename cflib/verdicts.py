@@ -274,7 +274,9 @@ def bootstrap_interval(
     return Interval(float(statistic(arr)), float(low), float(high), method)
 
 
-def correlation_interval(r: Any, n: Any, *, level: float = 0.95, spearman: bool = False, unit: str = "units") -> Interval:
+def correlation_interval(
+    r: Any, n: Any, *, level: float = 0.95, spearman: bool = False, unit: str = "units"
+) -> Interval:
     """Fisher-z interval of a correlation over ``n`` independent units.
 
     Parameters
@@ -308,7 +310,9 @@ def correlation_interval(r: Any, n: Any, *, level: float = 0.95, spearman: bool 
     level = check_probability(level, "level")
     method = f"{_level_text(level)} Fisher-z interval{' (Spearman)' if spearman else ''}, {_count(n, unit)}"
     if n < 4 or math.isnan(r):
-        return Interval(r, math.nan, math.nan, method + (" (fewer than 4 units)" if n < 4 else " (undefined correlation)"))
+        return Interval(
+            r, math.nan, math.nan, method + (" (fewer than 4 units)" if n < 4 else " (undefined correlation)")
+        )
     if abs(r) == 1:
         return Interval(r, r, r, method + " (|r| = 1)")
     half = float(norm.ppf(0.5 + level / 2)) * math.sqrt((1.06 if spearman else 1.0) / (n - 3))
@@ -330,7 +334,9 @@ def _bound(value: Any, name: str) -> float:
     return v
 
 
-def decide_above(interval: Interval, threshold: float, *, inclusive: bool = False, quantity: str = "the estimate") -> Decision:
+def decide_above(
+    interval: Interval, threshold: float, *, inclusive: bool = False, quantity: str = "the estimate"
+) -> Decision:
     """The paper claims the quantity lies above ``threshold``.
 
     Parameters
@@ -362,7 +368,9 @@ def decide_above(interval: Interval, threshold: float, *, inclusive: bool = Fals
     return Decision(UNDECIDED, iv, rule)
 
 
-def decide_below(interval: Interval, threshold: float, *, inclusive: bool = False, quantity: str = "the estimate") -> Decision:
+def decide_below(
+    interval: Interval, threshold: float, *, inclusive: bool = False, quantity: str = "the estimate"
+) -> Decision:
     """The paper claims the quantity lies below ``threshold`` (the mirror of :func:`decide_above`).
 
     Parameters
@@ -423,8 +431,13 @@ def decide_within(interval: Interval, low: float, high: float, *, quantity: str 
     return Decision(UNDECIDED, iv, rule)
 
 
-def combine(decisions: Iterable[Decision | str] | Mapping[str, Decision], *, rule: str = "every part",
-            detail: bool | str = False, pick: Callable[[Decision], float] | None = None) -> Decision:
+def combine(
+    decisions: Iterable[Decision | str] | Mapping[str, Decision],
+    *,
+    rule: str = "every part",
+    detail: bool | str = False,
+    pick: Callable[[Decision], float] | None = None,
+) -> Decision:
     """Join the parts of a claim that needs all of them ("for every model", "A and B"), keeping the deciding part.
 
     Parameters
@@ -453,10 +466,15 @@ def combine(decisions: Iterable[Decision | str] | Mapping[str, Decision], *, rul
     named = dict(decisions) if isinstance(decisions, Mapping) else None
     if detail == "verdicts" and named is None:
         raise ValidationTypeError("detail='verdicts' needs decisions as a mapping of part names to decisions")
-    parts = [d if isinstance(d, Decision) else Decision(d, None, "") for d in (named.values() if named is not None else decisions)]
+    parts = [
+        d if isinstance(d, Decision) else Decision(d, None, "")
+        for d in (named.values() if named is not None else decisions)
+    ]
     for d in parts:
         if d.verdict not in (REPRODUCED, NOT_REPRODUCED, UNDECIDED):
-            raise ValidationError(f"decisions must be reproduced, not reproduced or undecided at this scale, got {d.verdict!r}")
+            raise ValidationError(
+                f"decisions must be reproduced, not reproduced or undecided at this scale, got {d.verdict!r}"
+            )
     text = f"{rule}: reproduced if every part is, not reproduced if any part is not, otherwise undecided"
     if detail is True and parts:
         text += " (" + "; ".join(f"{d.rule} [{d.interval}]" if d.interval else d.rule for d in parts) + ")"
@@ -465,16 +483,25 @@ def combine(decisions: Iterable[Decision | str] | Mapping[str, Decision], *, rul
     if detail == "rules":
         text += f" (parts: {'; '.join(dict.fromkeys(d.rule for d in parts))})"
     elif detail == "verdicts":
-        text += ". Parts: " + "; ".join(f"{k}: {d.verdict}" + (f" at {d.interval}" if d.interval is not None else "")
-                                       for k, d in named.items())
+        text += ". Parts: " + "; ".join(
+            f"{k}: {d.verdict}" + (f" at {d.interval}" if d.interval is not None else "") for k, d in named.items()
+        )
     verdicts = [d.verdict for d in parts]
-    joint = NOT_REPRODUCED if NOT_REPRODUCED in verdicts else REPRODUCED if all(v == REPRODUCED for v in verdicts) else UNDECIDED
+    joint = (
+        NOT_REPRODUCED
+        if NOT_REPRODUCED in verdicts
+        else REPRODUCED
+        if all(v == REPRODUCED for v in verdicts)
+        else UNDECIDED
+    )
     deciding = [d for d in parts if d.verdict == joint]
     shown = max(deciding, key=pick) if pick is not None else deciding[0]
     return Decision(joint, shown.interval, text)
 
 
-def deciding_size(interval: Interval, boundaries: float | Iterable[float], n: int, *, max_factor: int = 1000) -> int | None:
+def deciding_size(
+    interval: Interval, boundaries: float | Iterable[float], n: int, *, max_factor: int = 1000
+) -> int | None:
     """How many units would decide a claim at the same estimate: the note of an undecided claim.
 
     Parameters
@@ -570,8 +597,12 @@ def one_seed(decision: Decision) -> Decision:
         iv = Interval(iv.estimate, iv.low, iv.high, f"{iv.method}, 1 training seed")
     if decision.verdict not in (REPRODUCED, NOT_REPRODUCED, UNDECIDED):
         return decision
-    return Decision(UNDECIDED, iv, f"undecided: one training seed (a model comparison needs training seeds as units; "
-                                   f"over this seed's test images alone it would read {decision.verdict}). {decision.rule}")
+    return Decision(
+        UNDECIDED,
+        iv,
+        f"undecided: one training seed (a model comparison needs training seeds as units; "
+        f"over this seed's test images alone it would read {decision.verdict}). {decision.rule}",
+    )
 
 
 #: Bradley's (1978) liberal criterion: a test holds its level ``alpha`` when its type-I error lies in

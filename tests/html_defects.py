@@ -20,8 +20,10 @@ E_NOTATION = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?e[+-]?\d+\b", re.I)
 #: A float with nine or more decimals: ``0.0010000005131587386``.
 LONG_FLOAT = re.compile(r"(?<![\w.])-?\d+\.\d{9,}\b")
 #: TeX a reader would see as source: a backslash command or a ``$`` outside rendered math.
-TEX = re.compile(r"\$|\\(?:frac|hat|widehat|mathbf|mathrm|mathcal|text|epsilon|varepsilon|alpha|beta|sigma|mu|cdot|"
-                 r"leq?|geq?|sum|tilde|bar|perp|mid|lVert|rVert|Pr|sqrt|times|approx|in)\b")
+TEX = re.compile(
+    r"\$|\\(?:frac|hat|widehat|mathbf|mathrm|mathcal|text|epsilon|varepsilon|alpha|beta|sigma|mu|cdot|"
+    r"leq?|geq?|sum|tilde|bar|perp|mid|lVert|rVert|Pr|sqrt|times|approx|in)\b"
+)
 #: An image's alt text that says nothing: empty, a file name or a hash.
 FILE_ALT = re.compile(r"^(?:[\w./-]*\.(?:png|svg|jpe?g|gif)|[0-9a-f]{16,}.*|_images/.*)$", re.I)
 
@@ -65,9 +67,20 @@ def defects(html: Path) -> dict[str, list[str]]:
         ``stderr``, ``notes §``, ``figures without alt text``, ``claim cards over 150 words``: each a list of
         ``"page: excerpt"``.
     """
-    found: dict[str, list[str]] = {k: [] for k in (
-        "dict text", "cut-off cells", "e-notation", "long floats", "TeX or $ outside math", "stderr", "notes §",
-        "figures without alt text", "claim cards over 150 words")}
+    found: dict[str, list[str]] = {
+        k: []
+        for k in (
+            "dict text",
+            "cut-off cells",
+            "e-notation",
+            "long floats",
+            "TeX or $ outside math",
+            "stderr",
+            "notes §",
+            "figures without alt text",
+            "claim cards over 150 words",
+        )
+    }
     for page in pages(html):
         name = page.relative_to(html).with_suffix("").as_posix()
         soup = _soup(page)
@@ -93,14 +106,27 @@ def defects(html: Path) -> dict[str, list[str]]:
                 found["claim cards over 150 words"].append(f"{name}: {shown} words: {card.get_text(' ')[:60]}")
         prose = _prose(soup)
         found["long floats"] += [f"{name}: {m}" for m in LONG_FLOAT.findall(prose)]
-        found["notes §"] += [f"{name}: …{prose[max(m.start() - 30, 0):m.end() + 20]}…" for m in re.finditer(r"notes\W{0,2}§", prose)]
-        found["TeX or $ outside math"] += [f"{name}: …{prose[max(m.start() - 30, 0):m.end() + 20]}…" for m in TEX.finditer(prose)]
+        found["notes §"] += [
+            f"{name}: …{prose[max(m.start() - 30, 0) : m.end() + 20]}…" for m in re.finditer(r"notes\W{0,2}§", prose)
+        ]
+        found["TeX or $ outside math"] += [
+            f"{name}: …{prose[max(m.start() - 30, 0) : m.end() + 20]}…" for m in TEX.finditer(prose)
+        ]
     return found
 
 
 #: The most of each defect the book may show (issue 26, "Done when").
-LIMITS = {"dict text": 0, "cut-off cells": 0, "e-notation": 20, "long floats": 0, "TeX or $ outside math": 0, "stderr": 0,
-          "notes §": 0, "figures without alt text": 5, "claim cards over 150 words": 10}
+LIMITS = {
+    "dict text": 0,
+    "cut-off cells": 0,
+    "e-notation": 20,
+    "long floats": 0,
+    "TeX or $ outside math": 0,
+    "stderr": 0,
+    "notes §": 0,
+    "figures without alt text": 5,
+    "claim cards over 150 words": 10,
+}
 
 
 def over_limits(found: dict[str, list[str]], limits: dict[str, int] | None = None) -> list[str]:

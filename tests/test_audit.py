@@ -104,7 +104,9 @@ def test_json_validates_and_same_seed_same_report(world, tmp_path):
 
 def test_html_is_one_self_contained_page(world, tmp_path):
     d, reads_x, _ = world
-    page = audit(reads_x, d, sfm=SFM, learner="linear", n_boot=0, progress=False).to_html(tmp_path / "r.html").read_text()
+    page = (
+        audit(reads_x, d, sfm=SFM, learner="linear", n_boot=0, progress=False).to_html(tmp_path / "r.html").read_text()
+    )
     assert "data:image/png;base64," in page and "Ctf-DE" in page and "data_sha256" in page
     # nothing is fetched (no external image, style sheet or script); the only addresses are links to the book
     assert 'src="http' not in page and "<link" not in page and "<script" not in page
@@ -148,8 +150,14 @@ def test_constant_nan_and_multilevel_attributes(world):
     with pytest.raises(ValueError, match=r"infinite values in 'w' \(1\)"):
         audit(reads_x, d.assign(w=d.w.where(d.index > 0, np.inf)), sfm=SFM, n_boot=0, progress=False)
     three = d.assign(x=np.where(d.index % 7 == 0, 2, d.x))
-    two_of_three = audit(lambda f: f.w.to_numpy(), three, sfm=StandardFairnessModel("x", ["z"], ["w"], "y", 0, 1),
-                         n_boot=0, learner="linear", progress=False)
+    two_of_three = audit(
+        lambda f: f.w.to_numpy(),
+        three,
+        sfm=StandardFairnessModel("x", ["z"], ["w"], "y", 0, 1),
+        n_boot=0,
+        learner="linear",
+        progress=False,
+    )
     assert two_of_three.provenance["n_rows"] == int((three.x != 2).sum())
 
 
@@ -185,8 +193,14 @@ def test_attribute_with_three_levels_is_audited_pairwise_with_bonferroni(world):
 def _write_config(tmp_path, d, **over):
     d.to_csv(tmp_path / "data.csv", index=False)
     (tmp_path / "mymodel.py").write_text("def predict(frame):\n    return 0.5 * frame['x'] + frame['w']\n")
-    cfg = {"data": "data.csv", "roles": {"x": "x", "z": ["z"], "w": ["w"], "y": "y"}, "model": "mymodel:predict",
-           "n_boot": 0, "learner": "linear", **over}
+    cfg = {
+        "data": "data.csv",
+        "roles": {"x": "x", "z": ["z"], "w": ["w"], "y": "y"},
+        "model": "mymodel:predict",
+        "n_boot": 0,
+        "learner": "linear",
+        **over,
+    }
     import yaml
 
     (tmp_path / "audit.yaml").write_text(yaml.safe_dump(cfg))
@@ -197,8 +211,12 @@ def test_cli_writes_both_files(world, tmp_path):
     d, _, _ = world
     cfg = _write_config(tmp_path, d)
     env = {**os.environ, "PYTHONPATH": ""}
-    res = subprocess.run([sys.executable, "-m", "cflib.cli", "audit", str(cfg), "--out", str(tmp_path / "out"), "--quiet"],
-                         capture_output=True, text=True, env=env)
+    res = subprocess.run(
+        [sys.executable, "-m", "cflib.cli", "audit", str(cfg), "--out", str(tmp_path / "out"), "--quiet"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert res.returncode == 0, res.stderr
     assert "Ctf-DE" in res.stdout
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["model_card.md", "report.html", "report.json"]
@@ -233,8 +251,11 @@ def test_cli_malformed_yaml_and_constant_attribute_exit_2(world, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("data: [unclosed\n")
     for path, match in ((cfg, "is constant"), (bad, "not valid YAML"), (tmp_path / "none.yaml", "does not exist")):
-        res = subprocess.run([sys.executable, "-m", "cflib.cli", "audit", str(path), "--out", str(tmp_path / "out")],
-                             capture_output=True, text=True)
+        res = subprocess.run(
+            [sys.executable, "-m", "cflib.cli", "audit", str(path), "--out", str(tmp_path / "out")],
+            capture_output=True,
+            text=True,
+        )
         lines = res.stderr.strip().splitlines()
         assert res.returncode == 2 and len(lines) == 1 and match in lines[0], res.stderr
     assert not (tmp_path / "out").exists()
@@ -310,8 +331,16 @@ def test_too_few_pairs_for_cf_clot_reach_the_report():
     d = linear_world(n=28, seed=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = audit(lambda f: f.w.to_numpy() + f.x.to_numpy(), d, sfm=SFM, counterfactual=FlipX(), z=["z"], n_boot=0,
-                  learner="linear", progress=False)
+        r = audit(
+            lambda f: f.w.to_numpy() + f.x.to_numpy(),
+            d,
+            sfm=SFM,
+            counterfactual=FlipX(),
+            z=["z"],
+            n_boot=0,
+            learner="linear",
+            progress=False,
+        )
     assert any(w.startswith("cfclot_test") and "30 pairs" in w for w in r.warnings)
 
 
@@ -325,8 +354,16 @@ def labelled_world(n: int = 1500, seed: int = 4) -> pd.DataFrame:
     w = 0.6 * x + (school == "A") + rng.normal(size=n)
     owner = rng.random(n) < 0.4
     y = (0.5 * x + w + 0.4 * owner - 0.3 * (region == "south") + rng.normal(size=n)) > 0.8
-    return pd.DataFrame({"group": np.where(x == 1, "g1", "g0"), "region": region, "school": school, "owner": owner,
-                         "w": w, "label": np.where(y, "yes", "no")})
+    return pd.DataFrame(
+        {
+            "group": np.where(x == 1, "g1", "g0"),
+            "region": region,
+            "school": school,
+            "owner": owner,
+            "w": w,
+            "label": np.where(y, "yes", "no"),
+        }
+    )
 
 
 LSFM = StandardFairnessModel("group", ["region"], ["school", "owner", "w"], "label", "g0", "g1")
@@ -346,7 +383,8 @@ def test_data_as_it_comes_string_outcome_y1_and_categorical_covariates():
         r = audit(score_model, d, sfm=LSFM, n_boot=0, progress=False, y1="yes", learner=learner)
         coded = d.assign(label=(d.label == "yes").astype(int))
         assert r.rows.loc["TV (y)", "estimate"] == pytest.approx(
-            coded.loc[d.group == "g1", "label"].mean() - coded.loc[d.group == "g0", "label"].mean(), abs=1e-12)
+            coded.loc[d.group == "g1", "label"].mean() - coded.loc[d.group == "g0", "label"].mean(), abs=1e-12
+        )
     assert r.provenance["roles"]["y1"] == "yes" and r.provenance["decisions"] == "score >= 0.5"
 
 
@@ -355,17 +393,23 @@ def hand_rates(groups: np.ndarray, dec: np.ndarray, y: np.ndarray) -> pd.DataFra
     f = pd.DataFrame({"g": groups, "d": dec, "y": y})
     out = {}
     for g, s in f.groupby("g"):
-        out[str(g)] = {"n": len(s), "base_rate": s.y.mean(), "selection_rate": s.d.mean(),
-                       "tpr": s.loc[s.y == 1, "d"].mean() if (s.y == 1).any() else np.nan,
-                       "fpr": s.loc[s.y == 0, "d"].mean() if (s.y == 0).any() else np.nan,
-                       "ppv": s.loc[s.d == 1, "y"].mean() if (s.d == 1).any() else np.nan}
+        out[str(g)] = {
+            "n": len(s),
+            "base_rate": s.y.mean(),
+            "selection_rate": s.d.mean(),
+            "tpr": s.loc[s.y == 1, "d"].mean() if (s.y == 1).any() else np.nan,
+            "fpr": s.loc[s.y == 0, "d"].mean() if (s.y == 0).any() else np.nan,
+            "ppv": s.loc[s.d == 1, "y"].mean() if (s.d == 1).any() else np.nan,
+        }
     return pd.DataFrame.from_dict(out, orient="index")
 
 
 def test_group_table_equals_rates_computed_directly():
     d = labelled_world()
     r = audit(score_model, d, sfm=LSFM, n_boot=0, progress=False, y1="yes", learner="linear", threshold=0.6)
-    want = hand_rates(d.group.to_numpy(), (score_model(d) >= 0.6).astype(int), (d.label == "yes").astype(int).to_numpy())
+    want = hand_rates(
+        d.group.to_numpy(), (score_model(d) >= 0.6).astype(int), (d.label == "yes").astype(int).to_numpy()
+    )
     got = r.groups
     assert list(got.index) == ["g0", "g1"]
     assert (got["n"] == want["n"]).all()
@@ -388,7 +432,10 @@ def test_small_groups_are_not_estimable_never_zero():
     y = np.array([1, 1, 0, 0, 1, 0, 1, 1, 1])  # 'tiny' has no y = 0 unit and no decision 1
     t = group_rates(g, dec, y)
     assert np.isnan(t.loc["tiny", "fpr"]) and np.isnan(t.loc["tiny", "fpr_low"]) and np.isnan(t.loc["tiny", "ppv"])
-    assert "fpr: not estimable (no y = 0)" in t.loc["tiny", "note"] and "ppv: not estimable (no decision = 1)" in t.loc["tiny", "note"]
+    assert (
+        "fpr: not estimable (no y = 0)" in t.loc["tiny", "note"]
+        and "ppv: not estimable (no decision = 1)" in t.loc["tiny", "note"]
+    )
     assert t.loc["tiny", "tpr"] == 0.0 and t.loc["tiny", "tpr_high"] > 0.5  # 0 of 3 is estimable, with a wide interval
     assert t.loc["a", "note"] == ""
 
@@ -417,7 +464,9 @@ def test_wilson_interval_closed_forms_and_published_value():
 def test_newcombe_interval_published_value_and_its_pvalue_inverts_it():
     from cflib.stats.rates import newcombe_difference
 
-    assert tuple(newcombe_difference(48, 80, 56, 70).ci) == pytest.approx((0.0524, 0.3339), abs=5e-5)  # Newcombe (1998b), method 10
+    assert tuple(newcombe_difference(48, 80, 56, 70).ci) == pytest.approx(
+        (0.0524, 0.3339), abs=5e-5
+    )  # Newcombe (1998b), method 10
     for k0, n0, k1, n1 in ((30, 100, 50, 100), (0, 3, 190, 1000), (12, 40, 5, 35), (1, 1, 0, 1)):
         r = newcombe_difference(k0, n0, k1, n1)
         if 1e-12 < r.pvalue < 1:
@@ -431,16 +480,26 @@ def test_newcombe_interval_published_value_and_its_pvalue_inverts_it():
 
 def test_difference_outcome_shares_the_fits_and_equals_the_difference():
     d = linear_world(n=600, seed=5).assign(yhat=lambda f: 0.5 * f.w + 0.2 * f.z)
-    e = ctf_effects(d, SFM, ["y", "yhat"], learner="hgb", n_boot=30, seed=1, ci="percentile",
-                    differences={"diff": ("y", "yhat")})
+    e = ctf_effects(
+        d, SFM, ["y", "yhat"], learner="hgb", n_boot=30, seed=1, ci="percentile", differences={"diff": ("y", "yhat")}
+    )
     for m in ("TV", "DE", "IE", "SE"):
         assert e["diff"].estimate[m] == pytest.approx(e["y"].estimate[m] - e["yhat"].estimate[m], abs=1e-12)
     np.testing.assert_allclose(e["diff"].draws, e["y"].draws - e["yhat"].draws, atol=1e-12)
     np.testing.assert_allclose(e["diff"].influence, e["y"].influence - e["yhat"].influence, atol=1e-12)
     alone = ctf_effects(d, SFM, ["y", "yhat"], learner="hgb", n_boot=30, seed=1, ci="percentile")
     assert alone["y"].estimate == e["y"].estimate and alone["yhat"].ci == e["yhat"].ci  # sharing changes nothing else
-    two = ctf_effects(d, SFM, ["y", "yhat"], learner="hgb", n_boot=30, seed=1, ci="percentile",
-                      differences={"diff": ("y", "yhat")}, n_jobs=2)  # folds in two processes: the same numbers
+    two = ctf_effects(
+        d,
+        SFM,
+        ["y", "yhat"],
+        learner="hgb",
+        n_boot=30,
+        seed=1,
+        ci="percentile",
+        differences={"diff": ("y", "yhat")},
+        n_jobs=2,
+    )  # folds in two processes: the same numbers
     assert all(two[k].estimate == e[k].estimate and two[k].ci == e[k].ci for k in e)
 
 
@@ -459,7 +518,9 @@ def test_fail_on_exit_status_and_junit(world, tmp_path):
     flagged = [c["check"] for c in doc["checks"] if c["flagged"]]
     quiet = [c["check"] for c in doc["checks"] if not c["flagged"]]
     assert "Ctf-DE" in flagged and quiet
-    res = _cli(str(cfg), "--out", str(tmp_path / "o1"), "--quiet", "--fail-on", "Ctf-DE", "--junit", str(tmp_path / "j1.xml"))
+    res = _cli(
+        str(cfg), "--out", str(tmp_path / "o1"), "--quiet", "--fail-on", "Ctf-DE", "--junit", str(tmp_path / "j1.xml")
+    )
     assert res.returncode == 1 and "Ctf-DE" in res.stderr
     res = _cli(str(cfg), "--out", str(tmp_path / "o2"), "--quiet", "--fail-on", ",".join(quiet))
     assert res.returncode == 0, res.stderr
@@ -479,7 +540,9 @@ def test_fail_on_exit_status_and_junit(world, tmp_path):
     failed = [c.get("name") for c in cases if c.find("failure") is not None]
     assert failed == ["Ctf-DE"] and suite.get("failures") == "1" and suite.get("tests") == str(len(cases))
     ungated = ET.parse(tmp_path / "j0.xml").getroot().find("testsuite")
-    assert sorted(c.get("name") for c in ungated.findall("testcase") if c.find("failure") is not None) == sorted(flagged)
+    assert sorted(c.get("name") for c in ungated.findall("testcase") if c.find("failure") is not None) == sorted(
+        flagged
+    )
 
 
 def test_select_checks_names():
@@ -511,23 +574,45 @@ def test_adult_as_it_comes_through_the_command_line(tmp_path):
 
     raw = pd.read_csv(dataset_path("adult")).sample(2500, random_state=0).reset_index(drop=True)
     raw.to_csv(tmp_path / "adult.csv", index=False)
-    cols = ["sex", "age", "race", "native-country", "education-num", "marital-status", "relationship", "workclass",
-            "occupation", "hours-per-week"]
+    cols = [
+        "sex",
+        "age",
+        "race",
+        "native-country",
+        "education-num",
+        "marital-status",
+        "relationship",
+        "workclass",
+        "occupation",
+        "hours-per-week",
+    ]
     cat = [c for c in cols if not pd.api.types.is_numeric_dtype(raw[c])]
-    pipe = make_pipeline(ColumnTransformer([("c", OneHotEncoder(handle_unknown="ignore", sparse_output=False), cat)],
-                                           remainder="passthrough"), HistGradientBoostingClassifier(max_iter=50, random_state=0))
+    pipe = make_pipeline(
+        ColumnTransformer(
+            [("c", OneHotEncoder(handle_unknown="ignore", sparse_output=False), cat)], remainder="passthrough"
+        ),
+        HistGradientBoostingClassifier(max_iter=50, random_state=0),
+    )
     pipe.fit(raw[cols], raw["income-per-year"] == ">50K")
     joblib.dump(pipe, tmp_path / "model.joblib")
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     start = readme.index("# audit.yaml")
-    cfg = yaml.safe_load(readme[start:readme.index("```", start)])  # the README's config, as a reader copies it
+    cfg = yaml.safe_load(readme[start : readme.index("```", start)])  # the README's config, as a reader copies it
     assert cfg["data"] == "adult.csv" and cfg["model"] == "model.joblib" and cfg["roles"]["y1"] == ">50K"
     cfg["n_boot"] = 20  # seconds, not minutes
     (tmp_path / "audit.yaml").write_text(yaml.safe_dump(cfg))
-    res = _cli(str(tmp_path / "audit.yaml"), "--out", str(tmp_path / "out"), "--quiet", "--fail-on", "model",
-               "--junit", str(tmp_path / "junit.xml"))
+    res = _cli(
+        str(tmp_path / "audit.yaml"),
+        "--out",
+        str(tmp_path / "out"),
+        "--quiet",
+        "--fail-on",
+        "model",
+        "--junit",
+        str(tmp_path / "junit.xml"),
+    )
     assert res.returncode in (0, 1) and "cflib audited 2500 rows" in res.stdout, res.stderr
     doc = json.loads((tmp_path / "out" / "report.json").read_text())
     import jsonschema
@@ -562,4 +647,6 @@ def test_report_text_formats_pvalues_and_summarises(world):
     assert "< 0.001" in page_card and "](https://" in page_card
     shown = r.summary(formatted=True)
     assert list(shown.index) == list(r.rows.index) and not shown["p-value"].str.contains(r"\de|^0$").any()
-    assert (shown["p-value"] == "< 0.001").any() and shown.loc["TV", "estimate"] == format_number(r.rows.loc["TV", "estimate"])
+    assert (shown["p-value"] == "< 0.001").any() and shown.loc["TV", "estimate"] == format_number(
+        r.rows.loc["TV", "estimate"]
+    )

@@ -37,7 +37,7 @@ def corner_marks(n: int = 400, seed: int = 0) -> tuple[np.ndarray, pd.DataFrame]
     r, c = rng.integers(5, 10, n), rng.integers(5, 10, n)
     bright = rng.uniform(0.25, 0.45, n)
     for i in np.flatnonzero(y):
-        x[i, 0, r[i]:r[i] + 3, c[i]:c[i] + 3] += bright[i]
+        x[i, 0, r[i] : r[i] + 3, c[i] : c[i] + 3] += bright[i]
     x += (TRACE * a)[:, None, None, None] * MARK
     return np.clip(x, 0, 1), pd.DataFrame({"group": a, "y": y, "site": rng.integers(0, 2, n)})
 
@@ -74,15 +74,24 @@ def marks():
 
 
 def run(x, frame, clf=ignores, cf=true_counterfactual, **kw):
-    args = {"attribute": "group", "outcome": "y", "parents": ["site"], "counterfactual": cf, "attribute_reader": reader,
-            "progress": False, **kw}
+    args = {
+        "attribute": "group",
+        "outcome": "y",
+        "parents": ["site"],
+        "counterfactual": cf,
+        "attribute_reader": reader,
+        "progress": False,
+        **kw,
+    }
     return audit_images(clf, x, frame, **args)
 
 
 def test_classifier_that_ignores_the_attribute_gets_eca_1_and_no_rejection(marks):
     r = run(*marks, clf=ignores)
     t = r.rows
-    assert all(t.loc[f"generator {k}", "verdict"].startswith("pass") for k in ("composition", "reversibility", "effectiveness"))
+    assert all(
+        t.loc[f"generator {k}", "verdict"].startswith("pass") for k in ("composition", "reversibility", "effectiveness")
+    )
     assert t.loc["ECA", "estimate"] == 1.0 and t.loc["ECA", "ci_high"] == 1.0 and t.loc["ECA", "ci_low"] > 0.98
     assert t.loc["CIT-LR", "pvalue"] >= r.alpha and t.loc["CIT-LR", "verdict"] == "no evidence against invariance"
     assert t.loc["CF-CLOT", "estimate"] == pytest.approx(0.0, abs=1e-12) and t.loc["CF-CLOT", "pvalue"] > r.alpha
@@ -105,7 +114,9 @@ def test_classifier_that_reads_the_attribute_is_flagged(marks):
     # the figure shows the units whose score moves most, the largest first
     fig = r.details["figure"]
     moved = np.abs(fig["score_cf"] - fig["score"])
-    assert moved[0] == pytest.approx(np.abs(reads(true_counterfactual(x, frame, {"group": 1 - frame.group})) - reads(x)).max())
+    assert moved[0] == pytest.approx(
+        np.abs(reads(true_counterfactual(x, frame, {"group": 1 - frame.group})) - reads(x)).max()
+    )
 
 
 def test_cit_lr_holds_its_level_for_an_invariant_classifier_and_keeps_its_power():
@@ -134,8 +145,13 @@ def test_identity_generator_fails_the_gate_and_nothing_counterfactual_is_estimat
 
     r = run(x, frame, clf=counting, cf=identity)
     t = r.rows
-    assert t.loc["generator composition", "verdict"].startswith("pass") and t.loc["generator reversibility", "estimate"] == 0
-    assert t.loc["generator effectiveness", "estimate"] == 0.0 and t.loc["generator effectiveness", "verdict"].startswith("fail")
+    assert (
+        t.loc["generator composition", "verdict"].startswith("pass")
+        and t.loc["generator reversibility", "estimate"] == 0
+    )
+    assert t.loc["generator effectiveness", "estimate"] == 0.0 and t.loc[
+        "generator effectiveness", "verdict"
+    ].startswith("fail")
     for name in CF_ROWS:
         assert t.loc[name, "verdict"].startswith("not estimable: the counterfactual generator fails effectiveness (0 [")
         assert np.isnan(t.loc[name, ["estimate", "ci_low", "ci_high", "pvalue"]].astype(float)).all()
@@ -183,7 +199,11 @@ def test_generator_forms_and_torch_module_give_the_same_report(marks):
             return 30 * (flat + 0.6 * (corner - BASE) - 0.55)
 
     shared = ReusedCounterfactual(true_counterfactual)
-    for r in (run(x, frame, clf=reads, cf=Model()), run(x, frame, clf=Net(), cf=shared), run(x, frame, clf=reads, cf=shared)):
+    for r in (
+        run(x, frame, clf=reads, cf=Model()),
+        run(x, frame, clf=Net(), cf=shared),
+        run(x, frame, clf=reads, cf=shared),
+    ):
         for name in ("ECA", "generator effectiveness", "generator composition"):
             assert r.rows.loc[name, "estimate"] == pytest.approx(base.rows.loc[name, "estimate"], abs=1e-6)
     assert shared.calls == 3  # two audits, three distinct generator calls
@@ -226,7 +246,13 @@ def test_json_validates_and_same_seed_same_report(marks, tmp_path):
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, load_schema())
     gated = json.loads((tmp_path / "r0.json").read_text())
-    assert {c["check"] for c in gated["checks"]} >= {"generator composition", "generator effectiveness", "ECA", "CIT-LR", "EO"}
+    assert {c["check"] for c in gated["checks"]} >= {
+        "generator composition",
+        "generator effectiveness",
+        "ECA",
+        "CIT-LR",
+        "EO",
+    }
 
 
 def test_html_is_one_self_contained_page_with_the_figure(marks, tmp_path):
@@ -242,18 +268,25 @@ def test_the_audit_trains_its_own_reader_and_reports_its_accuracy(marks, tmp_pat
     t = r.rows
     assert t.loc["attribute reader", "ci_low"] > 0.9 and "held-out half" in t.loc["attribute reader", "verdict"]
     assert t.loc["generator effectiveness", "verdict"].startswith("pass")
-    assert "SmallCNN" in r.provenance["attribute_reader"] and list((tmp_path / "_build" / "cache" / "models").glob("audit-reader-*.pt"))
+    assert "SmallCNN" in r.provenance["attribute_reader"] and list(
+        (tmp_path / "_build" / "cache" / "models").glob("audit-reader-*.pt")
+    )
 
 
 def test_train_generator_at_tiny_size(tmp_path, monkeypatch):
     """counterfactual='train' fits the CLDM+D on the images (cached) and the audit runs its gate on it."""
     monkeypatch.setenv("CFLIB_ROOT", str(tmp_path))
     x, frame = corner_marks(64, seed=3)
-    opts = {"config": {"latent_channels": 2, "vae_channels": [8, 8], "unet_channels": [16, 16]},
-            "fit": {"vae_epochs": 1, "diffusion_epochs": 1, "batch_size": 32}, "counterfactual": {"steps": 3},
-            "cache_dir": str(tmp_path / "models")}
+    opts = {
+        "config": {"latent_channels": 2, "vae_channels": [8, 8], "unet_channels": [16, 16]},
+        "fit": {"vae_epochs": 1, "diffusion_epochs": 1, "batch_size": 32},
+        "counterfactual": {"steps": 3},
+        "cache_dir": str(tmp_path / "models"),
+    }
     r = run(x, frame, clf=reads, cf="train", parents=["site"], train_options=opts)
-    assert r.provenance["counterfactual"].startswith("CLDM+D trained here") and list((tmp_path / "models").glob("ldm-*.pt"))
+    assert r.provenance["counterfactual"].startswith("CLDM+D trained here") and list(
+        (tmp_path / "models").glob("ldm-*.pt")
+    )
     assert {"generator composition", "generator reversibility", "generator effectiveness"} <= set(r.rows.index)
     again = run(x, frame, clf=reads, cf="train", parents=["site"], train_options=opts)  # loaded from the cache
     assert again.rows.loc["generator composition", "estimate"] == r.rows.loc["generator composition", "estimate"]
@@ -272,18 +305,21 @@ def _bad(**over):
     def call(x, frame):
         args = {"predict": reads, "images": x, "attributes": frame, **over}
         return run(args.pop("images"), args.pop("attributes"), clf=args.pop("predict"), **args)
+
     return call
 
 
 def _images(transform):
     def call(x, frame):
         return run(transform(x), frame)
+
     return call
 
 
 def _frame(transform):
     def call(x, frame):
         return run(x, transform(frame))
+
     return call
 
 
@@ -292,26 +328,54 @@ MALFORMED = [
     case("images-3d", ValueError, ("images", "images[:, None]"), _images(lambda x: x[:, 0])),
     case("images-0-255", ValueError, ("images", "[0, 1]", "divide by 255"), _images(lambda x: x * 255)),
     case("images-negative", ValueError, ("images", "rescale"), _images(lambda x: x - 0.5)),
-    case("images-nan", ValueError, ("images", "NaN"), _images(lambda x: np.where(np.arange(x.size).reshape(x.shape) == 7, np.nan, x))),
+    case(
+        "images-nan",
+        ValueError,
+        ("images", "NaN"),
+        _images(lambda x: np.where(np.arange(x.size).reshape(x.shape) == 7, np.nan, x)),
+    ),
     case("attributes-array", TypeError, ("attributes", "DataFrame"), _bad(attributes=np.zeros((400, 2)))),
     case("attributes-short", ValueError, ("attributes", "one row per image"), _frame(lambda f: f.iloc[:-1])),
     case("attribute-missing", ValueError, ("attribute", "'race'"), _bad(attribute="race")),
-    case("attribute-three-levels", ValueError, ("attribute", "levels=(x0, x1)"),
-         _frame(lambda f: f.assign(group=np.arange(len(f)) % 3))),
+    case(
+        "attribute-three-levels",
+        ValueError,
+        ("attribute", "levels=(x0, x1)"),
+        _frame(lambda f: f.assign(group=np.arange(len(f)) % 3)),
+    ),
     case("attribute-constant", ValueError, ("attribute", "constant"), _frame(lambda f: f.assign(group=1))),
     case("outcome-not-binary", ValueError, ("outcome", "binary"), _frame(lambda f: f.assign(y=np.arange(len(f)) % 4))),
     case("parents-missing", ValueError, ("parents", "'hospital'"), _bad(parents=["hospital"])),
     case("predict-not-callable", TypeError, ("predict", "callable"), _bad(predict=42)),
-    case("predict-wrong-length", ValueError, ("predict", "one value per image"), _bad(predict=lambda im: np.zeros(len(im) + 1))),
+    case(
+        "predict-wrong-length",
+        ValueError,
+        ("predict", "one value per image"),
+        _bad(predict=lambda im: np.zeros(len(im) + 1)),
+    ),
     case("predict-nan", ValueError, ("predict", "NaN"), _bad(predict=lambda im: np.full(len(im), np.nan))),
-    case("generator-wrong-shape", ValueError, ("counterfactual", "shape"), _bad(counterfactual=lambda im, pa, ps: im[:, :, :8])),
+    case(
+        "generator-wrong-shape",
+        ValueError,
+        ("counterfactual", "shape"),
+        _bad(counterfactual=lambda im, pa, ps: im[:, :, :8]),
+    ),
     case("generator-nan", ValueError, ("counterfactual", "NaN"), _bad(counterfactual=lambda im, pa, ps: im * np.nan)),
     case("generator-range", ValueError, ("counterfactual", "[0, 1]"), _bad(counterfactual=lambda im, pa, ps: im * 255)),
     case("generator-string", ValueError, ("counterfactual", "'train'"), _bad(counterfactual="trian")),
     case("generator-number", TypeError, ("counterfactual", "f(images, pa, pa_star)"), _bad(counterfactual=3)),
-    case("reader-wrong-length", ValueError, ("attribute_reader", "one value per image"),
-         _bad(attribute_reader=lambda im: np.zeros(len(im) - 1))),
-    case("reader-wrong-values", ValueError, ("attribute_reader", "levels"), _bad(attribute_reader=lambda im: np.full(len(im), 7.0))),
+    case(
+        "reader-wrong-length",
+        ValueError,
+        ("attribute_reader", "one value per image"),
+        _bad(attribute_reader=lambda im: np.zeros(len(im) - 1)),
+    ),
+    case(
+        "reader-wrong-values",
+        ValueError,
+        ("attribute_reader", "levels"),
+        _bad(attribute_reader=lambda im: np.full(len(im), 7.0)),
+    ),
     case("gate-unknown", ValueError, ("gate", "'realism'"), _bad(gate={"realism": 3})),
     case("gate-out-of-range", ValueError, ("gate['effectiveness']",), _bad(gate={"effectiveness": 1.5})),
     case("epsilon", ValueError, ("epsilon",), _bad(epsilon=-0.1)),
@@ -336,7 +400,7 @@ def test_enough_malformed_cases():
 # ----------------------------------------------------------------------------------------------------
 # cflib audit with an image config
 # ----------------------------------------------------------------------------------------------------
-MODULE = '''
+MODULE = """
 import numpy as np
 
 BASE, TRACE = 0.3, 0.35
@@ -356,7 +420,7 @@ def counterfactual(x, pa, pa_star):
 
 def reader(x):
     return (x[:, :, :4, :4].reshape(len(x), -1).mean(1) > BASE + TRACE / 2).astype(int)
-'''
+"""
 
 
 def _image_config(tmp_path, x, frame, **over):
@@ -364,8 +428,15 @@ def _image_config(tmp_path, x, frame, **over):
 
     np.savez(tmp_path / "marks.npz", images=x, **{c: frame[c].to_numpy() for c in frame.columns})
     (tmp_path / "imgmodel.py").write_text(MODULE)
-    cfg = {"images": "marks.npz", "attribute": "group", "outcome": "y", "classifier": "imgmodel:classifier",
-           "counterfactual": "imgmodel:counterfactual", "attribute_reader": "imgmodel:reader", **over}
+    cfg = {
+        "images": "marks.npz",
+        "attribute": "group",
+        "outcome": "y",
+        "classifier": "imgmodel:classifier",
+        "counterfactual": "imgmodel:counterfactual",
+        "attribute_reader": "imgmodel:reader",
+        **over,
+    }
     (tmp_path / "audit.yaml").write_text(yaml.safe_dump(cfg))
     return tmp_path / "audit.yaml"
 
@@ -373,8 +444,12 @@ def _image_config(tmp_path, x, frame, **over):
 def test_cli_audits_an_image_config_end_to_end(tmp_path):
     x, frame = corner_marks(120, seed=5)
     cfg = _image_config(tmp_path, x, frame)
-    res = subprocess.run([sys.executable, "-m", "cflib.cli", "audit", str(cfg), "--out", str(tmp_path / "out"), "--quiet"],
-                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""})
+    res = subprocess.run(
+        [sys.executable, "-m", "cflib.cli", "audit", str(cfg), "--out", str(tmp_path / "out"), "--quiet"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": ""},
+    )
     assert res.returncode == 0, res.stderr
     assert "generator effectiveness" in res.stdout and "CIT-LR" in res.stdout
     doc = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -447,8 +522,12 @@ def test_chapter_claims_rule(marks, fresh_claims):
     from cflib.experiments.auditing import claims_03
 
     x, frame = marks
-    good = {"reads": run(x, frame, clf=reads), "ignores": run(x, frame, clf=ignores),
-            "identity": run(x, frame, clf=reads, cf=identity), "alpha": 0.05}
+    good = {
+        "reads": run(x, frame, clf=reads),
+        "ignores": run(x, frame, clf=ignores),
+        "identity": run(x, frame, clf=reads, cf=identity),
+        "alpha": 0.05,
+    }
     out = claims_03(good).set_index("key")
     assert out.loc["I1", "verdict"] == "reproduced" and out.loc["I2", "verdict"] == "reproduced"
     swapped = claims_03({**good, "ignores": good["reads"]}).set_index("key")  # a flagged "ignorer" breaks I1
@@ -463,9 +542,12 @@ def test_config_with_a_generator_trained_here(tmp_path, monkeypatch):
     """`counterfactual: train` in a config fits the CLDM+D on the images (tiny settings) and writes the report."""
     monkeypatch.setenv("CFLIB_ROOT", str(tmp_path))
     x, frame = corner_marks(64, seed=9)
-    opts = {"config": {"latent_channels": 2, "vae_channels": [8, 8], "unet_channels": [16, 16]},
-            "fit": {"vae_epochs": 1, "diffusion_epochs": 1, "batch_size": 32}, "counterfactual": {"steps": 3},
-            "cache_dir": "models"}
+    opts = {
+        "config": {"latent_channels": 2, "vae_channels": [8, 8], "unet_channels": [16, 16]},
+        "fit": {"vae_epochs": 1, "diffusion_epochs": 1, "batch_size": 32},
+        "counterfactual": {"steps": 3},
+        "cache_dir": "models",
+    }
     cfg = _image_config(tmp_path, x, frame, counterfactual="train", parents=["site"], train_options=opts)
     r = audit_from_config(cfg, tmp_path / "out", progress=False)
     assert r.provenance["counterfactual"].startswith("CLDM+D trained here")

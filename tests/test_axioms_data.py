@@ -73,7 +73,9 @@ def test_simulated_intervention_warns_and_keeps_holes():
     before, _, _ = cd.joint_histogram(data.parents)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        after, _, _ = cd.joint_histogram({k: v[idx] for k, v in data.parents.items()}, bins={"hue": 5}, discrete=["digit"])
+        after, _, _ = cd.joint_histogram(
+            {k: v[idx] for k, v in data.parents.items()}, bins={"hue": 5}, discrete=["digit"]
+        )
     assert np.all(after[before == 0] == 0)
     with pytest.raises(ValueError, match="unknown parent"):
         cd.simulated_intervention(data.parents, independent=["colour"])

@@ -115,7 +115,9 @@ def test_ground_truth_perfect_and_commutes(test_set, oracles):
 
 
 def test_shapes_ground_truth():
-    data = sh.shapes_scene({"object_hue": 2, "floor_hue": 2, "wall_hue": 2, "orientation": 2, "scale": 2, "shape": 3}, resolution=12)
+    data = sh.shapes_scene(
+        {"object_hue": 2, "floor_hue": 2, "wall_hue": 2, "orientation": 2, "scale": 2, "shape": 3}, resolution=12
+    )
     sizes = data.sizes
     f = GroundTruth(sh.true_counterfactual, sh.FACTORS, sizes=sizes)
     pa = data.parents
@@ -194,7 +196,10 @@ def test_report_summary_and_table_layout(test_set, oracles):
     x, pa = test_set.x[:40], {k: v[:40] for k, v in test_set.parents.items()}
     rng = np.random.default_rng(0)
     do = {"digit": rng.integers(0, 10, 40), "hue": rng.random(40)}
-    frames = [soundness_report(Identity(NAMES), x, pa, do, oracles, m=3, cycles=2, labels={"model": "identity", "seed": s}) for s in range(2)]
+    frames = [
+        soundness_report(Identity(NAMES), x, pa, do, oracles, m=3, cycles=2, labels={"model": "identity", "seed": s})
+        for s in range(2)
+    ]
     df = pd.concat(frames)
     assert set(df.metric) == {"composition", "reversibility", "effectiveness"}
     s = summarise(df)
@@ -238,6 +243,7 @@ def test_average_rank_reproduces_paper_table_columns():
 def test_sequences_and_rescoring(test_set, oracles):
     x, pa = test_set.x[:6], {k: v[:6] for k, v in test_set.parents.items()}
     import cflib.metrics.axioms as seq
+
     comp = seq.composition_sequence(Identity(NAMES), x, pa, m=3)
     assert comp.shape == (6, 4, 3, 8, 8) and np.all(comp == x[:, None])
     gt = GroundTruth(cd.true_counterfactual, NAMES)
@@ -259,8 +265,23 @@ def test_effectiveness_ranks_from_summary():
     alt = {"A": (60, 3, 70, 4), "B": (50, 6, 60, 7), "C": (40, 2, 75, 10)}
     for fam, table in (("main", vals), ("alt", alt)):
         for model, (da, dh, ha, hh) in table.items():
-            for (i, j), v in {("digit", "digit"): da, ("digit", "hue"): dh, ("hue", "digit"): ha, ("hue", "hue"): hh}.items():
-                rows.append({"model": model, "metric": "effectiveness", "intervened": i, "measured": j, "step": 1, "oracles": fam, "mean": v})
+            for (i, j), v in {
+                ("digit", "digit"): da,
+                ("digit", "hue"): dh,
+                ("hue", "digit"): ha,
+                ("hue", "hue"): hh,
+            }.items():
+                rows.append(
+                    {
+                        "model": model,
+                        "metric": "effectiveness",
+                        "intervened": i,
+                        "measured": j,
+                        "step": 1,
+                        "oracles": fam,
+                        "mean": v,
+                    }
+                )
     summ = pd.DataFrame(rows)
     cols = {("digit", "digit"): True, ("digit", "hue"): False, ("hue", "digit"): True, ("hue", "hue"): False}
     t = effectiveness_ranks(summ, ["model"], "alt", cols)
@@ -280,7 +301,9 @@ def test_l1_checks_a_declared_range_instead_of_clipping():
     with pytest.raises(ValueError, match="outside the declared value_range"):
         l1_distance(a, b)
     np.testing.assert_allclose(l1_distance(a, b, value_range=None), [255.0, 255.0])  # not clipped to 0
-    np.testing.assert_allclose(l1_distance(a * 255, np.full_like(a, 255.0), scale=1.0, value_range=(0, 255)), [127.5, 127.5])
+    np.testing.assert_allclose(
+        l1_distance(a * 255, np.full_like(a, 255.0), scale=1.0, value_range=(0, 255)), [127.5, 127.5]
+    )
     from cflib.metrics.benchmark_metrics import l1_pixel
 
     # l1_pixel checks the same declared range (issue 25): it used to pass 1.5 silently
@@ -289,7 +312,9 @@ def test_l1_checks_a_declared_range_instead_of_clipping():
     with pytest.raises(ValueError, match=r"b has intensities in \[-0\.5, -0\.5\]"):
         l1_pixel()(a, a - 1.0)
     np.testing.assert_array_equal(l1_pixel(255.0, value_range=None)(a, b), l1_distance(a, b, value_range=None))
-    np.testing.assert_array_equal(l1_pixel(1.0, value_range=(0, 255))(a * 255, b * 100), l1_distance(a * 255, b * 100, 1.0, (0, 255)))
+    np.testing.assert_array_equal(
+        l1_pixel(1.0, value_range=(0, 255))(a * 255, b * 100), l1_distance(a * 255, b * 100, 1.0, (0, 255))
+    )
     inside = np.full((2, 1, 2, 2), 0.25)
     np.testing.assert_array_equal(l1_pixel()(a, inside), l1_distance(a, inside))  # in range: the same numbers
     with pytest.raises(ValueError, match="value_range must have low < high"):
@@ -327,7 +352,9 @@ def test_function_form_is_the_protocol_metric_through_one_adapter(test_set, orac
         np.testing.assert_array_equal(eff.per_image[("hue", k)], old[k])
         assert eff.table.loc["do(hue)", k] == old[k].mean()
     com = ax.measure_commutativity(model, obs, {"digit": (pa["digit"] + 1) % 10}, {"hue": do_h})
-    np.testing.assert_array_equal(com.distances["l1"], commutativity(f, x, pa, "digit", (pa["digit"] + 1) % 10, "hue", do_h))
+    np.testing.assert_array_equal(
+        com.distances["l1"], commutativity(f, x, pa, "digit", (pa["digit"] + 1) % 10, "hue", do_h)
+    )
     with pytest.raises(TypeError, match="CounterfactualModel"):
         ax.measure_composition(f, obs)
 
@@ -340,7 +367,9 @@ def test_samplers_are_arguments_and_keep_their_streams(test_set):
     obs = {**pa, "x": x}
     train = {"digit": np.arange(10).repeat(3), "hue": np.linspace(0, 1, 30, endpoint=False)}
     marginal = ax.MarginalSampler(train, force_change=["digit"])
-    eff = ax.measure_effectiveness(model, obs, {"digit": ExactOracle("digit"), "hue": ExactOracle("hue")}, sampler=marginal, seed=5)
+    eff = ax.measure_effectiveness(
+        model, obs, {"digit": ExactOracle("digit"), "hue": ExactOracle("hue")}, sampler=marginal, seed=5
+    )
     rng = np.random.default_rng(5)
     d = sample_do_values(train["digit"], 30, rng, current=pa["digit"])  # same generator, same order
     h = sample_do_values(train["hue"], 30, rng)
@@ -350,7 +379,9 @@ def test_samplers_are_arguments_and_keep_their_streams(test_set):
     # the identity never shows the forced new digit
     assert eff.table.loc["do(digit)", "digit"] == 0.0
     other = ax.InterventionSampler(train, discrete=["digit"])
-    eff2 = ax.measure_effectiveness(model, obs, {"digit": ExactOracle("digit")}, sampler=other, seed=5, interventions=["digit"])
+    eff2 = ax.measure_effectiveness(
+        model, obs, {"digit": ExactOracle("digit")}, sampler=other, seed=5, interventions=["digit"]
+    )
     np.testing.assert_array_equal(eff2.targets["digit"], other.sample("digit", pa["digit"], np.random.default_rng(5)))
     with pytest.raises(ValueError, match="pass do="):
         ax.measure_reversibility(model, obs, parents=["hue"])
@@ -386,8 +417,11 @@ def test_results_summarise_and_plot(test_set):
     x, pa = test_set.x[:20], {k: v[:20] for k, v in test_set.parents.items()}
     model, obs = ax.FunctionModel(_Blur()), {**pa, "x": x}
     do_h = np.random.default_rng(1).random(20)
-    results = [ax.measure_composition(model, obs, cycles=2), ax.measure_reversibility(model, obs, do={"hue": do_h}, cycles=2),
-               ax.measure_commutativity(model, obs, {"digit": (pa["digit"] + 1) % 10}, {"hue": do_h})]
+    results = [
+        ax.measure_composition(model, obs, cycles=2),
+        ax.measure_reversibility(model, obs, do={"hue": do_h}, cycles=2),
+        ax.measure_commutativity(model, obs, {"digit": (pa["digit"] + 1) % 10}, {"hue": do_h}),
+    ]
     for r in results:
         s = r.summary()
         assert {"distance", "mean", "std"} <= set(s.columns)

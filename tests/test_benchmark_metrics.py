@@ -52,8 +52,14 @@ def test_cld_range_and_formula():
     # a 2-D reference group with a per-unit intervened column
     ref = np.column_stack([g, (g * 7) % 3])
     col = np.arange(400) % 2
-    res2 = counterfactual_latent_divergence((mu, lv), (mu2, lv2), ref[np.arange(400), col], (ref[np.arange(400), col] + 1) % np.where(col == 0, 4, 3),
-                                            reference_group=ref, parent=col)
+    res2 = counterfactual_latent_divergence(
+        (mu, lv),
+        (mu2, lv2),
+        ref[np.arange(400), col],
+        (ref[np.arange(400), col] + 1) % np.where(col == 0, 4, 3),
+        reference_group=ref,
+        parent=col,
+    )
     assert res2.cld.shape == (400,)
     assert list(res.summary().columns)[:3] == ["CLD", "P1", "P2"]
 

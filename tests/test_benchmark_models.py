@@ -41,8 +41,17 @@ def test_learned_scale_vae_likelihood_is_gaussian():
 
 
 def test_hvae_mechanism_sampling_and_null_cycle(faces):
-    h = HierarchicalConditionalVAE((3, 16, 16), 2, levels=2, latent_dim=2, likelihood="normal", normal_variance=FIXED_SIGMA_VARIANCE,
-                                   width=4, hidden=8, seed=0)
+    h = HierarchicalConditionalVAE(
+        (3, 16, 16),
+        2,
+        levels=2,
+        latent_dim=2,
+        likelihood="normal",
+        normal_variance=FIXED_SIGMA_VARIANCE,
+        width=4,
+        hidden=8,
+        seed=0,
+    )
     mech = DeepImageMechanism(h, _enc, noise_temperature=1.0, posterior_temperature=0.1)
     scm = DeepSCM(faces.graph, {"s": RootMechanism(faces.s), "e": RootMechanism(faces.e), "x": mech})
     obs = {**faces.observations()}
@@ -74,8 +83,18 @@ def test_gan_encoder_finetuning_reduces_the_image_cycle(faces):
 
 
 def test_counterfactual_finetune_runs_the_lagrangian(faces):
-    h = HierarchicalConditionalVAE((3, 16, 16), 2, levels=2, latent_dim=2, beta=5.0, likelihood="normal",
-                                   normal_variance=FIXED_SIGMA_VARIANCE, width=4, hidden=8, seed=0)
+    h = HierarchicalConditionalVAE(
+        (3, 16, 16),
+        2,
+        levels=2,
+        latent_dim=2,
+        beta=5.0,
+        likelihood="normal",
+        normal_variance=FIXED_SIGMA_VARIANCE,
+        width=4,
+        hidden=8,
+        seed=0,
+    )
     h.fit(faces.x, faces.parents, epochs=1, batch_size=64, device="cpu", show_progress=False)
     clfs = {c: CNNOracle((3, 16, 16), kind="classification", n_classes=2, width=4, hidden=8, seed=c) for c in (0, 1)}
     hist = counterfactual_finetune(h, faces.x, faces.parents, clfs, steps=6, batch_size=16, device="cpu", seed=0)
@@ -90,10 +109,17 @@ def test_counterfactual_finetune_runs_the_lagrangian(faces):
 def test_projection_critic_gan_saves_loads_and_averages_weights(faces, tmp_path):
     x, pa = faces.x, faces.parents
     kw = {"steps": 6, "batch_size": 32, "device": "cpu", "seed": 0, "loss": "hinge"}
-    last = ConditionalGAN((3, 16, 16), 2, width=4, hidden=8, seed=0, critic="projection").fit(x, pa, aux_weight=1.0, **kw)
-    avg = ConditionalGAN((3, 16, 16), 2, width=4, hidden=8, seed=0, critic="projection").fit(x, pa, aux_weight=1.0, ema=0.9, **kw)
+    last = ConditionalGAN((3, 16, 16), 2, width=4, hidden=8, seed=0, critic="projection").fit(
+        x, pa, aux_weight=1.0, **kw
+    )
+    avg = ConditionalGAN((3, 16, 16), 2, width=4, hidden=8, seed=0, critic="projection").fit(
+        x, pa, aux_weight=1.0, ema=0.9, **kw
+    )
     # The same training run: the critic is the same, the generator kept is the average, not the last iterate.
-    assert all(torch.equal(p, q) for p, q in zip(last.critic_features.parameters(), avg.critic_features.parameters(), strict=True))
+    assert all(
+        torch.equal(p, q)
+        for p, q in zip(last.critic_features.parameters(), avg.critic_features.parameters(), strict=True)
+    )
     assert not torch.equal(last.decoder.up[0].weight, avg.decoder.up[0].weight)
     assert {"critic", "generator", "composition_l2"} <= set(avg.history_[-1])
     # spectral normalisation: every critic layer has largest singular value about 1 after the power iterations
@@ -101,7 +127,9 @@ def test_projection_critic_gan_saves_loads_and_averages_weights(faces, tmp_path)
     assert float(torch.linalg.matrix_norm(w.detach(), ord=2)) == pytest.approx(1.0, abs=0.05)
     avg.finetune_history_ = [0.5, 0.25]
     loaded = ConditionalGAN.load(avg.save(tmp_path / "g.pt"))
-    np.testing.assert_allclose(loaded.counterfactual(x[:4], pa[:4], pa[4:8]), avg.counterfactual(x[:4], pa[:4], pa[4:8]), atol=1e-6)
+    np.testing.assert_allclose(
+        loaded.counterfactual(x[:4], pa[:4], pa[4:8]), avg.counterfactual(x[:4], pa[:4], pa[4:8]), atol=1e-6
+    )
     assert loaded.critic_kind == "projection" and loaded.finetune_history_ == [0.5, 0.25]
     with pytest.raises(ValueError, match="aux_weight"):
         ConditionalGAN((3, 16, 16), 2, width=4, hidden=8, seed=0).fit(x, pa, aux_weight=1.0, **kw)

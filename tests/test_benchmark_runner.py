@@ -29,8 +29,12 @@ def test_true_counterfactual_is_at_the_predictor_ceiling():
     reader = {"i": _PlateauReader()}
     ceiling, per = score("regression", ds.i, reader["i"].predict(ds.x))
     se = per.std(ddof=1) / np.sqrt(len(per))
-    true = scm_effectiveness(DeepSCM(ds.graph, {**attrs, "x": OracleImage(ds)}), obs, reader, sampler, interventions=["d", "i"], seed=0)
-    ident = scm_effectiveness(DeepSCM(ds.graph, {**attrs, "x": IdentityImage()}), obs, reader, sampler, interventions=["d", "i"], seed=0)
+    true = scm_effectiveness(
+        DeepSCM(ds.graph, {**attrs, "x": OracleImage(ds)}), obs, reader, sampler, interventions=["d", "i"], seed=0
+    )
+    ident = scm_effectiveness(
+        DeepSCM(ds.graph, {**attrs, "x": IdentityImage()}), obs, reader, sampler, interventions=["d", "i"], seed=0
+    )
     # do(d) leaves the intensity distribution unchanged: the true model scores the reader's own error on real images
     assert abs(true.table.loc["do(d)", "i"] - ceiling) < 3 * se
     # under do(i) the true model follows the intervention; the identity map does not
@@ -53,9 +57,23 @@ def test_config_errors():
 
 @pytest.mark.slow
 def test_run_benchmark_smoke_morphosynth():
-    r = run_benchmark(dataset="morphosynth", size=16, n_train=200, n_test=40, models=("vae_fixed", "gan", "gan_ft"), epochs=1,
-                      gan_epochs=1, gan_finetune_steps=3, predictor_epochs=1, cld_vae_epochs=1, flow_epochs=3, cycles=3,
-                      seed=0, device="cpu", cache=False)
+    r = run_benchmark(
+        dataset="morphosynth",
+        size=16,
+        n_train=200,
+        n_test=40,
+        models=("vae_fixed", "gan", "gan_ft"),
+        epochs=1,
+        gan_epochs=1,
+        gan_finetune_steps=3,
+        predictor_epochs=1,
+        cld_vae_epochs=1,
+        flow_epochs=3,
+        cycles=3,
+        seed=0,
+        device="cpu",
+        cache=False,
+    )
     comp = r.table_composition
     ident = comp.loc["identity (reference)"]
     assert np.all(ident.xs("mean", level=2) == 0)

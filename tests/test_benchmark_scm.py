@@ -1,6 +1,5 @@
 """DeepSCM (abduction, action, prediction), the attribute flows and the image-mechanism wrappers."""
 
-
 import numpy as np
 import pytest
 
@@ -18,8 +17,15 @@ def data():
 
 def _true_scm(ds, image=None):
     m = morpho_attributes().mechanisms
-    return DeepSCM(ds.graph, {"t": ClosedForm(m["t"]), "i": ClosedForm(m["i"]), "d": RootMechanism(ds.d),
-                              "x": image if image is not None else OracleImage(ds)})
+    return DeepSCM(
+        ds.graph,
+        {
+            "t": ClosedForm(m["t"]),
+            "i": ClosedForm(m["i"]),
+            "d": RootMechanism(ds.d),
+            "x": image if image is not None else OracleImage(ds),
+        },
+    )
 
 
 def test_oracle_scm_gives_the_true_counterfactual(data):
@@ -52,7 +58,9 @@ def test_null_cycles_of_identity_and_truth_are_exact(data):
         assert len(chain) == 5
         for c in chain:
             np.testing.assert_array_equal(c["x"], obs["x"])
-        res = scm_composition(_true_scm(data, image), obs, cycles=3, distances={"l1": l1_pixel(1.0, value_range=(0, 255))})
+        res = scm_composition(
+            _true_scm(data, image), obs, cycles=3, distances={"l1": l1_pixel(1.0, value_range=(0, 255))}
+        )
         assert np.all(res.distances["l1"] == 0)
 
 
@@ -121,8 +129,12 @@ def test_image_mechanism_temperature_one_reproduces_x(data):
     obs = {**data.observations(), "x": x.astype(np.float32)}
     m = morpho_attributes().mechanisms
     attrs = {"t": ClosedForm(m["t"]), "i": ClosedForm(m["i"]), "d": RootMechanism(data.d)}
-    for model in (ConditionalVAE((1, 16, 16), 12, likelihood="normal", normal_variance=FIXED_SIGMA_VARIANCE, width=8, hidden=16, seed=0),
-                  LearnedScaleVAE((1, 16, 16), 12, width=8, hidden=16, seed=0)):
+    for model in (
+        ConditionalVAE(
+            (1, 16, 16), 12, likelihood="normal", normal_variance=FIXED_SIGMA_VARIANCE, width=8, hidden=16, seed=0
+        ),
+        LearnedScaleVAE((1, 16, 16), 12, width=8, hidden=16, seed=0),
+    ):
         # untrained weights suffice: with T = 1 the abducted pixel noise restores x exactly (notes X1)
         scm1 = DeepSCM(data.graph, {**attrs, "x": DeepImageMechanism(model, enc, noise_temperature=1.0)})
         d1 = scm_composition(scm1, obs, cycles=2, distances={"l1": l1_pixel(255.0)}).distances["l1"]

@@ -63,8 +63,10 @@ def test_no_broken_internal_link(html):
 
 
 def test_link_checker_finds_a_missing_page_and_anchor(tmp_path):
-    (tmp_path / "a.html").write_text('<a href="b.html#there">x</a><a href="c.html">y</a><a href="#here">z</a>'
-                                     '<a href="https://example.org/">e</a><p id="here"></p>')
+    (tmp_path / "a.html").write_text(
+        '<a href="b.html#there">x</a><a href="c.html">y</a><a href="#here">z</a>'
+        '<a href="https://example.org/">e</a><p id="here"></p>'
+    )
     (tmp_path / "b.html").write_text('<p id="elsewhere"></p>')
     (tmp_path / "_static").mkdir()
     (tmp_path / "_static" / "macros.html").write_text("<script src=\"{{ pathto('x.js', 1) }}\"></script>")  # a template
@@ -93,7 +95,7 @@ def test_pages_show_no_reader_facing_defect(html):
     problems = over_limits(defects(html))
     assert not problems, "\n".join(problems)
     page = (html / "notebooks" / runner.toc_notebooks()[0]).with_suffix(".html").read_text()
-    assert "<th class=\"head\"><p>fact</p></th>" in page or "<th>fact</th>" in page, "the receipt's table has no header"
+    assert '<th class="head"><p>fact</p></th>' in page or "<th>fact</th>" in page, "the receipt's table has no header"
 
 
 def _browser():
@@ -106,8 +108,17 @@ def _browser():
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-quic", "--window-size=1280,1600"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        "--window-size=1280,1600",
+    ):
         opts.add_argument(flag)
     return webdriver.Chrome(service=Service(driver), options=opts)
 
@@ -123,7 +134,9 @@ def test_every_page_renders_in_a_browser(html):
             name = page.relative_to(html).with_suffix("").as_posix()
             browser.get(page.as_uri())
             WebDriverWait(browser, 30).until(lambda b: b.execute_script("return document.readyState") == "complete")
-            has_math = browser.execute_script("return document.querySelectorAll('.math, .MathJax, mjx-container').length > 0")
+            has_math = browser.execute_script(
+                "return document.querySelectorAll('.math, .MathJax, mjx-container').length > 0"
+            )
             if has_math:
                 try:
                     WebDriverWait(browser, 30).until(
@@ -137,17 +150,21 @@ def test_every_page_renders_in_a_browser(html):
             if broken:
                 problems.append(f"{name}: images that did not load: {broken[:3]}")
             # Errors and tracebacks fail the page; warnings on stderr are allowed (the notebooks keep them rare).
-            errors = browser.execute_script("return document.querySelectorAll('.output.traceback, .output.error').length")
+            errors = browser.execute_script(
+                "return document.querySelectorAll('.output.traceback, .output.error').length"
+            )
             body = browser.find_element("tag name", "body").text
             if errors or "Traceback (most recent call last)" in body:
                 problems.append(f"{name}: shows error output or a traceback")
             if name.startswith("notebooks/"):
                 shown = browser.execute_script(
-                    f"const r = document.querySelector('.{RECEIPT_CLASS}'); return r ? r.innerText : ''")
+                    f"const r = document.querySelector('.{RECEIPT_CLASS}'); return r ? r.innerText : ''"
+                )
                 if "Execution receipt" not in shown or "smoke" not in shown:
                     problems.append(f"{name}: the execution receipt is not shown")
                 launch = browser.execute_script(
-                    "return Array.from(document.querySelectorAll('a')).map(a => a.href).join(' ')")
+                    "return Array.from(document.querySelectorAll('a')).map(a => a.href).join(' ')"
+                )
                 if not all(u in launch for u in LAUNCHERS.values()):
                     problems.append(f"{name}: launch buttons missing")
             browser.save_screenshot(str(SCREENSHOTS / (name.replace("/", "__") + ".png")))
@@ -170,8 +187,14 @@ def test_audit_report_html_opens_in_a_browser(tmp_path):
     x = (rng.random(600) < 0.5).astype(int)
     w = 0.5 * x + z + rng.normal(size=600)
     d = pd.DataFrame({"x": x, "z": z, "w": w, "y": w + 0.3 * x + rng.normal(size=600)})
-    page = audit(lambda f: f.w.to_numpy() + 0.2 * f.x.to_numpy(), d, sfm=StandardFairnessModel("x", ["z"], ["w"], "y"),
-                 n_boot=0, learner="linear", progress=False).to_html(tmp_path / "report.html")
+    page = audit(
+        lambda f: f.w.to_numpy() + 0.2 * f.x.to_numpy(),
+        d,
+        sfm=StandardFairnessModel("x", ["z"], ["w"], "y"),
+        n_boot=0,
+        learner="linear",
+        progress=False,
+    ).to_html(tmp_path / "report.html")
     browser = _browser()
     try:
         browser.get(page.as_uri())
@@ -203,6 +226,13 @@ def test_image_audit_report_html_opens_in_a_browser(tmp_path):
         browser.quit()
     assert images == [True], "the report's figure did not load"
     assert sizes[0][1] > 400, f"the figure lacks its image rows: {sizes[0]}"
-    for row in ("generator composition", "generator reversibility", "generator effectiveness", "ECA", "CIT-LR", "Provenance"):
+    for row in (
+        "generator composition",
+        "generator reversibility",
+        "generator effectiveness",
+        "ECA",
+        "CIT-LR",
+        "Provenance",
+    ):
         assert row in text, row
     assert "Traceback" not in text

@@ -19,7 +19,9 @@ def test_the_page_reads_clopper_pearson_intervals_at_its_level(k, n):
     assert tuple(vd.binomial_interval(k, n, level=0.99)) == pytest.approx((ci.low, ci.high), abs=1e-12)
     if k in (0, n):
         edge = 0.005 ** (1 / n)
-        assert tuple(vd.binomial_interval(k, n, level=0.99)) == pytest.approx((0.0, 1 - edge) if k == 0 else (edge, 1.0))
+        assert tuple(vd.binomial_interval(k, n, level=0.99)) == pytest.approx(
+            (0.0, 1 - edge) if k == 0 else (edge, 1.0)
+        )
 
 
 def test_bad_input_errors():
@@ -72,8 +74,14 @@ def test_marginalized_cit_lr_fails_where_expected_and_claims_say_so():
 
 
 def test_dependence_study_default_calibrated_and_paper_form_not():
-    t = cal.cit_lr_dependence_study([0.0, 2.0], [0.0], forms=["debiased, joint g (default)", "marginalize, separate g (paper)"],
-                                    n=600, n_rep=25, seed=1)
+    t = cal.cit_lr_dependence_study(
+        [0.0, 2.0],
+        [0.0],
+        forms=["debiased, joint g (default)", "marginalize, separate g (paper)"],
+        n=600,
+        n_rep=25,
+        seed=1,
+    )
     assert len(t) == 4 and set(t.columns) >= {"rate", "ci_low", "ci_high", "calibrated"}
     default = t[t["form"].str.startswith("debiased")]
     assert default["calibrated"].all() and (default["rate"] <= 0.12).all()

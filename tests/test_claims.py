@@ -58,7 +58,11 @@ def test_gather_and_report(tmp_path):
     assert list(df["key"]) == ["C1", "C2"] and set(df["chapter"]) == {"closeness-test"}
     text = claims.report_markdown(df)
     t = claims.tally(df)
-    assert t.loc["all papers", "reproduced"] == 1 and t.loc["all papers", "not reproduced"] == 1 and t.loc["all papers", "claims"] == 2
+    assert (
+        t.loc["all papers", "reproduced"] == 1
+        and t.loc["all papers", "not reproduced"] == 1
+        and t.loc["all papers", "claims"] == 2
+    )
     assert "| Fu et al. 2025 | 1 | 1 | 0 | 0 | 0 | 2 | 0 | 0 |" in text
     assert "lacking the paper's words: 2" in text and "## Not reproduced" in text
     assert "pipes \\| are escaped" in text and "0.0512" in text and "0.0512345" not in text  # three significant figures
@@ -91,21 +95,46 @@ def test_decided_claims_carry_words_interval_and_rule(tmp_path):
     from cflib import verdicts
 
     d = verdicts.decide_above(verdicts.binomial_interval(45, 50, unit="images"), 0.6, quantity="digit accuracy")
-    c = claims.claim("C1", "accuracy above 0.6", paper=0.6, ours=0.9, evidence="50 images", decision=d,
-                     quote="the counterfactuals change the digit", source="Sec. 5")
+    c = claims.claim(
+        "C1",
+        "accuracy above 0.6",
+        paper=0.6,
+        ours=0.9,
+        evidence="50 images",
+        decision=d,
+        quote="the counterfactuals change the digit",
+        source="Sec. 5",
+    )
     assert c.verdict == "reproduced" and c.rule == d.rule and c.interval["low"] == d.interval.low
     claims.claim("C2", "holds by construction", paper="-", ours=0, holds=True, evidence="e", kind="sanity check")
-    claims.claim("C3", "not on this data", paper="-", ours="-", evidence="e", verdict="not checkable here",
-                 note="its analogue is closeness-test/02 C4")
+    claims.claim(
+        "C3",
+        "not on this data",
+        paper="-",
+        ours="-",
+        evidence="e",
+        verdict="not checkable here",
+        note="its analogue is closeness-test/02 C4",
+    )
     data = json.loads((tmp_path / "ch" / "01-x.claims.json").read_text())
     assert data["claims"][0]["quote"] == "the counterfactuals change the digit"
     df = claims.gather(tmp_path)
     text = claims.report_markdown(df)
     t = claims.tally(df)
     assert (t.loc["all papers", ["reproduced", "not checkable", "claims", "sanity checks"]] == [1, 1, 2, 1]).all()
-    claims.claim("C4", "a property the paper does not state", paper="-", ours=1, holds=True, evidence="e", kind="book's own finding")
+    claims.claim(
+        "C4",
+        "a property the paper does not state",
+        paper="-",
+        ours=1,
+        holds=True,
+        evidence="e",
+        kind="book's own finding",
+    )
     t = claims.tally(claims.gather(tmp_path))
-    assert t.loc["all papers", "claims"] == 2 and t.loc["all papers", "book's own findings"] == 1  # not counted as the paper's
+    assert (
+        t.loc["all papers", "claims"] == 2 and t.loc["all papers", "book's own findings"] == 1
+    )  # not counted as the paper's
     assert "\u201cthe counterfactuals change the digit\u201d (Sec. 5)" in text and "Clopper-Pearson" in text
     assert "closeness-test/02 C4" in text
 
@@ -116,23 +145,40 @@ def test_changes_page_lists_changed_criteria_and_verdicts(tmp_path):
     from cflib import verdicts
 
     nb = "closeness-test/01-x.ipynb"
-    claims.claim("C1", "a", paper=0, ours=0, evidence="e", decision=verdicts.decide_above(verdicts.mean_interval([1.0, 1.1, 1.2]), 0))
+    claims.claim(
+        "C1",
+        "a",
+        paper=0,
+        ours=0,
+        evidence="e",
+        decision=verdicts.decide_above(verdicts.mean_interval([1.0, 1.1, 1.2]), 0),
+    )
     claims.claim("C2", "b", paper=0, ours=0, holds=True, evidence="same rule")
     claims.claim("C3", "c", paper=0, ours=0, holds=None, evidence="same rule", change="the paper says 1-10, not 0.05-4")
     claims.claim("C4", "d", paper=0, ours=0, holds=True, evidence="e")
-    before = pd.DataFrame({"notebook": [nb] * 4, "key": ["C1", "C2", "C3", "C9"], "statement": ["a", "b", "c", "z"],
-                           "verdict": ["not reproduced", "reproduced", "inconclusive at this scale", "reproduced"],
-                           "evidence": ["old rule 1", "same rule", "old rule 3", "gone"]})
+    before = pd.DataFrame(
+        {
+            "notebook": [nb] * 4,
+            "key": ["C1", "C2", "C3", "C9"],
+            "statement": ["a", "b", "c", "z"],
+            "verdict": ["not reproduced", "reproduced", "inconclusive at this scale", "reproduced"],
+            "evidence": ["old rule 1", "same rule", "old rule 3", "gone"],
+        }
+    )
     text = claims.changes_markdown(claims.gather(tmp_path), before)
     assert "1 claims changed verdict or kind, 1 changed only their rule, 1 are new, 1 are gone." in text
     assert "| not reproduced | 1 |" in text  # the table of how verdicts moved
-    assert "### closeness-test/01-x C1" in text and "not reproduced \u2192 **reproduced**" in text and "old rule 1" in text
+    assert (
+        "### closeness-test/01-x C1" in text and "not reproduced \u2192 **reproduced**" in text and "old rule 1" in text
+    )
     assert "### closeness-test/01-x C3" in text and "the paper says 1-10" in text
     assert text.index(":::{dropdown}") < text.index("### closeness-test/01-x C3")  # a rule change alone is folded
     assert "undecided at this scale \u2192 **undecided at this scale**" in text  # the old name is read as the new one
     assert "### closeness-test/01-x C2" not in text  # same rule, same verdict: not listed
     # an earlier report that recorded its rules: a claim is listed only if its rule, verdict or kind changed
-    rules = before.assign(rule=[claims.gather(tmp_path).set_index("key").loc["C1", "rule"], "", "", ""], kind="reproduction")
+    rules = before.assign(
+        rule=[claims.gather(tmp_path).set_index("key").loc["C1", "rule"], "", "", ""], kind="reproduction"
+    )
     text = claims.changes_markdown(claims.gather(tmp_path), rules)
     assert "1 claims changed verdict or kind, 0 changed only their rule" in text
     assert "closeness-test/01-x C4" in text and "closeness-test/01-x C9" in text

@@ -45,7 +45,10 @@ def test_thread_count_is_set_in_the_kernel_and_keys_the_cache(monkeypatch):
     monkeypatch.delenv("CFLIB_THREADS", raising=False)
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     one = runner.cache_key(nb, "smoke", {})
-    assert runner.kernel_threads() == 1 and "os.environ['OMP_NUM_THREADS'] = '1'" in runner._injected_cell(nb, "smoke", Path("c"), None).source
+    assert (
+        runner.kernel_threads() == 1
+        and "os.environ['OMP_NUM_THREADS'] = '1'" in runner._injected_cell(nb, "smoke", Path("c"), None).source
+    )
     monkeypatch.setenv("CFLIB_THREADS", "3")  # wins over OMP_NUM_THREADS
     assert runner.kernel_threads() == 3 and runner.cache_key(nb, "smoke", {}) != one
     assert "os.environ['OPENBLAS_NUM_THREADS'] = '3'" in runner._injected_cell(nb, "smoke", Path("c"), None).source

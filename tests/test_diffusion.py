@@ -31,7 +31,9 @@ def data():
 @pytest.fixture(scope="module")
 def ldm(data):
     torch.set_num_threads(1)
-    return LatentDiffusion(TINY, seed=0).fit(data.images, data.A, vae_epochs=1, diffusion_epochs=1, batch_size=32, device="cpu", seed=0)
+    return LatentDiffusion(TINY, seed=0).fit(
+        data.images, data.A, vae_epochs=1, diffusion_epochs=1, batch_size=32, device="cpu", seed=0
+    )
 
 
 def test_ddim_move_matches_diffusers_forward_process_and_is_invertible(ldm):
@@ -79,7 +81,9 @@ def test_seeded_and_deterministic(ldm, data):
     a = ldm.counterfactual(data.images[:2], data.A[:2], 2, t_star=40, steps=4)
     b = ldm.counterfactual(data.images[:2], data.A[:2], 2, t_star=40, steps=4)
     np.testing.assert_array_equal(a, b)
-    other = LatentDiffusion(TINY, seed=0).fit(data.images, data.A, vae_epochs=1, diffusion_epochs=1, batch_size=32, device="cpu", seed=0)
+    other = LatentDiffusion(TINY, seed=0).fit(
+        data.images, data.A, vae_epochs=1, diffusion_epochs=1, batch_size=32, device="cpu", seed=0
+    )
     np.testing.assert_allclose(other.encode(data.images[:3]), ldm.encode(data.images[:3]), atol=1e-5)
 
 
@@ -92,7 +96,15 @@ def test_save_load_roundtrip(ldm, data, tmp_path):
 
 
 def test_fit_latent_diffusion_reuses_the_cached_model(data, tmp_path):
-    kw = {"config": TINY, "cache_dir": tmp_path, "seed": 0, "device": "cpu", "vae_epochs": 1, "diffusion_epochs": 1, "batch_size": 48}
+    kw = {
+        "config": TINY,
+        "cache_dir": tmp_path,
+        "seed": 0,
+        "device": "cpu",
+        "vae_epochs": 1,
+        "diffusion_epochs": 1,
+        "batch_size": 48,
+    }
     m1 = fit_latent_diffusion(data.images[:48], data.A[:48], **kw)
     m2 = fit_latent_diffusion(data.images[:48], data.A[:48], **kw)
     assert m1.cache_path == m2.cache_path and m1.cache_path.exists()
@@ -147,8 +159,17 @@ def ldm_aux(data):
     torch.set_num_threads(1)
     cfg = LDMConfig(**{**TINY.__dict__, "aux_classes": (2, 2, 2)})
     w = independence_weights(data.A, data.D)
-    return LatentDiffusion(cfg, seed=0).fit(data.images, data.A, aux=data.D, sample_weight=w, vae_epochs=1, diffusion_epochs=1,
-                                            batch_size=32, device="cpu", seed=0)
+    return LatentDiffusion(cfg, seed=0).fit(
+        data.images,
+        data.A,
+        aux=data.D,
+        sample_weight=w,
+        vae_epochs=1,
+        diffusion_epochs=1,
+        batch_size=32,
+        device="cpu",
+        seed=0,
+    )
 
 
 def test_auxiliary_parents_condition_the_model(ldm_aux, data):
@@ -164,14 +185,23 @@ def test_auxiliary_parents_condition_the_model(ldm_aux, data):
     # compositional guidance on the parents changes the prediction; at 1 it is the plain guided model
     stronger = ldm_aux.counterfactual(x, a, 1, aux=d, t_star=30, steps=3, guidance=2.0, aux_guidance=3.0)
     assert np.abs(stronger - cf).max() > 0
-    np.testing.assert_array_equal(ldm_aux.counterfactual(x, a, 1, aux=d, t_star=30, steps=3, guidance=2.0, aux_guidance=1.0), cf)
+    np.testing.assert_array_equal(
+        ldm_aux.counterfactual(x, a, 1, aux=d, t_star=30, steps=3, guidance=2.0, aux_guidance=1.0), cf
+    )
     # sampling may leave the parents unspecified (their null labels)
     assert ldm_aux.sample([0, 2], steps=3, seed=0).shape == (2, 16, 16)
     assert ldm_aux.sample([0, 2], aux=d[:2], steps=3, seed=0).shape == (2, 16, 16)
 
 
 def test_cldm_pair_shares_one_autoencoder(data, tmp_path):
-    kw = {"config": TINY, "cache_dir": tmp_path, "device": "cpu", "vae_epochs": 1, "diffusion_epochs": 1, "batch_size": 48}
+    kw = {
+        "config": TINY,
+        "cache_dir": tmp_path,
+        "device": "cpu",
+        "vae_epochs": 1,
+        "diffusion_epochs": 1,
+        "batch_size": 48,
+    }
     pair = fit_cldm_pair(data.images[:48], data.A[:48], data.D[:48], **kw)
     ours, paper = pair["CLDM+D"], pair["CLDM"]
     assert ours.config.aux_classes == (2, 2, 2) and paper.config.aux_classes == ()
@@ -198,7 +228,9 @@ def test_auxiliary_parents_bad_input(ldm_aux, ldm, data):
     with pytest.raises(ValueError, match="aux_classes"):
         LDMConfig(aux_classes=(1,))
     with pytest.raises(ValueError, match="sample_weight"):
-        LatentDiffusion(TINY).fit(data.images, data.A, sample_weight=-np.ones(data.n), vae_epochs=0, diffusion_epochs=1, device="cpu")
+        LatentDiffusion(TINY).fit(
+            data.images, data.A, sample_weight=-np.ones(data.n), vae_epochs=0, diffusion_epochs=1, device="cpu"
+        )
 
 
 # ----------------------------------------------------------------------------- MINE

@@ -62,22 +62,47 @@ def minimality(p: dict[str, tuple[float, float]], n: int = N) -> dict[str, dict[
 def realism_table(fd_feats, real, mini) -> pd.DataFrame:
     from cflib.metrics.realism import frechet_distance
 
-    return pd.DataFrame({L[m]: {"Fréchet (in-domain)": frechet_distance(real, fd_feats[m]), "CLD": mini[m]["cld"].mean(),
-                                "P1": mini[m]["p1"].mean(), "P2": mini[m]["p2"].mean()} for m in fd_feats}).T
+    return pd.DataFrame(
+        {
+            L[m]: {
+                "Fréchet (in-domain)": frechet_distance(real, fd_feats[m]),
+                "CLD": mini[m]["cld"].mean(),
+                "P1": mini[m]["p1"].mean(),
+                "P2": mini[m]["p2"].mean(),
+            }
+            for m in fd_feats
+        }
+    ).T
 
 
 def morpho_results(**changes) -> dict:
     """A MorphoSynth benchmark shaped like the paper's Tables 1, 3 and 5 (every ordering claim holds)."""
     dists, cycles = ("l1_pixel", "l1_embedding", "perceptual"), 3
     base = {"vae_fixed": 4.2, "vae_learned": 2.6, "hvae": 0.4, "gan": 16.8, "gan_ft": 3.8, "identity": 0.0, "true": 0.0}
-    growth = {"vae_fixed": 1.0, "vae_learned": 1.0, "hvae": 1.0, "gan": 0.0, "gan_ft": 3.0, "identity": 0.0, "true": 0.0}
+    growth = {
+        "vae_fixed": 1.0,
+        "vae_learned": 1.0,
+        "hvae": 1.0,
+        "gan": 0.0,
+        "gan_ft": 3.0,
+        "identity": 0.0,
+        "true": 0.0,
+    }
     base.update(changes.get("base", {}))
     growth.update(changes.get("growth", {}))
     comp = composition_arrays(base, growth, dists, cycles=cycles)
     mae = {"vae_fixed": 1.0, "vae_learned": 0.8, "hvae": 0.5, "gan": 2.0, "gan_ft": 1.5, "identity": 3.0, "true": 0.3}
     mae.update(changes.get("mae", {}))
     factor = {"t": 1.0, "i": 2.0, "d": 0.5}
-    acc = {"vae_fixed": 0.93, "vae_learned": 0.78, "hvae": 0.97, "gan": 0.81, "gan_ft": 0.45, "identity": 0.1, "true": 1.0}
+    acc = {
+        "vae_fixed": 0.93,
+        "vae_learned": 0.78,
+        "hvae": 0.97,
+        "gan": 0.81,
+        "gan_ft": 0.45,
+        "identity": 0.1,
+        "true": 1.0,
+    }
     acc.update(changes.get("acc", {}))
     u = np.random.default_rng(1).uniform(0.8, 1.2, N)
     eff = {}
@@ -85,21 +110,51 @@ def morpho_results(**changes) -> dict:
         cells = {(do, a): mae[mdl] * factor[do] * (1 if a == "t" else 10) * u for a in ("t", "i") for do in "tid"}
         cells.update({(do, "d"): correct(acc[mdl] if do == "d" or mdl == "gan" else 0.9) for do in "tid"})
         eff[mdl] = cells
-    fd = {"vae_fixed": 17.1, "vae_learned": 10.1, "hvae": 5.4, "gan": 72.8, "gan_ft": 35.6, "identity": 0.0, "true": 0.5}
+    fd = {
+        "vae_fixed": 17.1,
+        "vae_learned": 10.1,
+        "hvae": 5.4,
+        "gan": 72.8,
+        "gan_ft": 35.6,
+        "identity": 0.0,
+        "true": 0.5,
+    }
     fd.update(changes.get("fd", {}))
-    p = {"vae_fixed": (0.07, 0.84), "vae_learned": (0.02, 0.84), "hvae": (0.11, 0.74), "gan": (0.34, 0.57),
-         "gan_ft": (0.12, 0.76), "identity": (0.0, 1.0), "true": (0.1, 0.9)}
+    p = {
+        "vae_fixed": (0.07, 0.84),
+        "vae_learned": (0.02, 0.84),
+        "hvae": (0.11, 0.74),
+        "gan": (0.34, 0.57),
+        "gan_ft": (0.12, 0.76),
+        "identity": (0.0, 1.0),
+        "true": (0.1, 0.9),
+    }
     p.update(changes.get("p", {}))
     real, feats = features(fd)
     mini = minimality(p)
     obs = {"t": np.linspace(1, 5, N), "i": np.linspace(80, 250, N)}
-    cfp = {"t": {"t": obs["t"] + 1, "i": obs["i"] + changes.get("i_shift", 5.0)}, "i": {"t": obs["t"].copy(), "i": obs["i"] - 20},
-           "d": {"t": obs["t"].copy(), "i": obs["i"].copy()}}
-    per_image = {mdl: {"composition": comp[mdl], "effectiveness": eff[mdl], "features": feats[mdl], **mini[mdl]} for mdl in base}
+    cfp = {
+        "t": {"t": obs["t"] + 1, "i": obs["i"] + changes.get("i_shift", 5.0)},
+        "i": {"t": obs["t"].copy(), "i": obs["i"] - 20},
+        "d": {"t": obs["t"].copy(), "i": obs["i"].copy()},
+    }
+    per_image = {
+        mdl: {"composition": comp[mdl], "effectiveness": eff[mdl], "features": feats[mdl], **mini[mdl]} for mdl in base
+    }
     per_image["hvae"]["counterfactual_parents"] = cfp
-    quality = pd.DataFrame({"attribute": ["t", "i", "d"], "metric": ["MAE", "MAE", "accuracy"], "real test images": [0.3, 5.0, 0.96]})
-    out = {"models": MORPHO, "cycles": cycles, "realism_minimality": realism_table(feats, real, mini), "predictor_quality": quality,
-           "per_image": per_image, "obs": obs, "real_features": real, "composition_at_T1_max": changes.get("t1", 0.0)}
+    quality = pd.DataFrame(
+        {"attribute": ["t", "i", "d"], "metric": ["MAE", "MAE", "accuracy"], "real test images": [0.3, 5.0, 0.96]}
+    )
+    out = {
+        "models": MORPHO,
+        "cycles": cycles,
+        "realism_minimality": realism_table(feats, real, mini),
+        "predictor_quality": quality,
+        "per_image": per_image,
+        "obs": obs,
+        "real_features": real,
+        "composition_at_T1_max": changes.get("t1", 0.0),
+    }
     return {**out, "seeds": {s: dict(out) for s in range(changes.get("n_seeds", 3))}}
 
 
@@ -115,29 +170,74 @@ def binary(f1: float, n: int = N) -> tuple[np.ndarray, np.ndarray]:
 def faces_results(**changes) -> dict:
     """A SmileyFaces benchmark shaped like the paper's Tables 2, 4 and 5 (every claim holds)."""
     dists, cycles = ("l1_pixel", "l1_embedding", "perceptual"), 3
-    base = {"vae_fixed": 0.6, "vae_learned": 0.55, "hvae": 0.5, "hvae_cf": 0.1, "gan": 0.9, "gan_ft": 0.7, "identity": 0.0, "true": 0.0}
+    base = {
+        "vae_fixed": 0.6,
+        "vae_learned": 0.55,
+        "hvae": 0.5,
+        "hvae_cf": 0.1,
+        "gan": 0.9,
+        "gan_ft": 0.7,
+        "identity": 0.0,
+        "true": 0.0,
+    }
     growth = dict.fromkeys(base, 0.5)
     base.update(changes.get("base", {}))
     growth.update(changes.get("growth", {}))
     comp = composition_arrays(base, growth, dists, cycles=cycles)
-    f1 = {"vae_fixed": (0.8, 0.55), "vae_learned": (0.8, 0.6), "hvae": (0.40, 0.20), "hvae_cf": (0.95, 0.9),
-          "gan": (0.6, 0.5), "gan_ft": (0.6, 0.5), "identity": (0.3, 0.1), "true": (1.0, 1.0)}
+    f1 = {
+        "vae_fixed": (0.8, 0.55),
+        "vae_learned": (0.8, 0.6),
+        "hvae": (0.40, 0.20),
+        "hvae_cf": (0.95, 0.9),
+        "gan": (0.6, 0.5),
+        "gan_ft": (0.6, 0.5),
+        "identity": (0.3, 0.1),
+        "true": (1.0, 1.0),
+    }
     f1.update(changes.get("f1", {}))
-    fd = {"vae_fixed": 77.0, "vae_learned": 66.0, "hvae": 10.0, "hvae_cf": 20.0, "gan": 12.0, "gan_ft": 11.0, "identity": 0.0, "true": 1.0}
+    fd = {
+        "vae_fixed": 77.0,
+        "vae_learned": 66.0,
+        "hvae": 10.0,
+        "hvae_cf": 20.0,
+        "gan": 12.0,
+        "gan_ft": 11.0,
+        "identity": 0.0,
+        "true": 1.0,
+    }
     fd.update(changes.get("fd", {}))
-    p = {"vae_fixed": (0.05, 0.95), "vae_learned": (0.04, 0.96), "hvae": (0.01, 0.99), "hvae_cf": (0.05, 0.93),
-         "gan": (0.22, 0.78), "gan_ft": (0.1, 0.9), "identity": (0.0, 1.0), "true": (0.05, 0.95)}
+    p = {
+        "vae_fixed": (0.05, 0.95),
+        "vae_learned": (0.04, 0.96),
+        "hvae": (0.01, 0.99),
+        "hvae_cf": (0.05, 0.93),
+        "gan": (0.22, 0.78),
+        "gan_ft": (0.1, 0.9),
+        "identity": (0.0, 1.0),
+        "true": (0.05, 0.95),
+    }
     p.update(changes.get("p", {}))
     real, feats = features(fd)
     mini = minimality(p)
     per_image = {}
     for m in base:
         outcomes = {a: binary(f1[m][j]) for j, a in enumerate("se")}
-        per_image[m] = {"composition": comp[m], "features": feats[m], **mini[m],
-                        "effectiveness": {(a, a): (t == q).astype(float) for a, (t, q) in outcomes.items()},
-                        "counterfactual_parents": {a: {a: t} for a, (t, _) in outcomes.items()}}
-    out = {"models": FACES, "cycles": cycles, "realism_minimality": realism_table(feats, real, mini), "predictor_quality": pd.DataFrame(),
-           "per_image": per_image, "obs": {}, "real_features": real}
+        per_image[m] = {
+            "composition": comp[m],
+            "features": feats[m],
+            **mini[m],
+            "effectiveness": {(a, a): (t == q).astype(float) for a, (t, q) in outcomes.items()},
+            "counterfactual_parents": {a: {a: t} for a, (t, _) in outcomes.items()},
+        }
+    out = {
+        "models": FACES,
+        "cycles": cycles,
+        "realism_minimality": realism_table(feats, real, mini),
+        "predictor_quality": pd.DataFrame(),
+        "per_image": per_image,
+        "obs": {},
+        "real_features": real,
+    }
     return {**out, "seeds": {s: dict(out) for s in range(changes.get("n_seeds", 3))}}
 
 
@@ -161,7 +261,10 @@ def test_f1_helper_and_its_degenerate_case():
     t, q = binary(0.8)
     assert float(f1_score(t, q)) == pytest.approx(0.8, abs=0.01)
     assert np.isnan(f1_score(np.zeros(5, int), np.zeros(5, int)))  # no positive anywhere: F1 is undefined, not 0
-    pi = {m: {"counterfactual_parents": {"e": {"e": np.zeros(8, int)}}, "effectiveness": {("e", "e"): np.ones(8)}} for m in "ab"}
+    pi = {
+        m: {"counterfactual_parents": {"e": {"e": np.zeros(8, int)}}, "effectiveness": {("e", "e"): np.ones(8)}}
+        for m in "ab"
+    }
     iv = f1_difference(pi, "a", "b", "e")
     assert not iv.defined  # an undefined F1 gives an undefined interval, hence "undecided", never an infinite statistic
     assert join_parts([side_part("F1 a - b", iv, "above", 0.1)], "x")[0].verdict == "undecided at this scale"
@@ -233,11 +336,51 @@ def test_claims_01_bad_input():
 # ----------------------------------------------------------------------------------------------
 # claims_02
 # ----------------------------------------------------------------------------------------------
-KEYS_02 = ["C1", "C2", "C3", "C5", "C6", "X1", "E1", "E2", "E3", "E4", "E6", "X-ceiling", "X4", "R1", "R2", "M1", "M2",
-           "M3", "M5", "G1-composition", "G1-effectiveness", "G1-realism", "G1-minimality"]
+KEYS_02 = [
+    "C1",
+    "C2",
+    "C3",
+    "C5",
+    "C6",
+    "X1",
+    "E1",
+    "E2",
+    "E3",
+    "E4",
+    "E6",
+    "X-ceiling",
+    "X4",
+    "R1",
+    "R2",
+    "M1",
+    "M2",
+    "M3",
+    "M5",
+    "G1-composition",
+    "G1-effectiveness",
+    "G1-realism",
+    "G1-minimality",
+]
 #: The claims of notebook 02 that compare trained models (decided with training seeds as units).
-COMPARISONS_02 = ["C1", "C2", "C3", "C5", "C6", "E1", "E2", "E3", "E4", "R1", "R2", "M3", "M5", "G1-composition", "G1-effectiveness",
-                  "G1-realism", "G1-minimality"]
+COMPARISONS_02 = [
+    "C1",
+    "C2",
+    "C3",
+    "C5",
+    "C6",
+    "E1",
+    "E2",
+    "E3",
+    "E4",
+    "R1",
+    "R2",
+    "M3",
+    "M5",
+    "G1-composition",
+    "G1-effectiveness",
+    "G1-realism",
+    "G1-minimality",
+]
 
 
 def test_claims_02_paper_like_tables_reproduce_every_ordering():
@@ -257,9 +400,16 @@ def test_claims_02_paper_like_tables_reproduce_every_ordering():
 
 
 def test_claims_02_failing_rules():
-    r = morpho_results(base={"vae_learned": 4.5}, growth={"gan_ft": 0.0, "gan": 0.5}, mae={"hvae": 1.2},
-                       acc={"vae_learned": 0.95}, fd={"vae_learned": 20.0, "gan_ft": 80.0}, t1=0.5, i_shift=0.0,
-                       p={"gan": (0.01, 0.5)})
+    r = morpho_results(
+        base={"vae_learned": 4.5},
+        growth={"gan_ft": 0.0, "gan": 0.5},
+        mae={"hvae": 1.2},
+        acc={"vae_learned": 0.95},
+        fd={"vae_learned": 20.0, "gan_ft": 80.0},
+        t1=0.5,
+        i_shift=0.0,
+        p={"gan": (0.01, 0.5)},
+    )
     v = verdicts(exp.claims_02(r))
     # vae_learned worse than vae_fixed: C6; gan_ft flat: C2; T=1 not exact: X1
     for key in ("C2", "C6", "X1", "E1", "E4", "E6", "R1", "R2", "M3", "M5"):
@@ -279,7 +429,9 @@ def test_claims_02_equal_models_are_not_better():
 
 def test_claims_02_undecided_names_the_deciding_size():
     r = morpho_results()
-    for seed, delta in zip(r["seeds"], (0.3, -0.2, 0.1), strict=True):  # learned σ better by 0.07 on average, in seed noise of 0.25
+    for seed, delta in zip(
+        r["seeds"], (0.3, -0.2, 0.1), strict=True
+    ):  # learned σ better by 0.07 on average, in seed noise of 0.25
         per_image = {**r["seeds"][seed]["per_image"]}
         fixed = per_image["vae_fixed"]["composition"]
         per_image["vae_learned"] = {**per_image["vae_learned"], "composition": {d: a - delta for d, a in fixed.items()}}
@@ -338,13 +490,26 @@ def test_claims_03_paper_like_tables_reproduce():
 
 
 def test_claims_03_failing_rules():
-    r = faces_results(base={"hvae_cf": 0.7}, growth={"gan": 0.0}, f1={"hvae": (0.9, 0.85)}, fd={"hvae": 30.0, "gan": 70.0},
-                      p={"hvae": (0.2, 0.8), "gan_ft": (0.5, 0.5)})
+    r = faces_results(
+        base={"hvae_cf": 0.7},
+        growth={"gan": 0.0},
+        f1={"hvae": (0.9, 0.85)},
+        fd={"hvae": 30.0, "gan": 70.0},
+        p={"hvae": (0.2, 0.8), "gan_ft": (0.5, 0.5)},
+    )
     v = verdicts(exp.claims_03(r))
     # hvae_cf no longer best: C7; gan flat: C2-faces; ELBO HVAE already effective: E7; realism orders: R1/R2; P's: M4, M5
-    assert v == {"C7": "not reproduced", "C2-faces": "not reproduced", "C3-faces": "reproduced", "E7": "not reproduced",
-                 "E8": "reproduced", "R1-faces": "not reproduced", "R2-faces": "not reproduced", "M4": "not reproduced",
-                 "M5-faces": "not reproduced"}
+    assert v == {
+        "C7": "not reproduced",
+        "C2-faces": "not reproduced",
+        "C3-faces": "reproduced",
+        "E7": "not reproduced",
+        "E8": "reproduced",
+        "R1-faces": "not reproduced",
+        "R2-faces": "not reproduced",
+        "M4": "not reproduced",
+        "M5-faces": "not reproduced",
+    }
     # fine-tuning that gains nothing on eyeglasses over the learned-σ VAE: identical outcomes, a zero difference
     assert verdicts(exp.claims_03(faces_results(f1={"hvae_cf": (0.95, 0.6)})))["E8"] == "not reproduced"
 
@@ -375,7 +540,9 @@ def test_claims_03_degenerate_substitute_metrics_are_named():
 
 def test_claims_03_one_seed_is_undecided():
     table = exp.claims_03(faces_results(n_seeds=1)).set_index("key")
-    assert set(table.loc[["C7", "C2-faces", "C3-faces", "E7", "E8", "R1-faces", "R2-faces", "M4", "M5-faces"], "verdict"]) == {"undecided at this scale"}
+    assert set(
+        table.loc[["C7", "C2-faces", "C3-faces", "E7", "E8", "R1-faces", "R2-faces", "M4", "M5-faces"], "verdict"]
+    ) == {"undecided at this scale"}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -385,15 +552,39 @@ def configurations(sign: float = 1.0, identity_comp: float = 0.0, constant_cld: 
     """Eight model configurations whose proxies follow (sign=1) or reverse (sign=-1) the true error, plus references."""
     err = np.arange(1.0, 9.0)
     proxy = err if sign > 0 else err[::-1].copy()
-    rows = {f"model {k}": {"kind": "model", "composition l1_pixel m=1": proxy[k] / 10, "effectiveness t do(t)": proxy[k],
-                           "effectiveness i do(i)": 2 * proxy[k], "effectiveness d do(d)": 1 - proxy[k] / 20,
-                           "Fréchet": 3 * proxy[k], "CLD": 0.3 if constant_cld else 0.25 + proxy[k] / 100, "true error": err[k]}
-            for k in range(8)}
-    rows[L["identity"]] = {"kind": "reference", "composition l1_pixel m=1": identity_comp, "effectiveness t do(t)": 9.0,
-                           "effectiveness i do(i)": 18.0, "effectiveness d do(d)": 0.1, "Fréchet": 0.0, "CLD": identity_cld(),
-                           "true error": 20.0}
-    rows[L["true"]] = {"kind": "reference", "composition l1_pixel m=1": 0.0, "effectiveness t do(t)": 0.1, "effectiveness i do(i)": 0.2,
-                       "effectiveness d do(d)": 0.99, "Fréchet": 0.1, "CLD": 0.3, "true error": 0.0}
+    rows = {
+        f"model {k}": {
+            "kind": "model",
+            "composition l1_pixel m=1": proxy[k] / 10,
+            "effectiveness t do(t)": proxy[k],
+            "effectiveness i do(i)": 2 * proxy[k],
+            "effectiveness d do(d)": 1 - proxy[k] / 20,
+            "Fréchet": 3 * proxy[k],
+            "CLD": 0.3 if constant_cld else 0.25 + proxy[k] / 100,
+            "true error": err[k],
+        }
+        for k in range(8)
+    }
+    rows[L["identity"]] = {
+        "kind": "reference",
+        "composition l1_pixel m=1": identity_comp,
+        "effectiveness t do(t)": 9.0,
+        "effectiveness i do(i)": 18.0,
+        "effectiveness d do(d)": 0.1,
+        "Fréchet": 0.0,
+        "CLD": identity_cld(),
+        "true error": 20.0,
+    }
+    rows[L["true"]] = {
+        "kind": "reference",
+        "composition l1_pixel m=1": 0.0,
+        "effectiveness t do(t)": 0.1,
+        "effectiveness i do(i)": 0.2,
+        "effectiveness d do(d)": 0.99,
+        "Fréchet": 0.1,
+        "CLD": 0.3,
+        "true error": 0.0,
+    }
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("configuration")
 
 
@@ -403,7 +594,9 @@ def test_rank_agreement_exact_rhos_and_orientation():
     rho = agreement[("Spearman rho", "models only")]
     # every proxy is a monotone function of the true error on the models; digit accuracy enters as 1 - accuracy
     assert np.allclose(rho.to_numpy(), 1.0)
-    np.testing.assert_allclose(exp.oriented_proxy(configs, "effectiveness d do(d)"), 1 - configs["effectiveness d do(d)"])
+    np.testing.assert_allclose(
+        exp.oriented_proxy(configs, "effectiveness d do(d)"), 1 - configs["effectiveness d do(d)"]
+    )
     reverse = exp.rank_agreement(configurations(sign=-1))
     assert np.allclose(reverse[("Spearman rho", "models only")].to_numpy(), -1.0)
     # a constant proxy has no ranking: NaN, not a correlation
@@ -415,8 +608,10 @@ def test_rank_agreement_exact_rhos_and_orientation():
 
 def unit_errors(identity_error: float = 20.0, n: int = 30) -> dict:
     """Per-image true errors of the two references (the true counterfactual's is 0 by definition)."""
-    return {L["identity"]: {"true_error": {p: np.full(n, identity_error) for p in "tid"}},
-            L["true"]: {"true_error": {p: np.zeros(n) for p in "tid"}}}
+    return {
+        L["identity"]: {"true_error": {p: np.full(n, identity_error) for p in "tid"}},
+        L["true"]: {"true_error": {p: np.zeros(n) for p in "tid"}},
+    }
 
 
 def test_claims_04_reproduced_and_not():
@@ -431,10 +626,17 @@ def test_claims_04_reproduced_and_not():
     v = verdicts(table)
     assert "model configurations" in table.set_index("key").loc["X2-minimality", "note"]
     # a constant proxy ranks nothing: its Spearman rho is undefined, so the claim is undecided, not refuted
-    assert v == {"X2-composition": "not reproduced", "X2-effectiveness": "not reproduced", "X2-realism": "not reproduced",
-                 "X2-minimality": "undecided at this scale", "X3": "not reproduced"}
+    assert v == {
+        "X2-composition": "not reproduced",
+        "X2-effectiveness": "not reproduced",
+        "X2-realism": "not reproduced",
+        "X2-minimality": "undecided at this scale",
+        "X3": "not reproduced",
+    }
     # an identity map whose counterfactuals are as good as the truth's
-    v = verdicts(exp.claims_04({"agreement": exp.rank_agreement(configs), "configs": configs, "per_image": unit_errors(0.0)}))
+    v = verdicts(
+        exp.claims_04({"agreement": exp.rank_agreement(configs), "configs": configs, "per_image": unit_errors(0.0)})
+    )
     assert v["X3"] == "not reproduced"
     with pytest.raises(ValueError, match="per_image"):
         exp.claims_04({"agreement": exp.rank_agreement(configs), "configs": configs})
@@ -442,9 +644,11 @@ def test_claims_04_reproduced_and_not():
 
 def test_within_model_agreement_keeps_benchmark_temperatures():
     c = np.arange(10.0)
-    per_image = {"VAE T=0.1": {"composition": {"l1_pixel": c[:, None]}, "true_error": {"t": 2 * c, "i": -c, "d": np.ones(10)}},
-                 "VAE T=0.6": {"composition": {"l1_pixel": c[:, None]}, "true_error": {"t": c}},
-                 "GAN": {"composition": {"l1_pixel": c[:, None]}, "true_error": {"t": c[::-1].copy()}}}
+    per_image = {
+        "VAE T=0.1": {"composition": {"l1_pixel": c[:, None]}, "true_error": {"t": 2 * c, "i": -c, "d": np.ones(10)}},
+        "VAE T=0.6": {"composition": {"l1_pixel": c[:, None]}, "true_error": {"t": c}},
+        "GAN": {"composition": {"l1_pixel": c[:, None]}, "true_error": {"t": c[::-1].copy()}},
+    }
     within = exp.within_model_agreement(per_image)
     assert set(within.index) == {"VAE T=0.1", "GAN"}  # T=0.6 is not a benchmark temperature
     assert within.loc["VAE T=0.1", "do(t)"] == pytest.approx(1.0)
@@ -490,31 +694,65 @@ def hand_made_result(n: int = 20, cycles: int = 3) -> exp.BenchmarkResult:
 
     rng = np.random.default_rng(0)
     dists, models = ("l1_pixel", "l1_embedding", "perceptual"), ("identity", "vae_fixed", "hvae")
-    per_image = {m: {"composition": {d: rng.uniform(0, 1, (n, cycles)) * k * np.arange(1, cycles + 1) for d in dists}}
-                 for k, m in enumerate(models)}
-    rows = {"composition": [{"model": L[m], "distance": d, "cycles": c, "mean": a[:, c - 1].mean(), "std": a[:, c - 1].std(ddof=1)}
-                            for m in models for d, a in per_image[m]["composition"].items() for c in sorted({1, cycles})],
-            "effectiveness": [{"model": L[m], "attribute": a, "intervention": f"do({do})", "score": k + 10 * j + 100 * i}
-                              for k, m in enumerate(models) for j, a in enumerate("tid") for i, do in enumerate("tid")],
-            "realism_minimality": [{"model": L[m], "Fréchet (in-domain)": 5.0 * k, "CLD": 0.3 - 0.01 * k, "P1": 0.1, "P2": 0.9}
-                                   for k, m in enumerate(models)],
-            "true_error": [{"model": L[m], "do(t)": 10.0 * k, "do(i)": 20.0 * k, "do(d)": 30.0 * k} for k, m in enumerate(models)]}
+    per_image = {
+        m: {"composition": {d: rng.uniform(0, 1, (n, cycles)) * k * np.arange(1, cycles + 1) for d in dists}}
+        for k, m in enumerate(models)
+    }
+    rows = {
+        "composition": [
+            {"model": L[m], "distance": d, "cycles": c, "mean": a[:, c - 1].mean(), "std": a[:, c - 1].std(ddof=1)}
+            for m in models
+            for d, a in per_image[m]["composition"].items()
+            for c in sorted({1, cycles})
+        ],
+        "effectiveness": [
+            {"model": L[m], "attribute": a, "intervention": f"do({do})", "score": k + 10 * j + 100 * i}
+            for k, m in enumerate(models)
+            for j, a in enumerate("tid")
+            for i, do in enumerate("tid")
+        ],
+        "realism_minimality": [
+            {"model": L[m], "Fréchet (in-domain)": 5.0 * k, "CLD": 0.3 - 0.01 * k, "P1": 0.1, "P2": 0.9}
+            for k, m in enumerate(models)
+        ],
+        "true_error": [
+            {"model": L[m], "do(t)": 10.0 * k, "do(i)": 20.0 * k, "do(d)": 30.0 * k} for k, m in enumerate(models)
+        ],
+    }
     tables = benchmark_tables(rows, {"t": "regression", "i": "regression", "d": "multiclass"}, (0.8, 0.2))
-    return exp.BenchmarkResult(exp.BenchmarkConfig(cycles=cycles), *tables, per_image=per_image, figures={},
-                               predictor_quality=pd.DataFrame(), timings={}, models={}, context=None, test=None, mechanisms={},
-                               learned_attributes={}, finetune_history={})
+    return exp.BenchmarkResult(
+        exp.BenchmarkConfig(cycles=cycles),
+        *tables,
+        per_image=per_image,
+        figures={},
+        predictor_quality=pd.DataFrame(),
+        timings={},
+        models={},
+        context=None,
+        test=None,
+        mechanisms={},
+        learned_attributes={},
+        finetune_history={},
+    )
 
 
 def test_benchmark_result_summary_is_the_headline_table():
     result = hand_made_result()
     summary = result.summary()
     assert list(summary.index) == [L[m] for m in ("identity", "vae_fixed", "hvae")]
-    assert list(summary.columns) == [f"composition {d} m={m}" for d in ("l1_embedding", "l1_pixel", "perceptual") for m in (1, 3)] + [
-        "effectiveness t do(t)", "effectiveness i do(i)", "effectiveness d do(d)", "Fréchet", "CLD", "true error"]
+    assert list(summary.columns) == [
+        f"composition {d} m={m}" for d in ("l1_embedding", "l1_pixel", "perceptual") for m in (1, 3)
+    ] + ["effectiveness t do(t)", "effectiveness i do(i)", "effectiveness d do(d)", "Fréchet", "CLD", "true error"]
     hvae = summary.loc[L["hvae"]]
-    assert hvae["composition l1_pixel m=3"] == pytest.approx(result.per_image["hvae"]["composition"]["l1_pixel"][:, 2].mean())
+    assert hvae["composition l1_pixel m=3"] == pytest.approx(
+        result.per_image["hvae"]["composition"]["l1_pixel"][:, 2].mean()
+    )
     # the diagonal of the effectiveness table: attribute j under do(j) scored k + 10 j + 100 j
-    assert (hvae["effectiveness t do(t)"], hvae["effectiveness i do(i)"], hvae["effectiveness d do(d)"]) == (2, 112, 222)
+    assert (hvae["effectiveness t do(t)"], hvae["effectiveness i do(i)"], hvae["effectiveness d do(d)"]) == (
+        2,
+        112,
+        222,
+    )
     assert hvae["true error"] == pytest.approx(40.0) and hvae["Fréchet"] == 10.0 and hvae["CLD"] == pytest.approx(0.28)
     assert (summary.loc[L["identity"]].filter(like="composition") == 0).all()
 
@@ -547,9 +785,24 @@ def test_fit_intensity_flow_has_an_exact_inverse():
 
 @pytest.fixture(scope="module")
 def tiny_run():
-    return exp.run_benchmark(dataset="morphosynth", size=16, n_train=200, n_test=40, models=MORPHO, epochs=1, gan_epochs=1,
-                             gan_finetune_steps=3, predictor_epochs=1, cld_vae_epochs=1, flow_epochs=3, cycles=2, width=8,
-                             seed=0, device="cpu", cache=False)
+    return exp.run_benchmark(
+        dataset="morphosynth",
+        size=16,
+        n_train=200,
+        n_test=40,
+        models=MORPHO,
+        epochs=1,
+        gan_epochs=1,
+        gan_finetune_steps=3,
+        predictor_epochs=1,
+        cld_vae_epochs=1,
+        flow_epochs=3,
+        cycles=2,
+        width=8,
+        seed=0,
+        device="cpu",
+        cache=False,
+    )
 
 
 @pytest.mark.slow
@@ -565,7 +818,11 @@ def test_temperature_one_makes_the_null_intervention_exact(tiny_run):
 def test_run_benchmark_returns_typed_fields(tiny_run):
     ctx = tiny_run.context
     assert isinstance(ctx, exp.EvalContext) and ctx.parents == ("t", "i", "d") and ctx.cfg is tiny_run.config
-    assert len(tiny_run.test) == 40 and set(tiny_run.mechanisms) == set(MORPHO) and set(tiny_run.learned_attributes) == {"t", "i", "d"}
+    assert (
+        len(tiny_run.test) == 40
+        and set(tiny_run.mechanisms) == set(MORPHO)
+        and set(tiny_run.learned_attributes) == {"t", "i", "d"}
+    )
     assert set(tiny_run.finetune_history) == {"gan_ft"}
     # the headline table holds evaluate_scm's summary of each model, re-scored on the same context
     summary = tiny_run.summary()
@@ -601,16 +858,33 @@ def _learning(acc: dict[str, float], err: dict[str, float], seeds=(0, 1, 2), n=N
     rng = np.random.default_rng(0)
     runs = {}
     for s in seeds:
-        runs[s] = {m: {"true_error": err.get(m, 10.0) + rng.normal(0, 1, n), "effectiveness": {"t": np.abs(rng.normal(0, 0.2, n)),
-                       "i": np.abs(rng.normal(0, 5, n)), "d": correct(acc.get(m, 0.0), n)}, "target": {}}
-                   for m in (*MORPHO, "identity", "true")}
-    return {"models": MORPHO, "parents": ("t", "i", "d"), "kinds": {"t": "regression", "i": "regression", "d": "multiclass"}, "runs": runs}
+        runs[s] = {
+            m: {
+                "true_error": err.get(m, 10.0) + rng.normal(0, 1, n),
+                "effectiveness": {
+                    "t": np.abs(rng.normal(0, 0.2, n)),
+                    "i": np.abs(rng.normal(0, 5, n)),
+                    "d": correct(acc.get(m, 0.0), n),
+                },
+                "target": {},
+            }
+            for m in (*MORPHO, "identity", "true")
+        }
+    return {
+        "models": MORPHO,
+        "parents": ("t", "i", "d"),
+        "kinds": {"t": "regression", "i": "regression", "d": "multiclass"},
+        "runs": runs,
+    }
 
 
 def test_claims_learning_every_model_in_every_seed():
     good = dict.fromkeys(MORPHO, 0.9)
     closer = dict.fromkeys(MORPHO, 6.0)
-    assert verdicts(exp.claims_learning(_learning(good, closer))) == {"L1-digit": vd.REPRODUCED, "L2-truth": vd.REPRODUCED}
+    assert verdicts(exp.claims_learning(_learning(good, closer))) == {
+        "L1-digit": vd.REPRODUCED,
+        "L2-truth": vd.REPRODUCED,
+    }
     # one model below the bar in one seed fails L1; one model no closer than the identity fails L2
     bad = _learning({**good, "gan_ft": 0.4}, {**closer, "gan": 14.0})
     assert verdicts(exp.claims_learning(bad)) == {"L1-digit": vd.NOT_REPRODUCED, "L2-truth": vd.NOT_REPRODUCED}
@@ -626,8 +900,11 @@ def test_claims_learning_faces_reads_f1_of_the_flipped_attribute():
         runs[s] = {}
         for m in (*FACES, "identity", "true"):
             rate = {"identity": 0.0}.get(m, 0.95)
-            runs[s][m] = {"true_error": rng.normal(20, 1, N), "target": {a: (np.arange(N) % 2) for a in ("s", "e")},
-                          "effectiveness": {a: correct(rate) for a in ("s", "e")}}
+            runs[s][m] = {
+                "true_error": rng.normal(20, 1, N),
+                "target": {a: (np.arange(N) % 2) for a in ("s", "e")},
+                "effectiveness": {a: correct(rate) for a in ("s", "e")},
+            }
     res = {"models": FACES, "parents": ("s", "e"), "kinds": {"s": "binary", "e": "binary"}, "runs": runs}
     table = exp.claims_learning(res)
     assert verdicts(table) == {"L1-faces": vd.REPRODUCED}  # no L2 on faces (see the docstring)
@@ -637,13 +914,29 @@ def test_claims_learning_faces_reads_f1_of_the_flipped_attribute():
 
 @pytest.mark.slow
 def test_run_seeds_cache_and_seed_table(tmp_path):
-    kw = {"dataset": "morphosynth", "size": 16, "n_train": 120, "n_test": 30, "models": ("vae_fixed", "gan", "gan_ft"), "epochs": 1,
-          "gan_epochs": 1, "gan_finetune_steps": 2, "predictor_epochs": 1, "cld_vae_epochs": 1, "flow_epochs": 2, "cycles": 2,
-          "width": 4, "hidden": 8, "device": "cpu"}
+    kw = {
+        "dataset": "morphosynth",
+        "size": 16,
+        "n_train": 120,
+        "n_test": 30,
+        "models": ("vae_fixed", "gan", "gan_ft"),
+        "epochs": 1,
+        "gan_epochs": 1,
+        "gan_finetune_steps": 2,
+        "predictor_epochs": 1,
+        "cld_vae_epochs": 1,
+        "flow_epochs": 2,
+        "cycles": 2,
+        "width": 4,
+        "hidden": 8,
+        "device": "cpu",
+    }
     runs = exp.run_seeds(kw, seeds=(0, 1), cache=tmp_path)
     cached = sorted(p.name for p in tmp_path.glob("*.pt"))
     assert len(cached) == 2 * 3 and all(n.startswith("benchmark-morphosynth-") for n in cached)
-    again = exp.run_benchmark(kw, cache=tmp_path, seed=1, n_test=40, cycles=3)  # scoring settings are not in the key: loaded
+    again = exp.run_benchmark(
+        kw, cache=tmp_path, seed=1, n_test=40, cycles=3
+    )  # scoring settings are not in the key: loaded
     assert sorted(p.name for p in tmp_path.glob("*.pt")) == cached
     for name in ("vae_fixed", "gan", "gan_ft"):
         a, b = runs[1].mechanisms[name].model, again.mechanisms[name].model
@@ -656,14 +949,18 @@ def test_run_seeds_cache_and_seed_table(tmp_path):
     for met in ("true error", "d acc do(d)", "t MAE do(t)", "Fréchet"):
         vals = table[[(met, "seed 0"), (met, "seed 1")]].to_numpy()
         np.testing.assert_allclose(table[(met, "mean")], vals.mean(1))
-        assert (table[(met, "low")] <= table[(met, "mean")] + 1e-12).all() and (table[(met, "high")] >= table[(met, "mean")] - 1e-12).all()
+        assert (table[(met, "low")] <= table[(met, "mean")] + 1e-12).all() and (
+            table[(met, "high")] >= table[(met, "mean")] - 1e-12
+        ).all()
     assert (table.loc[L["true"], ("true error", "mean")] == 0) and table.loc[L["true"], ("true error", "high")] == 0
     assert table.loc[L["true"], ("true error", "± test images")] == 0  # every per-image error is 0
     assert (table.xs("± test images", axis=1, level=1).drop(index=[L["true"], L["identity"]]) > 0).all().all()
     n = 30  # test images: a digit accuracy's Clopper-Pearson half-width is at least that of a 30-image binomial
     assert (table[("d acc do(d)", "± test images")] >= 0.5 * 1.96 * np.sqrt(0.05 * 0.95 / n)).all()
     res = exp.learning_results(runs)
-    np.testing.assert_allclose(res["runs"][0]["gan"]["true_error"].mean(), table.loc[L["gan"], ("true error", "seed 0")])
+    np.testing.assert_allclose(
+        res["runs"][0]["gan"]["true_error"].mean(), table.loc[L["gan"], ("true error", "seed 0")]
+    )
     assert set(verdicts(exp.claims_learning(res))) == {"L1-digit", "L2-truth"}
     with pytest.raises(ValueError, match="at least two"):
         exp.run_seeds(kw, seeds=(0,))
@@ -680,7 +977,10 @@ def test_book_notebooks_run_the_benchmark_config_defaults():
 
     defaults = {f.name: f.default for f in fields(exp.BenchmarkConfig)}
     folder = repo_root() / "notebooks" / "counterfactual-benchmark"
-    for name, evaluation_only in (("02-benchmark-morphosynth", ()), ("04-metrics-vs-truth", ("n_test", "cycles", "seed"))):
+    for name, evaluation_only in (
+        ("02-benchmark-morphosynth", ()),
+        ("04-metrics-vs-truth", ("n_test", "cycles", "seed")),
+    ):
         params = notebook_parameters(folder / f"{name}.ipynb")
         shared = [k for k in params if k in defaults and k not in evaluation_only and k != "device"]
         assert len(shared) >= 9, (name, shared)

@@ -21,8 +21,15 @@ R, N, U = vd.REPRODUCED, vd.NOT_REPRODUCED, vd.UNDECIDED
 
 # ---------------------------------------------------------------- notebook 01 (F1-F4)
 def _axioms(**over):
-    return {"composition_error": 0.0, "effectiveness_error": 0.0, "reversibility_error": 3e-13, "n_units": 2000,
-            "corr_cf": 0.9, "corr_int": 0.0, **over}
+    return {
+        "composition_error": 0.0,
+        "effectiveness_error": 0.0,
+        "reversibility_error": 3e-13,
+        "n_units": 2000,
+        "corr_cf": 0.9,
+        "corr_int": 0.0,
+        **over,
+    }
 
 
 def test_correlation_interval_is_fisher_z():
@@ -59,8 +66,13 @@ def test_claims_01_names_missing_results():
 
 # ---------------------------------------------------------------- notebook 02 (F5)
 def _sweep(slopes, n_fit=(25, 100, 400, 1600)):
-    return pd.DataFrame([{"n_fit": n, "seed": s, "cf_error": 2.0 * n**b, "status": "executed"}
-                         for s, b in enumerate(slopes) for n in n_fit])
+    return pd.DataFrame(
+        [
+            {"n_fit": n, "seed": s, "cf_error": 2.0 * n**b, "status": "executed"}
+            for s, b in enumerate(slopes)
+            for n in n_fit
+        ]
+    )
 
 
 def test_seed_slopes_recover_a_power_law_and_drop_failed_points():
@@ -93,12 +105,37 @@ def test_level_band_is_bradleys_liberal_criterion():
         cal.level_band("power", 0.05)
 
 
-def _row(test, events, n_rep, *, quantity="type-I error", nominal=0.05, conservative=False, expected_fail="",
-         kind="sanity check"):
-    return {"test": test, "function": "f", "quantity": quantity, "data": "null data", "n": 100, "R": n_rep, "events": events,
-            "rate": events / n_rep, "nominal": nominal, "ci_low": 0.0, "ci_high": 1.0, "passed": True,
-            "conservative": conservative, "expected_fail": expected_fail, "quote": "the words", "source": "Sec. 1",
-            "kind": kind, "seconds": 0.0}
+def _row(
+    test,
+    events,
+    n_rep,
+    *,
+    quantity="type-I error",
+    nominal=0.05,
+    conservative=False,
+    expected_fail="",
+    kind="sanity check",
+):
+    return {
+        "test": test,
+        "function": "f",
+        "quantity": quantity,
+        "data": "null data",
+        "n": 100,
+        "R": n_rep,
+        "events": events,
+        "rate": events / n_rep,
+        "nominal": nominal,
+        "ci_low": 0.0,
+        "ci_high": 1.0,
+        "passed": True,
+        "conservative": conservative,
+        "expected_fail": expected_fail,
+        "quote": "the words",
+        "source": "Sec. 1",
+        "kind": kind,
+        "seconds": 0.0,
+    }
 
 
 def test_claims_calibration_rules_on_fixed_counts():

@@ -22,8 +22,15 @@ OWN = "book's own finding"
 def frame():
     g = np.random.default_rng(9)
     n = 400
-    return pd.DataFrame({"a": g.integers(0, 2, n), "b": g.choice(["x", "y"], n, p=[0.2, 0.8]), "c": g.normal(size=n),
-                         "k": g.choice(["p", "q", "r"], n), "const": np.ones(n)})
+    return pd.DataFrame(
+        {
+            "a": g.integers(0, 2, n),
+            "b": g.choice(["x", "y"], n, p=[0.2, 0.8]),
+            "c": g.normal(size=n),
+            "k": g.choice(["p", "q", "r"], n),
+            "const": np.ones(n),
+        }
+    )
 
 
 def test_intervene_flip_set_resample_and_errors(frame):
@@ -87,11 +94,18 @@ def test_audit_protocol(frame):
         y = ((frame["c"] + 2 * (frame["b"] == "x")) > 1).astype(int).to_numpy()
 
         def make(cols):
-            return make_tabular_pipeline("mlp", [c for c in ("a", "b") if c in cols], [c for c in ("c",) if c in cols],
-                                         epochs=5, width=8, device="cpu")
+            return make_tabular_pipeline(
+                "mlp",
+                [c for c in ("a", "b") if c in cols],
+                [c for c in ("c",) if c in cols],
+                epochs=5,
+                width=8,
+                device="cpu",
+            )
 
-        res = exp.audit_feature_sets(make, frame[:300], y[:300], frame[300:], y[300:], ["a", "b", "c"], ["a", "b"],
-                                     (0.0, 0.3), seed=0, max_m=100)
+        res = exp.audit_feature_sets(
+            make, frame[:300], y[:300], frame[300:], y[300:], ["a", "b", "c"], ["a", "b"], (0.0, 0.3), seed=0, max_m=100
+        )
     finally:
         torch.set_num_threads(before)
     t = res.summary().set_index("variant")
@@ -105,7 +119,9 @@ def test_audit_protocol(frame):
 def test_normalisation_table_pairs_have_equal_mmd_but_different_nte():
     t = exp.normalisation_table(200, np.random.default_rng(0))
     assert t["MMD^2"].iloc[0] == pytest.approx(t["MMD^2"].iloc[1], rel=1e-9)
-    assert t["N-TE (closed form)"].iloc[0] > 1.2 * t["N-TE (closed form)"].iloc[1]  # the narrow pair's normaliser is smaller
+    assert (
+        t["N-TE (closed form)"].iloc[0] > 1.2 * t["N-TE (closed form)"].iloc[1]
+    )  # the narrow pair's normaliser is smaller
     for row in t.itertuples():
         assert row[5] == pytest.approx(nte_gaussian(row.shift, tau1=row.tau, tau2=row.tau))
 
@@ -161,21 +177,53 @@ def test_flip_vs_set_study_and_llm_example():
 
 # ---------------------------------------------------------------- claims_01
 def results_01(**changes):
-    closed = {"Gaussian shift": pd.DataFrame({"parameter": [0.0, 1.0], "closed form": [0.0, 0.1], "mean": [0.001, 0.102], "se": [0.002, 0.003]}),
-              "Bernoulli gap": pd.DataFrame({"parameter": [0.0, 0.4], "closed form": [0.0, 0.05], "mean": [-0.001, 0.049], "se": [0.001, 0.002]})}
-    identities = pd.Series({"N-TE": 0.1, "|N-TE - MTE / mean(D)|": 1e-16, "|N-TE(y, y_cf) - N-TE(y_cf, y)|": 0.0,
-                            "|N-TE - N-TE(units permuted)|": 2e-17, "N-TE after swapping half the pairs": 0.02,
-                            "max N-TE over shifts (must be <= 1)": 0.102, "mean N-TE under P = Q": 0.0004,
-                            "s.e. of that mean": 0.0005, "share of negative estimates under P = Q": 0.5})
-    conc = pd.DataFrame({"m": [25, 50], "empirical 95% |MTE - MMD^2|": [0.2, 0.14], "Hoeffding 95% t": [1.6, 1.1],
-                         "P(|dev| >= t_H)": [0.0, 0.0], "sd(sqrt(m) N-TE)": [0.5, 0.5]})
+    closed = {
+        "Gaussian shift": pd.DataFrame(
+            {"parameter": [0.0, 1.0], "closed form": [0.0, 0.1], "mean": [0.001, 0.102], "se": [0.002, 0.003]}
+        ),
+        "Bernoulli gap": pd.DataFrame(
+            {"parameter": [0.0, 0.4], "closed form": [0.0, 0.05], "mean": [-0.001, 0.049], "se": [0.001, 0.002]}
+        ),
+    }
+    identities = pd.Series(
+        {
+            "N-TE": 0.1,
+            "|N-TE - MTE / mean(D)|": 1e-16,
+            "|N-TE(y, y_cf) - N-TE(y_cf, y)|": 0.0,
+            "|N-TE - N-TE(units permuted)|": 2e-17,
+            "N-TE after swapping half the pairs": 0.02,
+            "max N-TE over shifts (must be <= 1)": 0.102,
+            "mean N-TE under P = Q": 0.0004,
+            "s.e. of that mean": 0.0005,
+            "share of negative estimates under P = Q": 0.5,
+        }
+    )
+    conc = pd.DataFrame(
+        {
+            "m": [25, 50],
+            "empirical 95% |MTE - MMD^2|": [0.2, 0.14],
+            "Hoeffding 95% t": [1.6, 1.1],
+            "P(|dev| >= t_H)": [0.0, 0.0],
+            "sd(sqrt(m) N-TE)": [0.5, 0.5],
+        }
+    )
     r = {"identities": identities, "closed": closed, "conc": conc, "n_reps": 200, "m_check": 100, "bench": None}
     r.update(changes)
     return r
 
 
-BENCH = {"mmd_vs_hyppo": {"speedup": 300.0, "statistic_abs_diff": 0.0, "pvalue_cflib": 0.01, "pvalue_hyppo": 0.01,
-                          "pvalue_diff_in_mc_se": 0.0, "n": 1000, "d": 5, "n_permutations": 1000}}
+BENCH = {
+    "mmd_vs_hyppo": {
+        "speedup": 300.0,
+        "statistic_abs_diff": 0.0,
+        "pvalue_cflib": 0.01,
+        "pvalue_hyppo": 0.01,
+        "pvalue_diff_in_mc_se": 0.0,
+        "n": 1000,
+        "d": 5,
+        "n_permutations": 1000,
+    }
+}
 
 
 def test_claims_01_reproduced_with_intervals_rules_and_the_papers_words():
@@ -185,7 +233,10 @@ def test_claims_01_reproduced_with_intervals_rules_and_the_papers_words():
     rows = t.set_index("key")
     assert (rows["quote"] != "").all() and (rows["rule"] != "").all() and rows["interval"].notna().all()
     # identities of cflib and a speed bar against a peer are sanity checks, not reproductions of the paper
-    assert rows.loc[["C3", "S1"], "kind"].eq("sanity check").all() and rows.loc[["C1", "C2", "C4", "C10"], "kind"].eq("reproduction").all()
+    assert (
+        rows.loc[["C3", "S1"], "kind"].eq("sanity check").all()
+        and rows.loc[["C1", "C2", "C4", "C10"], "kind"].eq("reproduction").all()
+    )
     # C2's band is the O(1/m) bias of the ratio estimator: 1 / m_check
     assert "[-0.01, 0.01]" in rows.loc["C2", "rule"]
 
@@ -198,15 +249,24 @@ def test_claims_01_failing():
     r["closed"]["Gaussian shift"].loc[1, "mean"] = 0.2  # bias 0.1 ± 0.006
     r["conc"] = r["conc"].assign(**{"P(|dev| >= t_H)": [0.0, 0.2]})  # 40 of 200 beyond a 5% bound
     v = verdicts(exp.claims_01(r))
-    assert v == {"C1": "reproduced", "C2": "not reproduced", "C3": "not reproduced", "C4": "not reproduced",
-                 "C10": "not reproduced", "S1": "not reproduced"}
+    assert v == {
+        "C1": "reproduced",
+        "C2": "not reproduced",
+        "C3": "not reproduced",
+        "C4": "not reproduced",
+        "C10": "not reproduced",
+        "S1": "not reproduced",
+    }
 
 
 def test_claims_01_degenerate_and_undecided():
     # zero variance: every estimate equals its closed form with s.e. 0, so the point decides (no infinite z-score)
     closed = {k: df.assign(mean=df["closed form"], se=0.0) for k, df in results_01()["closed"].items()}
     t = exp.claims_01(results_01(closed=closed)).set_index("key")
-    assert t.loc["C4", "verdict"] == "reproduced" and t.loc["C4", "interval"]["low"] == t.loc["C4", "interval"]["high"] == 0.0
+    assert (
+        t.loc["C4", "verdict"] == "reproduced"
+        and t.loc["C4", "interval"]["low"] == t.loc["C4", "interval"]["high"] == 0.0
+    )
     # 0 exceedances in 20 replications: the Clopper-Pearson interval [0, 0.17] straddles 5%
     t = exp.claims_01(results_01(n_reps=20)).set_index("key")
     assert t.loc["C10", "verdict"] == "undecided at this scale"
@@ -236,14 +296,40 @@ def normal_z(n, shift=0.0):
 
 
 def results_02(delta_rate=0.05, paper_rate=0.08, n_reps=1000, qq_n=20_000, **changes):
-    type1 = pd.DataFrame({"epsilon": [0.1, 0.3], "m": [200, 200], "paper": [0.052, paper_rate], "delta": [0.05, delta_rate]})
-    power = pd.DataFrame({"m": [25, 25, 200, 200], "eps'": [0.15, 0.25, 0.15, 0.25], "power": [0.2, 0.5, 0.6, 0.99],
-                          "theory": [0.22, 0.55, 0.62, 0.98]})
-    eps0 = pd.DataFrame({"type-I (P = Q)": {"signflip": 0.05, "bootstrap": 0.045, "bootstrap-literal": 0.0, "normal": 0.0},
-                         "power (shift 0.5)": {"signflip": 0.9, "bootstrap": 0.9, "bootstrap-literal": 0.0, "normal": 0.3}})
-    r = {"qq": {0.1: pd.DataFrame(normal_z(qq_n)), 0.3: pd.DataFrame(normal_z(qq_n))}, "type1": type1, "inside_rate": 0.0,
-         "power": power, "eps0_table": eps0, "alpha": 0.05, "eps_grid": [0.1, 0.3], "m_grid": [50, 200], "n_reps": n_reps,
-         "qq_m": 200, "power_m_grid": [25, 200], "power_reps": 300, "eps0_reps": 800, "eps0_m": 100, "n_boot": 200}
+    type1 = pd.DataFrame(
+        {"epsilon": [0.1, 0.3], "m": [200, 200], "paper": [0.052, paper_rate], "delta": [0.05, delta_rate]}
+    )
+    power = pd.DataFrame(
+        {
+            "m": [25, 25, 200, 200],
+            "eps'": [0.15, 0.25, 0.15, 0.25],
+            "power": [0.2, 0.5, 0.6, 0.99],
+            "theory": [0.22, 0.55, 0.62, 0.98],
+        }
+    )
+    eps0 = pd.DataFrame(
+        {
+            "type-I (P = Q)": {"signflip": 0.05, "bootstrap": 0.045, "bootstrap-literal": 0.0, "normal": 0.0},
+            "power (shift 0.5)": {"signflip": 0.9, "bootstrap": 0.9, "bootstrap-literal": 0.0, "normal": 0.3},
+        }
+    )
+    r = {
+        "qq": {0.1: pd.DataFrame(normal_z(qq_n)), 0.3: pd.DataFrame(normal_z(qq_n))},
+        "type1": type1,
+        "inside_rate": 0.0,
+        "power": power,
+        "eps0_table": eps0,
+        "alpha": 0.05,
+        "eps_grid": [0.1, 0.3],
+        "m_grid": [50, 200],
+        "n_reps": n_reps,
+        "qq_m": 200,
+        "power_m_grid": [25, 200],
+        "power_reps": 300,
+        "eps0_reps": 800,
+        "eps0_m": 100,
+        "n_boot": 200,
+    }
     r.update(changes)
     return r
 
@@ -252,17 +338,28 @@ def test_claims_02_reproduced_and_failing():
     t = exp.claims_02(results_02()).set_index("key")
     assert set(t["verdict"]) == {"reproduced"}
     # issue 27: Theorems 1-3 are the paper's; the anti-conservative σ̂ and the ε = 0 calibrations are the notes' findings
-    assert t["kind"].to_dict() == {"C5": "reproduction", "C5b": OWN, "C6": "reproduction", "C7": "reproduction", "C9": OWN}
+    assert t["kind"].to_dict() == {
+        "C5": "reproduction",
+        "C5b": OWN,
+        "C6": "reproduction",
+        "C7": "reproduction",
+        "C9": OWN,
+    }
     assert all("not a reproduction" in claims._STATE["claims"][k]["change"] for k in ("C5b", "C9"))
     assert "[0.025, 0.075]" in t.loc["C6", "rule"]  # Bradley's liberal band around alpha
     # the delta-method rate 0.1 (CP [0.082, 0.12]) is outside [0.025, 0.075]; the paper's 0.03 is not above alpha
     v = verdicts(exp.claims_02(results_02(delta_rate=0.1, paper_rate=0.03)))
     assert v["C5b"] == v["C6"] == "not reproduced" and v["C5"] == "reproduced"
-    assert verdicts(exp.claims_02(results_02(inside_rate=0.1)))["C6"] == "not reproduced"  # inside the null: at most alpha
+    assert (
+        verdicts(exp.claims_02(results_02(inside_rate=0.1)))["C6"] == "not reproduced"
+    )  # inside the null: at most alpha
     eps0 = results_02()["eps0_table"].copy()
     eps0.loc["bootstrap-literal", "type-I (P = Q)"] = 0.1
     power = results_02()["power"].assign(power=[0.6, 0.5, 0.2, 0.99])  # falls with m at eps' = 0.15
-    qq = {0.1: pd.DataFrame(normal_z(20_000)), 0.3: pd.DataFrame(normal_z(20_000, shift=0.5))}  # Kolmogorov distance 0.19
+    qq = {
+        0.1: pd.DataFrame(normal_z(20_000)),
+        0.3: pd.DataFrame(normal_z(20_000, shift=0.5)),
+    }  # Kolmogorov distance 0.19
     v = verdicts(exp.claims_02(results_02(eps0_table=eps0, power=power, qq=qq)))
     assert v["C9"] == v["C7"] == v["C5"] == "not reproduced"
 
@@ -270,7 +367,9 @@ def test_claims_02_reproduced_and_failing():
 def test_claims_02_undecided_and_degenerate():
     t = exp.claims_02(results_02(n_reps=100, qq_n=1000, eps0_reps=10)).set_index("key")
     undecided = t[t["verdict"] == "undecided at this scale"]
-    assert {"C5", "C5b", "C6", "C9"} <= set(undecided.index) and (undecided["note"] != "").all()  # each says what size decides it
+    assert {"C5", "C5b", "C6", "C9"} <= set(undecided.index) and (
+        undecided["note"] != ""
+    ).all()  # each says what size decides it
     t = exp.claims_02(results_02(qq_n=1000)).set_index("key")
     assert "replications" in t.loc["C5", "note"]  # the size that would decide it
     # zero variance: a power of 1 at every m has nothing left to rise; 0 at both m has not risen
@@ -280,8 +379,21 @@ def test_claims_02_undecided_and_degenerate():
 
 # ---------------------------------------------------------------- claims_03
 def screening(flags: dict[float, list[str]], attributes=("sex", "race"), nte=0.3, sigma=0.5) -> exp.ScreeningResult:
-    rows = [{"attribute": a, "epsilon": e, "nte": nte, "pvalue": 0.0 if a in f else 0.9, "reject": a in f, "threshold": 0.0,
-             "sigma": np.nan if e == 0 else sigma, "method": "normal", "m": 100} for e, f in flags.items() for a in attributes]
+    rows = [
+        {
+            "attribute": a,
+            "epsilon": e,
+            "nte": nte,
+            "pvalue": 0.0 if a in f else 0.9,
+            "reject": a in f,
+            "threshold": 0.0,
+            "sigma": np.nan if e == 0 else sigma,
+            "method": "normal",
+            "m": 100,
+        }
+        for e, f in flags.items()
+        for a in attributes
+    ]
     return exp.ScreeningResult(pd.DataFrame(rows), tuple(flags), 0.05)
 
 
@@ -294,21 +406,50 @@ def results_03(flags=PAPER, d_acc=(0.05, 0.04, 0.06, 0.05), d_unf=(0.1, 0.08, 0.
     cols = ["SAA", "SSA", "SFA-0", "SFA-0.1", "SFA-0.3"]
     acc = pd.DataFrame([[0.8, 0.8 - a, 0.8 - a, 0.8 - a, 0.8] for a in d_acc], index=idx, columns=cols)
     unf = pd.DataFrame([[u, ssa, 0.0, 0.0, u] for u in d_unf], index=idx, columns=cols)
-    return {"screenings": {k: screening(flags, **kw) for k in keys}, "n_sensitive": {"d1": 2, "d2": 2}, "acc": acc, "unf": unf,
-            "n_train": 2000, "datasets": ["d1", "d2"], "archs": ["mlp", "cnn"]}
+    return {
+        "screenings": {k: screening(flags, **kw) for k in keys},
+        "n_sensitive": {"d1": 2, "d2": 2},
+        "acc": acc,
+        "unf": unf,
+        "n_train": 2000,
+        "datasets": ["d1", "d2"],
+        "archs": ["mlp", "cnn"],
+    }
 
 
 def test_claims_03_reproduced_and_failing():
     t = exp.claims_03(results_03()).set_index("key")
-    assert dict(t["verdict"]) == {"C8": "reproduced", "Fig1-3a": "reproduced", "Fig1-3b": "reproduced", "Fig1-3b-SSA": "reproduced",
-                                  "Fig1-3c": "reproduced", "C11": "not checkable here"}
+    assert dict(t["verdict"]) == {
+        "C8": "reproduced",
+        "Fig1-3a": "reproduced",
+        "Fig1-3b": "reproduced",
+        "Fig1-3b-SSA": "reproduced",
+        "Fig1-3c": "reproduced",
+        "C11": "not checkable here",
+    }
     assert t.loc["C8", "kind"] == t.loc["Fig1-3b-SSA", "kind"] == "sanity check"  # they hold by construction
     assert "notebook 02" in t.loc["C11", "note"] and t.loc["C11", "interval"] is None
     # flagged at 0.3 but not at 0.1: not nested; N-TE 0.01 ± 0.02 lies below 0.1; SAA less accurate and fairer than SSA/SFA-0
-    v = verdicts(exp.claims_03(results_03({0.0: ["sex"], 0.1: [], 0.3: ["race"]}, d_acc=(-0.05, -0.04, -0.06, -0.05),
-                                          d_unf=(-0.01, -0.02, -0.01, -0.02), ssa=0.01, nte=0.01, sigma=0.1)))
-    assert v == {"C8": "not reproduced", "Fig1-3a": "not reproduced", "Fig1-3b": "not reproduced", "Fig1-3b-SSA": "not reproduced",
-                 "Fig1-3c": "not reproduced", "C11": "not checkable here"}
+    v = verdicts(
+        exp.claims_03(
+            results_03(
+                {0.0: ["sex"], 0.1: [], 0.3: ["race"]},
+                d_acc=(-0.05, -0.04, -0.06, -0.05),
+                d_unf=(-0.01, -0.02, -0.01, -0.02),
+                ssa=0.01,
+                nte=0.01,
+                sigma=0.1,
+            )
+        )
+    )
+    assert v == {
+        "C8": "not reproduced",
+        "Fig1-3a": "not reproduced",
+        "Fig1-3b": "not reproduced",
+        "Fig1-3b-SSA": "not reproduced",
+        "Fig1-3c": "not reproduced",
+        "C11": "not checkable here",
+    }
 
 
 def test_claims_03_degenerate_and_undecided():
@@ -326,19 +467,47 @@ def test_claims_03_degenerate_and_undecided():
 # ---------------------------------------------------------------- claims_04
 def results_04(flip_nte=0.001, diff=0.005, m_llm=200_000, scale=1.0):
     table_gap, tolerated = exp.epsilon_gap_tables([0.5, 5, 10, 20], [0.002, 0.01, 0.05, 0.1, 0.3])
-    blind = pd.DataFrame({"P(a=1)": [0.5, 0.5, 0.2, 0.2], "beta": [2.0] * 4,
-                          "intervention": ["flip", "set a := 0", "flip", "set a := 0"],
-                          "N-TE": [flip_nte, 0.03, 0.05, 0.01], "s.e.": [0.002, 0.003, 0.003, 0.002], "mean |Δp|": [0.34, 0.2, 0.3, 0.1]})
-    llm = pd.Series({"two-proportion z-test p-value": 1e-4, "N-TE estimate": 1e-5, "N-TE closed form (r = 0)": 1.8e-5,
-                     "CF-CLOT eps=0.001 p-value": 1.0, "CF-CLOT rejects": False, "rate difference": diff,
-                     "s.e. of the rate difference": 0.0014 * scale, "N-TE s.e.": 1e-5 * scale})
-    return {"table_gap": table_gap, "tolerated": tolerated, "blind": blind, "betas": [0.0, 2.0], "n_units": 1500, "llm": llm, "m_llm": m_llm}
+    blind = pd.DataFrame(
+        {
+            "P(a=1)": [0.5, 0.5, 0.2, 0.2],
+            "beta": [2.0] * 4,
+            "intervention": ["flip", "set a := 0", "flip", "set a := 0"],
+            "N-TE": [flip_nte, 0.03, 0.05, 0.01],
+            "s.e.": [0.002, 0.003, 0.003, 0.002],
+            "mean |Δp|": [0.34, 0.2, 0.3, 0.1],
+        }
+    )
+    llm = pd.Series(
+        {
+            "two-proportion z-test p-value": 1e-4,
+            "N-TE estimate": 1e-5,
+            "N-TE closed form (r = 0)": 1.8e-5,
+            "CF-CLOT eps=0.001 p-value": 1.0,
+            "CF-CLOT rejects": False,
+            "rate difference": diff,
+            "s.e. of the rate difference": 0.0014 * scale,
+            "N-TE s.e.": 1e-5 * scale,
+        }
+    )
+    return {
+        "table_gap": table_gap,
+        "tolerated": tolerated,
+        "blind": blind,
+        "betas": [0.0, 2.0],
+        "n_units": 1500,
+        "llm": llm,
+        "m_llm": m_llm,
+    }
 
 
 def test_claims_04_reproduced_failing_and_undecided():
     t = exp.claims_04(results_04()).set_index("key")
     assert set(t["verdict"]) == {"reproduced"}
-    assert t["kind"].to_dict() == {"C4": "sanity check", "C12": OWN, "C13": "reproduction"}  # C12: the notes' pitfall (issue 27)
+    assert t["kind"].to_dict() == {
+        "C4": "sanity check",
+        "C12": OWN,
+        "C13": "reproduction",
+    }  # C12: the notes' pitfall (issue 27)
     assert "not a reproduction" in claims._STATE["claims"]["C12"]["change"]
     # the flip sees more than set-to-value at P(a=1) = 0.5; the rate difference has the wrong sign
     v = verdicts(exp.claims_04(results_04(flip_nte=0.04, diff=-0.005)))
@@ -355,9 +524,18 @@ def test_claims_04_reproduced_failing_and_undecided():
 # ---------------------------------------------------------------- claims_05
 def results_05(level_rate=0.04, level_reps=1000, lin_power=(0.2, 0.6)):
     tests = ["full (permutation)", "linear (Gretton Sec. 6)"]
-    level = pd.DataFrame({"n": 400, "test": tests, "rejection_rate": [0.045, level_rate], "n_reps": level_reps, "shift": 0.0})
-    power = pd.DataFrame({"n": [100, 100, 200, 200], "test": tests * 2, "rejection_rate": [0.5, lin_power[0], 1.0, lin_power[1]],
-                          "n_reps": 100, "shift": 0.3})
+    level = pd.DataFrame(
+        {"n": 400, "test": tests, "rejection_rate": [0.045, level_rate], "n_reps": level_reps, "shift": 0.0}
+    )
+    power = pd.DataFrame(
+        {
+            "n": [100, 100, 200, 200],
+            "test": tests * 2,
+            "rejection_rate": [0.5, lin_power[0], 1.0, lin_power[1]],
+            "n_reps": 100,
+            "shift": 0.3,
+        }
+    )
     power["se"] = np.sqrt(power["rejection_rate"] * (1 - power["rejection_rate"]) / 100)
     return {"level": level, "power": power, "alpha": 0.05}
 
@@ -365,7 +543,9 @@ def results_05(level_rate=0.04, level_reps=1000, lin_power=(0.2, 0.6)):
 def test_claims_05_sanity_checks():
     t = exp.claims_05(results_05()).set_index("key")
     assert set(t["verdict"]) == {"reproduced"} and set(t["kind"]) == {"sanity check"}
-    v = verdicts(exp.claims_05(results_05(level_rate=0.1, lin_power=(0.9, 1.0))))  # too liberal; linear beats the full test
+    v = verdicts(
+        exp.claims_05(results_05(level_rate=0.1, lin_power=(0.9, 1.0)))
+    )  # too liberal; linear beats the full test
     assert v == {"L1": "not reproduced", "L2": "not reproduced"}
     # 3 rejections in 40: [0.016, 0.2] straddles 3 alpha / 2; equal powers straddle 0 (a zero-variance n contributes no spread)
     v = verdicts(exp.claims_05(results_05(level_rate=0.075, level_reps=40, lin_power=(0.5, 1.0))))

@@ -102,8 +102,13 @@ def test_eca_identity_study_matches_the_closed_form():
 
 
 def test_power_table_and_parity_counterexamples():
-    by_n = pd.DataFrame({"form": ["generator"] * 4 + ["regression"] * 4, "n": [50, 50, 400, 400] * 2,
-                         "p": [0.5, 0.01, 0.001, 0.002, 0.9, 0.8, 0.04, 0.5]})
+    by_n = pd.DataFrame(
+        {
+            "form": ["generator"] * 4 + ["regression"] * 4,
+            "n": [50, 50, 400, 400] * 2,
+            "p": [0.5, 0.01, 0.001, 0.002, 0.9, 0.8, 0.04, 0.5],
+        }
+    )
     table = exp.power_table(by_n, alpha=0.05)
     assert table.loc["generator"].tolist() == [0.5, 1.0] and table.loc["regression"].tolist() == [0.0, 0.5]
     counter = exp.parity_counterexamples(600, seed=0)
@@ -157,8 +162,10 @@ def test_audit_cnn_zoo_separates_trace_users_from_invariant_members():
 
     true_cf = [render(np.zeros(n)), render(np.ones(n))]
     images = np.where(A[:, None, None] == 1, true_cf[1], true_cf[0])
-    zoo = [exp.CNNZooMember("content", "fake", "cardiomegaly", 0.0, 0, _Reader((3, 3))),
-           exp.CNNZooMember("trace", "fake", "effusion", 1.0, 0, _Reader((0, 0)))]
+    zoo = [
+        exp.CNNZooMember("content", "fake", "cardiomegaly", 0.0, 0, _Reader((3, 3))),
+        exp.CNNZooMember("trace", "fake", "effusion", 1.0, 0, _Reader((0, 0))),
+    ]
     audit = exp.audit_cnn_zoo(zoo, images, A, D, {"true": true_cf}, true_cf)
     inv, use = audit.iloc[0], audit.iloc[1]
     assert inv["ECA"] == 1 and inv["p CIT-LR[true]"] == 1 and inv["mean d CIT-LR[true]"] == 0
@@ -193,8 +200,17 @@ def test_ldm_counterfactual_passes_the_diseases_only_to_models_conditioned_on_th
 # ---------------------------------------------------------------- claims_01
 def _results_01(gap=0.0, effect=0.1, diff=(0.001, 0.0), diff_se=(0.002, 0.0), delta=(0.05, 0.0), delta_se=(0.005, 0.0)):
     exact = pd.Series({"E[(g - h)^2]": effect, "|Delta - E[(g-h)^2]|": gap})
-    identity = pd.DataFrame({"dataset": ["linear", "sin"], "model": ["logreg", "tree5"], "Delta_hat": delta, "Delta_se": delta_se,
-                             "p(1-p)(1-ECA)": [0.05, 0.0], "diff": diff, "diff_se": diff_se})
+    identity = pd.DataFrame(
+        {
+            "dataset": ["linear", "sin"],
+            "model": ["logreg", "tree5"],
+            "Delta_hat": delta,
+            "Delta_se": delta_se,
+            "p(1-p)(1-ECA)": [0.05, 0.0],
+            "diff": diff,
+            "diff_se": diff_se,
+        }
+    )
     return {"exact": exact, "n_z": 6, "identity": identity, "n_identity": 4000}
 
 
@@ -203,16 +219,26 @@ def test_claims_01_verdicts():
     assert verdicts(table) == {"C1": R, "C2": R, "C9": R}  # the invariant row has no variance: decided on its point
     assert claims._STATE["values"]["identity_max_abs_err"] == pytest.approx(0.001)
     rows = table.set_index("key")
-    assert rows.loc["C2", "quote"] and claims._STATE["claims"]["C2"]["change"] and rows.loc["C1", "interval"] is not None
+    assert (
+        rows.loc["C2", "quote"] and claims._STATE["claims"]["C2"]["change"] and rows.loc["C1", "interval"] is not None
+    )
     # issue 27: the ECA identity and the sign check are the notes' properties, not the paper's; Theorem 4.2 is the paper's
     assert dict(zip(table["key"], table["kind"], strict=True)) == {"C1": "reproduction", "C2": OWN, "C9": OWN}
     assert all("not a reproduction" in claims._STATE["claims"][k]["change"] for k in ("C2", "C9"))
     claims.reset()
-    assert verdicts(exp.claims_01(_results_01(gap=1e-9, diff=(0.1, 0.0), diff_se=(0.01, 0.0), delta=(-0.05, 0.0)))) == {"C1": NR, "C2": NR, "C9": NR}
+    assert verdicts(exp.claims_01(_results_01(gap=1e-9, diff=(0.1, 0.0), diff_se=(0.01, 0.0), delta=(-0.05, 0.0)))) == {
+        "C1": NR,
+        "C2": NR,
+        "C9": NR,
+    }
     claims.reset()
     assert verdicts(exp.claims_01(_results_01(effect=0.0)))["C1"] == NR  # g = h: the identity says nothing
     claims.reset()  # intervals that reach past the tolerance or below 0: undecided
-    assert verdicts(exp.claims_01(_results_01(diff=(0.02, 0.0), diff_se=(0.01, 0.0), delta=(0.005, 0.0)))) == {"C1": R, "C2": INC, "C9": INC}
+    assert verdicts(exp.claims_01(_results_01(diff=(0.02, 0.0), diff_se=(0.01, 0.0), delta=(0.005, 0.0)))) == {
+        "C1": R,
+        "C2": INC,
+        "C9": INC,
+    }
     with pytest.raises(ValueError, match="identity"):
         exp.claims_01({"exact": None, "n_z": 6, "n_identity": 10})
     with pytest.raises(TypeError, match="mapping"):
@@ -241,8 +267,17 @@ def _synthetic_audit(kind="aligned", per=20, kinds=6, seed=0):
         cit = aligned if kind == "aligned" else noise
         dp = noise if kind == "aligned" else aligned
         for i in range(per):
-            rows.append({"dataset": f"k{k}", "eca": eca[i], "cit_gen_log10p": cit[i], "cit_reg_log10p": cit[i],
-                         "dp_log10p": dp[i], "eo_log10p": -0.3 * rng.random(), "cit_gen_p": 10 ** cit[i]})
+            rows.append(
+                {
+                    "dataset": f"k{k}",
+                    "eca": eca[i],
+                    "cit_gen_log10p": cit[i],
+                    "cit_reg_log10p": cit[i],
+                    "dp_log10p": dp[i],
+                    "eo_log10p": -0.3 * rng.random(),
+                    "cit_gen_p": 10 ** cit[i],
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -260,7 +295,11 @@ def test_claims_02_verdicts():
     assert all(rows[c].astype(bool).all() for c in ("quote", "source", "rule"))
     assert set(rows["kind"]) == {"reproduction"}
     claims.reset()
-    assert verdicts(exp.claims_02(_results_02(_synthetic_audit("misaligned")))) == {"C3": NR, "C3-regression": NR, "C3b": NR}
+    assert verdicts(exp.claims_02(_results_02(_synthetic_audit("misaligned")))) == {
+        "C3": NR,
+        "C3-regression": NR,
+        "C3b": NR,
+    }
     claims.reset()  # three classifiers per dataset: too few to decide anything
     few = verdicts(exp.claims_02(_results_02(_synthetic_audit(per=3))))
     assert few["C3"] == INC
@@ -273,7 +312,9 @@ def test_claims_02_c5_is_merged_into_c3():
     change = claims._STATE["claims"]["C3"]["change"]
     assert "merged the former claim C5" in change and "merged" not in claims._STATE["claims"]["C3-regression"]["change"]
     gap = claims._STATE["values"]["mean_spread_gap_generator"]
-    assert gap < 0 and f"{gap:.3f}" in table.loc["C3", "evidence"]  # aligned CIT-LR: the smaller spread, reported in C3's evidence
+    assert (
+        gap < 0 and f"{gap:.3f}" in table.loc["C3", "evidence"]
+    )  # aligned CIT-LR: the smaller spread, reported in C3's evidence
 
 
 def test_claims_02_constant_panel_is_skipped_not_infinite():
@@ -292,35 +333,64 @@ def test_panel_bootstrap_needs_three_classifiers_per_panel():
 
 # ---------------------------------------------------------------- claims_03
 def _counter(shortcut_dp):
-    idx = pd.MultiIndex.from_product([["world 1 (association + label bias)", "world 2 (no association)"], ["content", "shortcut"]],
-                                     names=["world", "model"])
-    return pd.DataFrame({"ECA": [1.0, 0.6, 1.0, 0.6], "CIT-LR p": [1.0, 1e-8, 1.0, 1e-8], "DP p": [1e-5, 1e-4, 0.5, shortcut_dp],
-                         "EO p": [1e-3, 1e-4, 0.5, 0.6]}, index=idx)
+    idx = pd.MultiIndex.from_product(
+        [["world 1 (association + label bias)", "world 2 (no association)"], ["content", "shortcut"]],
+        names=["world", "model"],
+    )
+    return pd.DataFrame(
+        {
+            "ECA": [1.0, 0.6, 1.0, 0.6],
+            "CIT-LR p": [1.0, 1e-8, 1.0, 1e-8],
+            "DP p": [1e-5, 1e-4, 0.5, shortcut_dp],
+            "EO p": [1e-3, 1e-4, 0.5, 0.6],
+        },
+        index=idx,
+    )
 
 
 def _curves(null_p, power):
     forms = {"generator": null_p, "regression, h = marginal of g": null_p, "regression, h regressed (code)": null_p}
     calib = pd.DataFrame({f: rejection_summary(p, 0.05) for f, p in forms.items()}).T
     power_n = pd.DataFrame([power, power], index=["generator", "regression"], columns=[50, 800])
-    return {"calib": calib, "power_n": power_n, "n_rep": 200, "n": 400, "n_rep_code": 200, "power_ns": [50, 800],
-            "effect_for_n": 0.05, "n_rep_power": 30}
+    return {
+        "calib": calib,
+        "power_n": power_n,
+        "n_rep": 200,
+        "n": 400,
+        "n_rep_code": 200,
+        "power_ns": [50, 800],
+        "effect_for_n": 0.05,
+        "n_rep_power": 30,
+    }
 
 
 def test_claims_03_verdicts_with_and_without_curves():
-    sweep = pd.DataFrame({"form": ["generator", "generator", "regression", "regression"], "p": [0.01, 0.2, 0.04, 0.06],
-                          "eca": [0.9, 0.8, 0.9, 0.8]})
+    sweep = pd.DataFrame(
+        {
+            "form": ["generator", "generator", "regression", "regression"],
+            "p": [0.01, 0.2, 0.04, 0.06],
+            "eca": [0.9, 0.8, 0.9, 0.8],
+        }
+    )
     base = {"sweep_sim": sweep, "alpha": 0.05, "n_world": 2000}
     table = exp.claims_03({**base, "counter": _counter(0.5)})  # the sweep: no curves
     assert verdicts(table) == {"C4a": R, "C4b": R}
     assert set(table["kind"]) == {"sanity check"}  # worlds built for the purpose
-    assert claims._STATE["values"]["power_generator"] == 0.5 and claims._STATE["values"]["mean_eca_sweep_point"] == pytest.approx(0.85)
+    assert claims._STATE["values"]["power_generator"] == 0.5 and claims._STATE["values"][
+        "mean_eca_sweep_point"
+    ] == pytest.approx(0.85)
     claims.reset()
     uniform = np.linspace(0.0025, 0.9975, 200)
     table = exp.claims_03({**base, "counter": _counter(0.5), **_curves(uniform, [0.0, 1.0])})
     assert verdicts(table) == {"C4a": R, "C4b": R, "C7": R, "C7-code": R, "C8": R}
     # issue 27: calibration and power are the notes' properties (the paper reports neither)
-    assert dict(zip(table["key"], table["kind"], strict=True)) == {"C4a": "sanity check", "C4b": "sanity check", "C7": OWN,
-                                                                   "C7-code": OWN, "C8": OWN}
+    assert dict(zip(table["key"], table["kind"], strict=True)) == {
+        "C4a": "sanity check",
+        "C4b": "sanity check",
+        "C7": OWN,
+        "C7-code": OWN,
+        "C8": OWN,
+    }
     claims.reset()
     table = exp.claims_03({**base, "counter": _counter(1e-4), **_curves(np.full(200, 0.001), [0.5, 0.2])})
     assert verdicts(table) == {"C4a": R, "C4b": NR, "C7": NR, "C7-code": NR, "C8": NR}
@@ -344,11 +414,17 @@ def test_difference_interval_is_newcombe():
 # ---------------------------------------------------------------- claims_04
 def test_claims_04_verdicts():
     prevalence = pd.DataFrame({"p-value": [1e-6, 1e-3, 0.4]}, index=list(DISEASES))
-    auc = pd.DataFrame({"AUC": [1.0, 0.97, 0.98], "sd": [0.0, 0.01, 0.01]}, index=list(GROUPS))  # AUC 1 without variance
+    auc = pd.DataFrame(
+        {"AUC": [1.0, 0.97, 0.98], "sd": [0.0, 0.01, 0.01]}, index=list(GROUPS)
+    )  # AUC 1 without variance
     table = exp.claims_04({"auc": auc, "prevalence": prevalence, "n_test": 2000})
     assert verdicts(table) == {"C13": R, "C14": R} and set(table["kind"]) == {"sanity check"}
     claims.reset()
-    weak = {"auc": auc.assign(AUC=[0.99, 0.9, 0.98]), "prevalence": prevalence.assign(**{"p-value": [1e-6, 0.3, 0.4]}), "n_test": 50}
+    weak = {
+        "auc": auc.assign(AUC=[0.99, 0.9, 0.98]),
+        "prevalence": prevalence.assign(**{"p-value": [1e-6, 0.3, 0.4]}),
+        "n_test": 50,
+    }
     assert verdicts(exp.claims_04(weak)) == {"C13": NR, "C14": NR}
     claims.reset()
     assert verdicts(exp.claims_04({**weak, "auc": auc.assign(AUC=[0.95, 0.95, 0.95], sd=0.02)}))["C13"] == INC
@@ -359,46 +435,105 @@ def _check(eff, present, margin, images=100.0, present_n=200.0):
     rows = {}
     for name in ("CLDM+D", "CLDM+D, w_d = 1", "CLDM"):
         for g in GROUPS:
-            rows[(name, g)] = {"images": images, "effectiveness %": eff, "disease kept %": 95.0,
-                               **{f"present kept %, {d}": present for d in DISEASES}, **{f"present n, {d}": present_n for d in DISEASES},
-                               "disease kept %, true cf": 95.0, "disease kept %, AE reconstruction": 93.0,
-                               "disease-region L1 to truth": 5.0, "autoencoder floor": 2.0, "random patient": 20.0,
-                               "L1 margin": margin, "L1 margin se": 0.5}
+            rows[(name, g)] = {
+                "images": images,
+                "effectiveness %": eff,
+                "disease kept %": 95.0,
+                **{f"present kept %, {d}": present for d in DISEASES},
+                **{f"present n, {d}": present_n for d in DISEASES},
+                "disease kept %, true cf": 95.0,
+                "disease kept %, AE reconstruction": 93.0,
+                "disease-region L1 to truth": 5.0,
+                "autoencoder floor": 2.0,
+                "random patient": 20.0,
+                "L1 margin": margin,
+                "L1 margin se": 0.5,
+            }
     return pd.DataFrame(rows).T
 
 
 def _quality(eff, fd):
     names = ["VAE beta=1", "CLDM", "DLDM", "CLDM+D"]
     short = [g.split(" (")[1].rstrip(")") for g in GROUPS]
-    cols = pd.MultiIndex.from_tuples([("effectiveness %", g) for g in short]
-                                     + [("FD", "all"), ("FD se", "all"), ("composition L1", "all"), ("composition L1 se", "all")])
-    return pd.DataFrame([[eff[n]] * 3 + [fd[n], 0.1, {"CLDM": 9.0}.get(n, 3.0), 0.2] for n in names], index=names, columns=cols)
+    cols = pd.MultiIndex.from_tuples(
+        [("effectiveness %", g) for g in short]
+        + [("FD", "all"), ("FD se", "all"), ("composition L1", "all"), ("composition L1 se", "all")]
+    )
+    return pd.DataFrame(
+        [[eff[n]] * 3 + [fd[n], 0.1, {"CLDM": 9.0}.get(n, 3.0), 0.2] for n in names], index=names, columns=cols
+    )
 
 
-def _results_05(eff=90.0, present=99.0, margin=-5.0, order=True, sd=(4.0, 1.0), mi=(0.5, 0.1), lam=1e-3,
-                var_eff=(80.0, 75.0), var_l1=(6.0, 5.0), var_eff_se=(1.0, 1.0)):
+def _results_05(
+    eff=90.0,
+    present=99.0,
+    margin=-5.0,
+    order=True,
+    sd=(4.0, 1.0),
+    mi=(0.5, 0.1),
+    lam=1e-3,
+    var_eff=(80.0, 75.0),
+    var_l1=(6.0, 5.0),
+    var_eff_se=(1.0, 1.0),
+):
     eff_q = {"VAE beta=1": 60.0, "CLDM": 80.0, "DLDM": 90.0, "CLDM+D": 85.0}
-    fd = {"VAE beta=1": 3.0, "CLDM": 2.0, "DLDM": 1.0, "CLDM+D": 1.8} if order else {"VAE beta=1": 1.0, "CLDM": 2.0, "DLDM": 1.9, "CLDM+D": 1.8}
-    variance = pd.DataFrame({"pixel sd across draws (0-255)": sd, "L1 to truth (0-255)": list(var_l1), "effectiveness %": list(var_eff),
-                             "pixel sd across draws (0-255), se": [0.2, 0.2], "L1 to truth (0-255), se": [0.2, 0.2],
-                             "effectiveness %, se": list(var_eff_se)},
-                            index=["t* = 600", "t* = 150"])
+    fd = (
+        {"VAE beta=1": 3.0, "CLDM": 2.0, "DLDM": 1.0, "CLDM+D": 1.8}
+        if order
+        else {"VAE beta=1": 1.0, "CLDM": 2.0, "DLDM": 1.9, "CLDM+D": 1.8}
+    )
+    variance = pd.DataFrame(
+        {
+            "pixel sd across draws (0-255)": sd,
+            "L1 to truth (0-255)": list(var_l1),
+            "effectiveness %": list(var_eff),
+            "pixel sd across draws (0-255), se": [0.2, 0.2],
+            "L1 to truth (0-255), se": [0.2, 0.2],
+            "effectiveness %, se": list(var_eff_se),
+        },
+        index=["t* = 600", "t* = 150"],
+    )
     null = (0.01, -0.01, 0.0, 0.02)
-    mine = {"mi_before": SimpleNamespace(statistic=mi[0], pvalue=0.01, null=null),
-            "mi_after": SimpleNamespace(statistic=mi[1], pvalue=0.2, null=null), "shift": np.full(10, 1e-3)}
-    return {"judge_accuracy": pd.Series({"group predictor": 0.97}), "check": _check(eff, present, margin), "mine": mine,
-            "quality": _quality(eff_q, fd), "variance": variance, "n_test": 150, "n_variance": 40, "t_star": 600,
-            "mine_lambda": lam, "mi_steps": 100}
+    mine = {
+        "mi_before": SimpleNamespace(statistic=mi[0], pvalue=0.01, null=null),
+        "mi_after": SimpleNamespace(statistic=mi[1], pvalue=0.2, null=null),
+        "shift": np.full(10, 1e-3),
+    }
+    return {
+        "judge_accuracy": pd.Series({"group predictor": 0.97}),
+        "check": _check(eff, present, margin),
+        "mine": mine,
+        "quality": _quality(eff_q, fd),
+        "variance": variance,
+        "n_test": 150,
+        "n_variance": 40,
+        "t_star": 600,
+        "mine_lambda": lam,
+        "mi_steps": 100,
+    }
 
 
 def test_claims_05_verdicts():
     table = exp.claims_05(_results_05())
     assert verdicts(table) == {"DONE-1": R, "DONE-1-present": R, "DONE-1-paper-CLDM": R, "C10": R, "C11": R, "C12": NC}
     assert claims._STATE["values"]["apred_test_accuracy"] == 0.97
-    assert set(claims._STATE["values"]) >= {"cf_check", "mi_before", "mi_after", "generation_quality", "variance_control"}
+    assert set(claims._STATE["values"]) >= {
+        "cf_check",
+        "mi_before",
+        "mi_after",
+        "generation_quality",
+        "variance_control",
+    }
     claims.reset()
     bad = exp.claims_05(_results_05(eff=40.0, present=80.0, order=False, sd=(1.0, 2.0), mi=(0.5, 0.6), lam=0.5))
-    assert verdicts(bad) == {"DONE-1": NR, "DONE-1-present": NR, "DONE-1-paper-CLDM": NR, "C10": NR, "C11": NR, "C12": NR}
+    assert verdicts(bad) == {
+        "DONE-1": NR,
+        "DONE-1-present": NR,
+        "DONE-1-paper-CLDM": NR,
+        "C10": NR,
+        "C11": NR,
+        "C12": NR,
+    }
     claims.reset()  # effective, but the disease region is no closer to the truth than a random patient's
     assert verdicts(exp.claims_05(_results_05(margin=3.0)))["DONE-1"] == NR
     claims.reset()  # 50% effectiveness on 100 images: its interval contains the bar (53.3%); the note gives the deciding size
@@ -416,8 +551,10 @@ def test_claims_05_c12_is_not_checkable_at_the_authors_lambda(mi):
     assert f"{mi[0] - mi[1]:.4f}" in row["evidence"]  # the drop and its interval stay in the evidence
     assert "not checkable" in claims._STATE["claims"]["C12"]["change"]
     claims.reset()  # a larger lambda than the authors' is decided on the interval again
-    assert verdicts(exp.claims_05(_results_05(mi=mi, lam=10 * exp.PAPER_MINE_LAMBDA)))["C12"] == {(0.5, 0.1): R, (0.5, 0.49): INC,
-                                                                                                  (0.5, 0.9): NR}[mi]
+    assert (
+        verdicts(exp.claims_05(_results_05(mi=mi, lam=10 * exp.PAPER_MINE_LAMBDA)))["C12"]
+        == {(0.5, 0.1): R, (0.5, 0.49): INC, (0.5, 0.9): NR}[mi]
+    )
 
 
 def test_claims_05_c10_can_be_reproduced_and_reads_composition():
@@ -426,7 +563,10 @@ def test_claims_05_c10_can_be_reproduced_and_reads_composition():
     claims.reset()
     res["quality"].loc["CLDM", ("composition L1", "all")] = 1.0  # the CLDM composes best: the composition part fails
     table = exp.claims_05(res).set_index("key")
-    assert table.loc["C10", "verdict"] == NR and "composition VAE beta=1 < CLDM: not reproduced" in table.loc["C10", "rule"]
+    assert (
+        table.loc["C10", "verdict"] == NR
+        and "composition VAE beta=1 < CLDM: not reproduced" in table.loc["C10", "rule"]
+    )
 
 
 def test_claims_05_c11_requires_effective_counterfactuals():
@@ -456,8 +596,15 @@ def _audit(p_invariant=0.5, n_users=3, sig_neg=0):
         users = 0 if d == "consolidation" else n_users
         for i in range(6):
             use = i < users
-            row = {"arch": "cnn-s", "rho": float(i), "seed": 0, "disease": d, "ECA": 0.7 + 0.01 * i if use else 1.0,
-                   "t CIT-LR[CLDM+D]": 5.0 if use else 0.1, "mean d CIT-LR[CLDM+D]": -0.01 if i < sig_neg else 0.01}
+            row = {
+                "arch": "cnn-s",
+                "rho": float(i),
+                "seed": 0,
+                "disease": d,
+                "ECA": 0.7 + 0.01 * i if use else 1.0,
+                "t CIT-LR[CLDM+D]": 5.0 if use else 0.1,
+                "mean d CIT-LR[CLDM+D]": -0.01 if i < sig_neg else 0.01,
+            }
             for key in exp.AUDIT_TESTS.values():
                 row[f"p {key}"] = 1e-5 if use else (1e-4 if key in ("DP", "EO") else p_invariant)
             rows.append(row)
@@ -468,13 +615,29 @@ def _audit(p_invariant=0.5, n_users=3, sig_neg=0):
 
 
 def _audit_align(r_cit):
-    return pd.DataFrame({(label, d): {"r": r_cit if label.startswith("CIT") else 0.1, "resid_sd": 0.5 if label.startswith("CIT") else 2.0,
-                                      "n": 6} for label in exp.AUDIT_TESTS for d in DISEASES}).T
+    return pd.DataFrame(
+        {
+            (label, d): {
+                "r": r_cit if label.startswith("CIT") else 0.1,
+                "resid_sd": 0.5 if label.startswith("CIT") else 2.0,
+                "n": 6,
+            }
+            for label in exp.AUDIT_TESTS
+            for d in DISEASES
+        }
+    ).T
 
 
 def _results_06(audit, r_cit=0.9):
-    return {"audit": audit, "rates": exp.rejection_rates(audit), "align": _audit_align(r_cit), "alpha": 0.05, "n_test": 300,
-            "rhos": [0.0, 1.0], "n_zoo": len(audit)}
+    return {
+        "audit": audit,
+        "rates": exp.rejection_rates(audit),
+        "align": _audit_align(r_cit),
+        "alpha": 0.05,
+        "n_test": 300,
+        "rhos": [0.0, 1.0],
+        "n_zoo": len(audit),
+    }
 
 
 def test_rejection_rates_and_table12():
@@ -502,7 +665,9 @@ def _zoo_audit(n_inv=20, n_use=60, n_cons=80, p_invariant=0.5, aligned=True, sig
                 row[f"p {key}"] = 1e-5 if use else (1e-4 if key in ("DP", "EO") else p_invariant)
             cit = -30 * (1 - eca) - 0.01 * rng.random()
             noise = -3 * rng.random()
-            row["log10p CIT-LR[CLDM+D]"], row["log10p DP"], row["log10p EO"] = (cit, noise, noise) if aligned else (noise, cit, cit)
+            row["log10p CIT-LR[CLDM+D]"], row["log10p DP"], row["log10p EO"] = (
+                (cit, noise, noise) if aligned else (noise, cit, cit)
+            )
             rows.append(row)
     audit = pd.DataFrame(rows)
     if sig_neg:
@@ -513,23 +678,50 @@ def _zoo_audit(n_inv=20, n_use=60, n_cons=80, p_invariant=0.5, aligned=True, sig
 
 
 def _results_06(audit):
-    return {"audit": audit, "rates": exp.rejection_rates(audit), "alpha": 0.05, "n_test": 300, "rhos": [0.0, 1.0],
-            "n_zoo": len(audit), "seed": 0}
+    return {
+        "audit": audit,
+        "rates": exp.rejection_rates(audit),
+        "alpha": 0.05,
+        "n_test": 300,
+        "rhos": [0.0, 1.0],
+        "n_zoo": len(audit),
+        "seed": 0,
+    }
 
 
 def test_claims_06_verdicts():
     table = exp.claims_06(_results_06(_zoo_audit()))
-    assert verdicts(table) == {"DONE-2": R, "DONE-2-paper-CLDM": R, "DONE-2-oracle": R, "C6": R, "C5": R, "C9": R, "C15": R,
-                               "C15-universal": "differs with the substitute data"}
+    assert verdicts(table) == {
+        "DONE-2": R,
+        "DONE-2-paper-CLDM": R,
+        "DONE-2-oracle": R,
+        "C6": R,
+        "C5": R,
+        "C9": R,
+        "C15": R,
+        "C15-universal": "differs with the substitute data",
+    }
     rows = table.set_index("key")
-    assert rows.loc["C9", "kind"] == OWN and rows.drop(index="C9")["kind"].eq("reproduction").all()  # the sign check is the notes'
+    assert (
+        rows.loc["C9", "kind"] == OWN and rows.drop(index="C9")["kind"].eq("reproduction").all()
+    )  # the sign check is the notes'
     assert "consolidation" not in rows.loc["C5", "evidence"]  # no ECA spread: not informative
-    assert rows.loc["C15-universal", "interval"]["estimate"] == 0.25 and rows.loc["C15-universal", "note"]  # 20 of 80 models use no trace
+    assert (
+        rows.loc["C15-universal", "interval"]["estimate"] == 0.25 and rows.loc["C15-universal", "note"]
+    )  # 20 of 80 models use no trace
     assert claims._STATE["values"]["rejection_rates"]["CIT-LR (CLDM+D)|uses trace (ECA < 0.9)"] == 1.0
     claims.reset()
     bad = exp.claims_06(_results_06(_zoo_audit(p_invariant=0.001, aligned=False, sig_neg=60)))
-    assert verdicts(bad) == {"DONE-2": NR, "DONE-2-paper-CLDM": NR, "DONE-2-oracle": NR, "C6": NR, "C5": NR, "C9": NR, "C15": NR,
-                             "C15-universal": "differs with the substitute data"}
+    assert verdicts(bad) == {
+        "DONE-2": NR,
+        "DONE-2-paper-CLDM": NR,
+        "DONE-2-oracle": NR,
+        "C6": NR,
+        "C5": NR,
+        "C9": NR,
+        "C15": NR,
+        "C15-universal": "differs with the substitute data",
+    }
     claims.reset()  # 8 classifiers that ignore the trace, none rejected: the interval still reaches alpha (the issue's case)
     few = exp.claims_06(_results_06(_zoo_audit(n_inv=4, n_use=6, n_cons=0))).set_index("key")
     assert few.loc["DONE-2", "verdict"] == INC and "would decide it" in few.loc["DONE-2", "note"]
@@ -549,8 +741,26 @@ def _study(null_hits, power_hits, paper_hits, n_rep=400):
     rows = []
     for form, hits in (("debiased, joint g (default)", null_hits), ("marginalize, separate g (paper)", paper_hits)):
         for j, s in enumerate((0.0, 2.0)):
-            rows.append({"dependence": s, "a_effect": 0.0, "form": form, "rejections": hits[j], "n_rep": n_rep, "rate": hits[j] / n_rep})
-            rows.append({"dependence": s, "a_effect": 0.5, "form": form, "rejections": power_hits, "n_rep": n_rep, "rate": power_hits / n_rep})
+            rows.append(
+                {
+                    "dependence": s,
+                    "a_effect": 0.0,
+                    "form": form,
+                    "rejections": hits[j],
+                    "n_rep": n_rep,
+                    "rate": hits[j] / n_rep,
+                }
+            )
+            rows.append(
+                {
+                    "dependence": s,
+                    "a_effect": 0.5,
+                    "form": form,
+                    "rejections": power_hits,
+                    "n_rep": n_rep,
+                    "rate": power_hits / n_rep,
+                }
+            )
     return pd.DataFrame(rows)
 
 

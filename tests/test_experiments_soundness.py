@@ -21,14 +21,32 @@ VAE = MODEL_LABELS["bernoulli_b1"]
 
 
 def row(metric, intervened="null", measured="image", step=1, mean=0.0, oracles="none", **labels):
-    return {**labels, "metric": metric, "intervened": intervened, "measured": measured, "step": step, "oracles": oracles, "mean": float(mean), "std": 0.0, "seeds": 1}
+    return {
+        **labels,
+        "metric": metric,
+        "intervened": intervened,
+        "measured": measured,
+        "step": step,
+        "oracles": oracles,
+        "mean": float(mean),
+        "std": 0.0,
+        "seeds": 1,
+    }
 
 
 def model_rows(comp, rev, eff, m, cycles, **labels):
     """Summary rows of one model: comp(step), rev(parent, cycle) and eff(intervened, measured) as callables."""
     rows = [row("composition", step=s, mean=comp(s), **labels) for s in range(1, m + 1)]
-    rows += [row("reversibility", k, step=c, mean=rev(k, c), **labels) for k in ("digit", "hue") for c in range(1, cycles + 1)]
-    return rows + [row("effectiveness", k, j, mean=eff(k, j), oracles="main", **labels) for k in ("digit", "hue") for j in ("digit", "hue")]
+    rows += [
+        row("reversibility", k, step=c, mean=rev(k, c), **labels)
+        for k in ("digit", "hue")
+        for c in range(1, cycles + 1)
+    ]
+    return rows + [
+        row("effectiveness", k, j, mean=eff(k, j), oracles="main", **labels)
+        for k in ("digit", "hue")
+        for j in ("digit", "hue")
+    ]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -38,21 +56,55 @@ def held_out(n=100, *, unseen_correct=0.9, clean_correct=0.9, seen_correct=1.0, 
     """A truth_effectiveness frame: the oracle reads seen counterfactuals better than clean images (the old C6 bug)."""
     seen = np.arange(n) >= n_unseen
     k_unseen, k_clean = int(round(unseen_correct * n_unseen)), int(round(clean_correct * n))
-    digit = np.where(seen, np.arange(n) < n_unseen + round(seen_correct * (n - n_unseen)), np.arange(n) < k_unseen).astype(float)
-    return pd.DataFrame({"target exemplar": np.arange(n), "seen by the oracle": seen, "digit correct": digit,
-                         "clean digit correct": (np.arange(n) < k_clean).astype(float), "hue error": np.full(n, 0.001), "clean hue error": np.full(n, 0.001)})
+    digit = np.where(
+        seen, np.arange(n) < n_unseen + round(seen_correct * (n - n_unseen)), np.arange(n) < k_unseen
+    ).astype(float)
+    return pd.DataFrame(
+        {
+            "target exemplar": np.arange(n),
+            "seen by the oracle": seen,
+            "digit correct": digit,
+            "clean digit correct": (np.arange(n) < k_clean).astype(float),
+            "hue error": np.full(n, 0.001),
+            "clean hue error": np.full(n, 0.001),
+        }
+    )
 
 
 def results_01(*, id_comp=0.0, id_digit=10.0, id_hue=25.0, commutativity=0.0, joint=0.0, m=3, cycles=2, **held):
     n = 100
     digit = np.arange(n) % 10
     do_digit = np.where(np.arange(n) < 10, digit, (digit + 1) % 10)  # P(do = current) = 10 %
-    rows = model_rows(lambda s: id_comp, lambda k, c: 0.0, lambda k, j: id_digit if (k, j) == ("digit", "digit") else (id_hue if j == "hue" else 100.0), m, cycles, model="identity")
-    rows += model_rows(lambda s: 0.0, lambda k, c: 1e-5, lambda k, j: 100.0 if j == "digit" else 0.5, m, cycles, model="ground truth")
-    comm = pd.DataFrame({"commutativity l1 (max)": [0.0, commutativity], "joint l1 (max)": [joint, 0.0], "composition l1 (max)": [0.0, 0.0]},
-                        index=["Colour-Digits", "shapes scene"])
-    return {"summary": pd.DataFrame(rows), "clean": {"digit": 100.0, "hue": 0.5}, "do_digit": do_digit, "digit": digit, "m": m, "cycles": cycles,
-            "commutativity": comm, "truth_effectiveness": held_out(**held), "seed": 0}
+    rows = model_rows(
+        lambda s: id_comp,
+        lambda k, c: 0.0,
+        lambda k, j: id_digit if (k, j) == ("digit", "digit") else (id_hue if j == "hue" else 100.0),
+        m,
+        cycles,
+        model="identity",
+    )
+    rows += model_rows(
+        lambda s: 0.0, lambda k, c: 1e-5, lambda k, j: 100.0 if j == "digit" else 0.5, m, cycles, model="ground truth"
+    )
+    comm = pd.DataFrame(
+        {
+            "commutativity l1 (max)": [0.0, commutativity],
+            "joint l1 (max)": [joint, 0.0],
+            "composition l1 (max)": [0.0, 0.0],
+        },
+        index=["Colour-Digits", "shapes scene"],
+    )
+    return {
+        "summary": pd.DataFrame(rows),
+        "clean": {"digit": 100.0, "hue": 0.5},
+        "do_digit": do_digit,
+        "digit": digit,
+        "m": m,
+        "cycles": cycles,
+        "commutativity": comm,
+        "truth_effectiveness": held_out(**held),
+        "seed": 0,
+    }
 
 
 def test_claims_01_sanity_checks_reproduced_with_the_papers_words():
@@ -65,15 +117,26 @@ def test_claims_01_sanity_checks_reproduced_with_the_papers_words():
     assert recorded["identity_digit_accuracy"] == 10.0 and recorded["identity_hue_error"] == 25.0
 
 
-@pytest.mark.parametrize("change, failing, verdict", [
-    ({"id_comp": 0.5}, "C1", "not reproduced"),  # an identity that changes the image
-    ({"id_digit": 30.0}, "C1", "not reproduced"),  # 30/100 correct: the Clopper-Pearson interval excludes chance 1/10
-    ({"id_hue": 33.0}, "C1", "not reproduced"),  # the linear, not the circular, chance level: 8 s.e. away
-    ({"commutativity": 0.01}, "C6", "not reproduced"),  # partial functions that do not commute
-    ({"joint": 0.01}, "C6", "not reproduced"),  # both orders agree but differ from the joint intervention (eq. 12)
-    ({"unseen_correct": 0.5}, "C6", "not reproduced"),  # the truth reads worse than clean images on counterfactuals the oracle never saw
-    ({"n_unseen": 0}, "C6", "undecided at this scale"),  # no unseen counterfactual: an empty group decides nothing
-])
+@pytest.mark.parametrize(
+    "change, failing, verdict",
+    [
+        ({"id_comp": 0.5}, "C1", "not reproduced"),  # an identity that changes the image
+        (
+            {"id_digit": 30.0},
+            "C1",
+            "not reproduced",
+        ),  # 30/100 correct: the Clopper-Pearson interval excludes chance 1/10
+        ({"id_hue": 33.0}, "C1", "not reproduced"),  # the linear, not the circular, chance level: 8 s.e. away
+        ({"commutativity": 0.01}, "C6", "not reproduced"),  # partial functions that do not commute
+        ({"joint": 0.01}, "C6", "not reproduced"),  # both orders agree but differ from the joint intervention (eq. 12)
+        (
+            {"unseen_correct": 0.5},
+            "C6",
+            "not reproduced",
+        ),  # the truth reads worse than clean images on counterfactuals the oracle never saw
+        ({"n_unseen": 0}, "C6", "undecided at this scale"),  # no unseen counterfactual: an empty group decides nothing
+    ],
+)
 def test_claims_01_failing_and_degenerate(change, failing, verdict):
     v = verdicts(exp.claims_01(results_01(**change)))
     assert v[failing] == verdict
@@ -119,12 +182,18 @@ def test_claims_01_bad_input():
 # ----------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def scms():
-    return {name: cd.colour_digits(name, "train", replicas=1, resolution=8, outlier_p=0.2, seed=0) for name in ("confounded", "confounded_full_support")}
+    return {
+        name: cd.colour_digits(name, "train", replicas=1, resolution=8, outlier_p=0.2, seed=0)
+        for name in ("confounded", "confounded_full_support")
+    }
 
 
 def quality(digit, hue, se=0.5):
     names = ["unconfounded (CNN)", "confounded (CNN)", "confounded + SI (CNN)", "unconfounded (linear)"]
-    return pd.DataFrame({"digit accuracy (%)": digit, "hue error (x100)": hue, "digit accuracy s.e.": se, "hue error s.e.": se}, index=names)
+    return pd.DataFrame(
+        {"digit accuracy (%)": digit, "hue error (x100)": hue, "digit accuracy s.e.": se, "hue error s.e.": se},
+        index=names,
+    )
 
 
 def test_claims_02_verdicts(scms):
@@ -134,18 +203,42 @@ def test_claims_02_verdicts(scms):
     base = {"scms": scms, "si": si, "hue_bins": 5, "dependence": dep, "n_test": 348}
     table = exp.claims_02({**base, "oracle_quality": quality([99, 90, 96, 98], [1, 6, 4, 1])})
     assert verdicts(table) == {"C11": "reproduced", "C13": "reproduced"}
-    assert table.set_index("key").loc["C11", "kind"] == "sanity check" and table.set_index("key").loc["C13", "kind"] == "reproduction"
+    assert (
+        table.set_index("key").loc["C11", "kind"] == "sanity check"
+        and table.set_index("key").loc["C13", "kind"] == "reproduction"
+    )
     claims.reset()  # SI within noise of the confounded oracle on the hue: undecided, with the size that would decide it
     table = exp.claims_02({**base, "oracle_quality": quality([99, 90, 96, 98], [1, 6, 5.5, 1])}).set_index("key")
-    assert table.loc["C13", "verdict"] == "undecided at this scale" and "about 2674 test images (now 348)" in table.loc["C13", "note"]  # 348 (1.96 sqrt(0.5) / 0.5)^2
-    assert verdicts(exp.claims_02({**base, "oracle_quality": quality([90, 99, 96, 98], [1, 6, 4, 1])}))["C13"] == "not reproduced"
+    assert (
+        table.loc["C13", "verdict"] == "undecided at this scale"
+        and "about 2674 test images (now 348)" in table.loc["C13", "note"]
+    )  # 348 (1.96 sqrt(0.5) / 0.5)^2
+    assert (
+        verdicts(exp.claims_02({**base, "oracle_quality": quality([90, 99, 96, 98], [1, 6, 4, 1])}))["C13"]
+        == "not reproduced"
+    )
     # SI above the unconfounded oracle: the paper's words ("SI helps") hold; the old ordering rule called it inconclusive
-    assert verdicts(exp.claims_02({**base, "oracle_quality": quality([96, 90, 99, 98], [1, 6, 4, 1])}))["C13"] == "reproduced"
+    assert (
+        verdicts(exp.claims_02({**base, "oracle_quality": quality([96, 90, 99, 98], [1, 6, 4, 1])}))["C13"]
+        == "reproduced"
+    )
     # zero standard errors: the points decide (equal oracles are not "worse")
-    assert verdicts(exp.claims_02({**base, "oracle_quality": quality([99, 99, 99, 98], [1, 1, 1, 1], se=0.0)}))["C13"] == "not reproduced"
+    assert (
+        verdicts(exp.claims_02({**base, "oracle_quality": quality([99, 99, 99, 98], [1, 1, 1, 1], se=0.0)}))["C13"]
+        == "not reproduced"
+    )
     # no resampling at all: the dependence stays, so C11 fails
     none = {k: np.arange(len(d)) for k, d in scms.items()}
-    v = verdicts(exp.claims_02({**base, "si": none, "dependence": exp.si_dependence(scms, none, 5), "oracle_quality": quality([99, 90, 96, 98], [1, 6, 4, 1])}))
+    v = verdicts(
+        exp.claims_02(
+            {
+                **base,
+                "si": none,
+                "dependence": exp.si_dependence(scms, none, 5),
+                "oracle_quality": quality([99, 90, 96, 98], [1, 6, 4, 1]),
+            }
+        )
+    )
     assert v["C11"] == "not reproduced"
 
 
@@ -174,27 +267,71 @@ def images_from(rows, *, n=40, noise=0.0, seed_sd=0.0, seeds=SEEDS, seed=0, fami
         values = r["mean"] + noise * (e - e.mean(1, keepdims=True)) + seed_sd * rng.standard_normal((seeds or 1, 1))
         fams = ["main", *families] if r["metric"] == "effectiveness" else [r["oracles"]]
         for fam in fams:
-            images.setdefault(key, {})[r["metric"], r["intervened"], r["measured"], r["step"], fam] = values if seeds else values[0]
+            images.setdefault(key, {})[r["metric"], r["intervened"], r["measured"], r["step"], fam] = (
+                values if seeds else values[0]
+            )
     return images
 
 
 def world_03(*, gan_comp=1.0, rev_slope=1.0, m=3, cycles=3, noise=0.0, seeds=SEEDS, extra_rows=()):
     """A summary where every Table 1 claim holds: confounding hurts, SI with full support repairs."""
-    bad = {("unconfounded", "no"): 0.0, ("confounded", "no"): 3.0, ("confounded", "yes"): 2.5, ("confounded_full_support", "no"): 2.0, ("confounded_full_support", "yes"): 0.5}
+    bad = {
+        ("unconfounded", "no"): 0.0,
+        ("confounded", "no"): 3.0,
+        ("confounded", "yes"): 2.5,
+        ("confounded_full_support", "no"): 2.0,
+        ("confounded_full_support", "yes"): 0.5,
+    }
     rows = []
     for (block, si), b in bad.items():
         labels = {"block": block, "SI": si}
-        rows += model_rows(lambda s, b=b: 5 + b + s, lambda k, c, b=b: 7 + b + rev_slope * c, lambda k, j, b=b: 99 - b if j == "digit" else 1 + b, m, cycles, model=VAE, **labels)
+        rows += model_rows(
+            lambda s, b=b: 5 + b + s,
+            lambda k, c, b=b: 7 + b + rev_slope * c,
+            lambda k, j, b=b: 99 - b if j == "digit" else 1 + b,
+            m,
+            cycles,
+            model=VAE,
+            **labels,
+        )
     uc = {"block": "unconfounded", "SI": "no"}
-    rows += model_rows(lambda s: 0.0, lambda k, c: 0.0, lambda k, j: 10.0 if j == "digit" else 25.0, m, cycles, model="identity", **uc)
-    rows += model_rows(lambda s: 19.0, lambda k, c: 19.0, lambda k, j: 97.0 if j == "digit" else 1.0, m, cycles, model="VAE w/o encoder", **uc)
-    rows += model_rows(lambda s: gan_comp, lambda k, c: 30.0, lambda k, j: 99.0 if j == "digit" else 0.1, m, cycles, model="GAN", block="confounded_full_support", SI="yes")
+    rows += model_rows(
+        lambda s: 0.0, lambda k, c: 0.0, lambda k, j: 10.0 if j == "digit" else 25.0, m, cycles, model="identity", **uc
+    )
+    rows += model_rows(
+        lambda s: 19.0,
+        lambda k, c: 19.0,
+        lambda k, j: 97.0 if j == "digit" else 1.0,
+        m,
+        cycles,
+        model="VAE w/o encoder",
+        **uc,
+    )
+    rows += model_rows(
+        lambda s: gan_comp,
+        lambda k, c: 30.0,
+        lambda k, j: 99.0 if j == "digit" else 0.1,
+        m,
+        cycles,
+        model="GAN",
+        block="confounded_full_support",
+        SI="yes",
+    )
     replaced = {(r["block"], r["SI"], r["model"]) for r in extra_rows}
     rows = [r for r in rows if (r["block"], r["SI"], r["model"]) not in replaced] + list(extra_rows)
-    changes = pd.DataFrame({"Confounded w/o full support": [0.8, 0.8, 0.9], "Confounded w/ full support": [0.7, 0.6, 0.7]},
-                           index=["Table 2: biased", "Table 3: biased + SI", "Table 4: linear"])
-    return {"summary": pd.DataFrame(rows), "images": images_from(rows, noise=noise, seeds=seeds), "models": ["bernoulli_b1"],
-            "gan_configs": [["confounded_full_support", "yes"]], "m": m, "cycles": cycles, "rank_changes": changes}
+    changes = pd.DataFrame(
+        {"Confounded w/o full support": [0.8, 0.8, 0.9], "Confounded w/ full support": [0.7, 0.6, 0.7]},
+        index=["Table 2: biased", "Table 3: biased + SI", "Table 4: linear"],
+    )
+    return {
+        "summary": pd.DataFrame(rows),
+        "images": images_from(rows, noise=noise, seeds=seeds),
+        "models": ["bernoulli_b1"],
+        "gan_configs": [["confounded_full_support", "yes"]],
+        "m": m,
+        "cycles": cycles,
+        "rank_changes": changes,
+    }
 
 
 def test_claims_03_reproduced_in_a_world_where_every_claim_holds():
@@ -211,10 +348,14 @@ def test_claims_03_reproduced_in_a_world_where_every_claim_holds():
     assert all(table.quote) and table.interval.notna().all()
     assert claims._STATE["values"]["rank_changes"]["Table 2: biased | Confounded w/ full support"] == 0.7
     assert claims._STATE["values"]["training_seeds"] == SEEDS
-    assert all(claims._STATE["claims"][k]["change"] for k in table.key if k != "C2")  # the changes page says why each changed
+    assert all(
+        claims._STATE["claims"][k]["change"] for k in table.key if k != "C2"
+    )  # the changes page says why each changed
     claims.reset()  # the same world seen through noisy images: the large effects stay reproduced
     v = verdicts(exp.claims_03(world_03(noise=1.0)))
-    assert v.pop("C2") == "not reproduced"  # independent noise per distance breaks the no-encoder VAE's per-image equality
+    assert (
+        v.pop("C2") == "not reproduced"
+    )  # independent noise per distance breaks the no-encoder VAE's per-image equality
     assert set(v.values()) == {"reproduced"}
 
 
@@ -236,7 +377,9 @@ def test_claims_03_not_reproduced_undecided_and_without_gan():
     fs = [k for k in r["images"] if k[0] == "confounded_full_support"]
     for rank, key in enumerate(fs):
         for (k, j), better in exp.RANK_COLUMNS.items():
-            r["images"][key]["effectiveness", k, j, 1, "biased"] = np.full((SEEDS, 40), float(-rank if better else rank))
+            r["images"][key]["effectiveness", k, j, 1, "biased"] = np.full(
+                (SEEDS, 40), float(-rank if better else rank)
+            )
     v = verdicts(exp.claims_03(r))
     assert v["C12"] == v["C14"] == v["C19"] == "not reproduced"
     assert v["C3"] == v["C8"] == "reproduced"
@@ -245,12 +388,16 @@ def test_claims_03_not_reproduced_undecided_and_without_gan():
     assert "C12" not in v and v["C14"] == "reproduced"
     claims.reset()  # 0.5-point effects against a seed-to-seed spread of sd 10 over 3 seeds: every interval straddles its boundary
     r = world_03()
-    r["images"] = images_from([{**row, "mean": row["mean"] / 20} for row in r["summary"].to_dict("records")], seed_sd=10.0)
+    r["images"] = images_from(
+        [{**row, "mean": row["mean"] / 20} for row in r["summary"].to_dict("records")], seed_sd=10.0
+    )
     table = exp.claims_03(r).set_index("key")
     assert table.loc["C8", "verdict"] == "undecided at this scale"
     assert "training seeds (now 3)" in table.loc["C8", "note"] and "full.yaml" in table.loc["C8", "note"]
     claims.reset()  # the same small effects with no seed-to-seed spread but large image noise: seeds, not images, are the units
-    r["images"] = images_from([{**row, "mean": row["mean"] / 20} for row in r["summary"].to_dict("records")], noise=10.0)
+    r["images"] = images_from(
+        [{**row, "mean": row["mean"] / 20} for row in r["summary"].to_dict("records")], noise=10.0
+    )
     assert verdicts(exp.claims_03(r))["C8"] == "reproduced"
 
 
@@ -258,8 +405,16 @@ def table1_rows(m=3, cycles=3):
     """Summary rows of the paper's Table 1, full-support block (every step and cycle at the table's first value)."""
     rows = []
     for (block, si, model), cols in exp.TABLE1_FULL_SUPPORT.items():
-        rows += model_rows(lambda s, c=cols: c["composition", "null", "image"], lambda k, c_, c=cols: c["reversibility", k, "image"],
-                           lambda k, j, c=cols: c["effectiveness", k, j], m, cycles, block=block, SI=si, model=model)
+        rows += model_rows(
+            lambda s, c=cols: c["composition", "null", "image"],
+            lambda k, c_, c=cols: c["reversibility", k, "image"],
+            lambda k, j, c=cols: c["effectiveness", k, j],
+            m,
+            cycles,
+            block=block,
+            SI=si,
+            model=model,
+        )
     return rows
 
 
@@ -267,13 +422,20 @@ def test_c12_comparator_reads_the_configurations_of_the_papers_words():
     t1 = exp.TABLE1_FULL_SUPPORT
     others = soundness_claims._c12_comparators(t1)
     # the GAN with SI against the three VAEs with SI: not the same GAN trained with SI only for its target, nor the VAEs without SI
-    assert sorted(o[2] for o in others) == sorted(MODEL_LABELS[k] for k in ("bernoulli_b1", "bernoulli_b2", "normal_b5"))
+    assert sorted(o[2] for o in others) == sorted(
+        MODEL_LABELS[k] for k in ("bernoulli_b1", "bernoulli_b2", "normal_b5")
+    )
     assert all(o[1] == "yes" and o[2] != "GAN" for o in others)
     margins = soundness_claims._c12_margins(t1)
-    assert len(margins) == len(exp.C12_PARTS) * 3 and all(v > 0 for v in margins.values())  # the paper's own numbers pass, as it states
+    assert len(margins) == len(exp.C12_PARTS) * 3 and all(
+        v > 0 for v in margins.values()
+    )  # the paper's own numbers pass, as it states
     # the old comparator's mistake: against the "yes*" GAN, the paper's table itself fails (hue error 1.73 < 1.77, reversibility 11.18 > 10.75)
     g, star = t1[exp.C12_GAN], t1["confounded_full_support", "yes*", "GAN"]
-    assert star["effectiveness", "hue", "hue"] < g["effectiveness", "hue", "hue"] and star["reversibility", "digit", "image"] > g["reversibility", "digit", "image"]
+    assert (
+        star["effectiveness", "hue", "hue"] < g["effectiveness", "hue", "hue"]
+        and star["reversibility", "digit", "image"] > g["reversibility", "digit", "image"]
+    )
     with pytest.raises(ValueError, match="no configuration"):
         soundness_claims._c12_margins({k: v for k, v in t1.items() if k != exp.C12_GAN})
 
@@ -284,31 +446,54 @@ def test_claims_03_c12_reproduced_on_the_papers_table1_with_the_yes_star_gan_pre
     assert ("confounded_full_support", "yes*", "GAN") in r["images"]
     table = exp.claims_03({**r, "steps": 500, "gan_steps": 1000, "gan_lr": 0.001}).set_index("key")
     assert table.loc["C12", "verdict"] == "reproduced"
-    assert "matched setting" in table.loc["C12", "rule"] and "3 training seeds" in table.loc["C12", "interval"]["method"]
-    assert "the VAEs 500 steps, the GAN 1000 steps at learning rate 0.001" in table.loc["C12", "rule"]  # the rule says which settings differ
+    assert (
+        "matched setting" in table.loc["C12", "rule"] and "3 training seeds" in table.loc["C12", "interval"]["method"]
+    )
+    assert (
+        "the VAEs 500 steps, the GAN 1000 steps at learning rate 0.001" in table.loc["C12", "rule"]
+    )  # the rule says which settings differ
     assert "yes*" in claims._STATE["claims"]["C12"]["change"]
 
 
 def test_rank_change_interval_matches_rank_robustness():
     rng = np.random.default_rng(1)
-    rows = [row("effectiveness", k, j, mean=0.0, oracles=fam, block=b, SI=si, model=mdl)
-            for b in ("confounded", "confounded_full_support") for si in ("no", "yes") for mdl in ("A", "B")
-            for fam in ("main", *FAMILIES) for k in ("digit", "hue") for j in ("digit", "hue")]
+    rows = [
+        row("effectiveness", k, j, mean=0.0, oracles=fam, block=b, SI=si, model=mdl)
+        for b in ("confounded", "confounded_full_support")
+        for si in ("no", "yes")
+        for mdl in ("A", "B")
+        for fam in ("main", *FAMILIES)
+        for k in ("digit", "hue")
+        for j in ("digit", "hue")
+    ]
     images = {}
     for r in rows:
-        images.setdefault((r["block"], r["SI"], r["model"]), {})[r["metric"], r["intervened"], r["measured"], r["step"], r["oracles"]] = rng.random(30)
+        images.setdefault((r["block"], r["SI"], r["model"]), {})[
+            r["metric"], r["intervened"], r["measured"], r["step"], r["oracles"]
+        ] = rng.random(30)
     for r in rows:
-        r["mean"] = float(images[r["block"], r["SI"], r["model"]][r["metric"], r["intervened"], r["measured"], r["step"], r["oracles"]].mean())
+        r["mean"] = float(
+            images[r["block"], r["SI"], r["model"]][
+                r["metric"], r["intervened"], r["measured"], r["step"], r["oracles"]
+            ].mean()
+        )
     _, changes = exp.rank_robustness(pd.DataFrame(rows))
     for fam, table_no in zip(FAMILIES, (2, 3, 4), strict=True):
         for b in ("confounded", "confounded_full_support"):
-            iv = soundness_claims._rank_change_interval(images, b, fam, n_boot=50)  # one seed: a bootstrap over its images
+            iv = soundness_claims._rank_change_interval(
+                images, b, fam, n_boot=50
+            )  # one seed: a bootstrap over its images
             assert iv.estimate == pytest.approx(changes.loc[f"Table {table_no}: {fam}", exp.BLOCKS[b]])
             assert iv.low <= iv.high and "bootstrap" in iv.method
     # with seeds: each seed's models ranked on their own, a t interval over the seeds
     stacked = {cfg: {k: np.stack([v, v[::-1] * 0.5, v + 0.1]) for k, v in vals.items()} for cfg, vals in images.items()}
     iv = soundness_claims._rank_change_interval(stacked, "confounded", "linear")
-    per_seed = [soundness_claims._rank_change_interval({c: {k: v[s] for k, v in vals.items()} for c, vals in stacked.items()}, "confounded", "linear").estimate for s in range(3)]
+    per_seed = [
+        soundness_claims._rank_change_interval(
+            {c: {k: v[s] for k, v in vals.items()} for c, vals in stacked.items()}, "confounded", "linear"
+        ).estimate
+        for s in range(3)
+    ]
     assert "3 training seeds" in iv.method and iv.estimate == pytest.approx(np.mean(per_seed))
 
 
@@ -319,20 +504,36 @@ def test_seed_diff_uses_seeds_as_units():
     from scipy import stats
 
     assert iv.high - iv.estimate == pytest.approx(stats.t.ppf(0.975, 2) * 1.0 / np.sqrt(3))  # sd of 2, 3, 4 is 1
-    assert "1 training seed" not in exp.seed_diff(a[0], a[0] * 0).method  # one seed: the images' interval, the claim marks it
+    assert (
+        "1 training seed" not in exp.seed_diff(a[0], a[0] * 0).method
+    )  # one seed: the images' interval, the claim marks it
     with pytest.raises(ValueError, match="training seeds"):
         exp.seed_diff(a, a[:2])
 
 
 def test_table1_configs_and_rank_robustness():
     configs = exp.table1_configs(["bernoulli_b1", "normal_b5"], [["confounded_full_support", "yes"]])
-    assert len(configs) == 2 * 5 + 1 and configs[0] == ("unconfounded", "no", "bernoulli_b1") and configs[-1][2] == "gan"
+    assert (
+        len(configs) == 2 * 5 + 1 and configs[0] == ("unconfounded", "no", "bernoulli_b1") and configs[-1][2] == "gan"
+    )
     rows = []
     for block in ("confounded", "confounded_full_support"):
         for model, score in (("A", 1.0), ("B", 2.0)):
             for fam in ("main", "biased", "biased + SI", "linear"):
-                rows += [row("effectiveness", k, j, mean=score if j == "digit" else -score, oracles=fam, block=block, SI="no", model=model)
-                         for k in ("digit", "hue") for j in ("digit", "hue")]
+                rows += [
+                    row(
+                        "effectiveness",
+                        k,
+                        j,
+                        mean=score if j == "digit" else -score,
+                        oracles=fam,
+                        block=block,
+                        SI="no",
+                        model=model,
+                    )
+                    for k in ("digit", "hue")
+                    for j in ("digit", "hue")
+                ]
     tables, changes = exp.rank_robustness(pd.DataFrame(rows))
     assert changes.shape == (3, 2) and (changes.to_numpy() == 0).all()  # identical families: no rank changes
     assert tables[2, "confounded"]["avg rank"].tolist() == [2.0, 1.0]
@@ -354,23 +555,63 @@ def per_image(table, n=40, noise=0.0, seed_sd=0.0, seeds=SEEDS, seed=0):
     return out
 
 
-def results_04(*, drift=0.0, cf_drop=1.0, back_drop=10.0, noise=0.0, seed_sd=0.0, seeds=SEEDS, betas=(0.1, 1.0, 4.0), nll=(2.8, 3.0, 3.5)):
+def results_04(
+    *,
+    drift=0.0,
+    cf_drop=1.0,
+    back_drop=10.0,
+    noise=0.0,
+    seed_sd=0.0,
+    seeds=SEEDS,
+    betas=(0.1, 1.0, 4.0),
+    nll=(2.8, 3.0, 3.5),
+):
     s = [row("reversibility", "shape", step=c, mean=1.62, model=name) for name in ("VAE", "GAN") for c in (1, 2)]
     s += [row("effectiveness", "shape", "shape", mean=100.0, oracles="main", model=name) for name in ("VAE", "GAN")]
     comp = pd.DataFrame({s_: [1.62 + drift * (s_ - 1), 5.11] for s_ in range(1, 11)}, index=["VAE", "GAN"])
     shape = (seeds, 30) if seeds else (30,)
-    shapes_images = {"VAE": {("composition", "null", "image", j, "none"): np.full(shape, comp.loc["VAE", j]) for j in (1, 10)}
-                     | {("reversibility", "shape", "image", c, "none"): np.full(shape, 1.62) for c in (1, 2)}}
-    table6 = pd.DataFrame({"composition l1": [25.0, 20.0, 10.0, 5.0], "reversibility l1": [26.0, 25.0, 12.0, 6.0], "digit accuracy (%)": [99.0, 98.0, 90.0, 80.0]},
-                          index=pd.Index([0, 1, 2, 3], name="levels abducted"))
-    table7 = pd.DataFrame({"NLL bound (bits/dim)": list(nll), "composition l1": [2.0, 5.0, 9.0], "reversibility l1": [3.0, 6.0, 9.0],
-                           "digit accuracy (%)": [60.0, 80.0, 95.0], "hue error (x100)": [1.0, 1.0, 1.0]}, index=pd.Index(list(betas), name="beta"))
-    fig8 = pd.DataFrame({"digit accuracy (%)": [90.0 - cf_drop, 90.0], "cycled-back digit accuracy (%)": [80.0 - back_drop, 80.0]},
-                        index=pd.Index([0.0, 1.0], name="temperature"))
+    shapes_images = {
+        "VAE": {("composition", "null", "image", j, "none"): np.full(shape, comp.loc["VAE", j]) for j in (1, 10)}
+        | {("reversibility", "shape", "image", c, "none"): np.full(shape, 1.62) for c in (1, 2)}
+    }
+    table6 = pd.DataFrame(
+        {
+            "composition l1": [25.0, 20.0, 10.0, 5.0],
+            "reversibility l1": [26.0, 25.0, 12.0, 6.0],
+            "digit accuracy (%)": [99.0, 98.0, 90.0, 80.0],
+        },
+        index=pd.Index([0, 1, 2, 3], name="levels abducted"),
+    )
+    table7 = pd.DataFrame(
+        {
+            "NLL bound (bits/dim)": list(nll),
+            "composition l1": [2.0, 5.0, 9.0],
+            "reversibility l1": [3.0, 6.0, 9.0],
+            "digit accuracy (%)": [60.0, 80.0, 95.0],
+            "hue error (x100)": [1.0, 1.0, 1.0],
+        },
+        index=pd.Index(list(betas), name="beta"),
+    )
+    fig8 = pd.DataFrame(
+        {"digit accuracy (%)": [90.0 - cf_drop, 90.0], "cycled-back digit accuracy (%)": [80.0 - back_drop, 80.0]},
+        index=pd.Index([0.0, 1.0], name="temperature"),
+    )
     kw = {"noise": noise, "seed_sd": seed_sd, "seeds": seeds}
-    return {"shapes_summary": pd.DataFrame(s), "shapes_images": shapes_images, "composition": comp, "run_gan": True,
-            "table6": table6, "table6_images": per_image(table6, **kw), "table7": table7, "table7_images": per_image(table7, **kw), "betas": list(betas),
-            "levels": 3, "fig8": fig8, "fig8_images": per_image(fig8, **kw), "temperatures": [0.0, 1.0]}
+    return {
+        "shapes_summary": pd.DataFrame(s),
+        "shapes_images": shapes_images,
+        "composition": comp,
+        "run_gan": True,
+        "table6": table6,
+        "table6_images": per_image(table6, **kw),
+        "table7": table7,
+        "table7_images": per_image(table7, **kw),
+        "betas": list(betas),
+        "levels": 3,
+        "fig8": fig8,
+        "fig8_images": per_image(fig8, **kw),
+        "temperatures": [0.0, 1.0],
+    }
 
 
 def test_claims_04_reproduced():
@@ -380,12 +621,16 @@ def test_claims_04_reproduced():
     assert set(table.kind) == {"reproduction"}
     assert "GAN composition 5.11 -> 5.11" in table.set_index("key").loc["C15", "ours"]
     assert all(table.quote) and table.interval.notna().all()
-    assert all(f"{SEEDS} training seeds" in iv["method"] for iv in table.interval)  # properties of trained models: seeds are the units
+    assert all(
+        f"{SEEDS} training seeds" in iv["method"] for iv in table.interval
+    )  # properties of trained models: seeds are the units
     assert all("training seeds" in claims._STATE["claims"][k]["change"] for k in table.key)
 
 
 def test_claims_04_one_seed_is_undecided():
-    table = exp.claims_04(results_04(seeds=None))  # every property holds on this seed's test images, but one seed decides nothing
+    table = exp.claims_04(
+        results_04(seeds=None)
+    )  # every property holds on this seed's test images, but one seed decides nothing
     assert set(table.verdict) == {"undecided at this scale"}
     assert all(r.startswith("undecided: one training seed") for r in table.rule)
     assert all(iv["method"].endswith(", 1 training seed") for iv in table.interval)
@@ -397,7 +642,13 @@ def test_claims_04_failing_and_undecided_cases():
     r["table6_images"] = per_image(r["table6"])
     r["table7_images"][4.0]["NLL bound (bits/dim)"] = np.full((SEEDS, 40), 2.9)  # the bound falls from beta 1 to 4
     v = verdicts(exp.claims_04(r))
-    assert v == {"C15": "not reproduced", "C16": "not reproduced", "C17": "reproduced", "C17-nll": "not reproduced", "C18": "not reproduced"}
+    assert v == {
+        "C15": "not reproduced",
+        "C16": "not reproduced",
+        "C17": "reproduced",
+        "C17-nll": "not reproduced",
+        "C18": "not reproduced",
+    }
     claims.reset()  # losses of 3 and 4 points against a seed-to-seed spread of sd 30: undecided, with the seeds that would decide it
     table = exp.claims_04(results_04(cf_drop=3.0, back_drop=4.0, seed_sd=30.0)).set_index("key")
     assert table.loc["C18", "verdict"] == "undecided at this scale"
@@ -424,16 +675,30 @@ def test_claims_04_no_temperature_effect_is_not_the_papers_effect():
 # claims_05 and its pipelines
 # ----------------------------------------------------------------------------------------------------
 def truth_table(combined, truth):
-    rows = [{"model": f"m{i}", "intervention": k, "combined rank": c, "true error": t, "composition": c, "reversibility": c, "effectiveness error": c}
-            for k in ("digit", "hue") for i, (c, t) in enumerate(zip(combined, truth, strict=True))]
+    rows = [
+        {
+            "model": f"m{i}",
+            "intervention": k,
+            "combined rank": c,
+            "true error": t,
+            "composition": c,
+            "reversibility": c,
+            "effectiveness error": c,
+        }
+        for k in ("digit", "hue")
+        for i, (c, t) in enumerate(zip(combined, truth, strict=True))
+    ]
     return pd.DataFrame(rows)
 
 
-@pytest.mark.parametrize("combined, truth, verdict", [
-    (np.arange(12.0), np.arange(12.0) ** 2, "reproduced"),  # a monotone relation: rho 1 in every seed's zoo
-    (np.arange(12.0), -np.arange(12.0), "not reproduced"),  # the metrics rank the functions backwards
-    (np.arange(12.0), np.ones(12), "undecided at this scale"),  # a constant true error has no rank correlation
-])
+@pytest.mark.parametrize(
+    "combined, truth, verdict",
+    [
+        (np.arange(12.0), np.arange(12.0) ** 2, "reproduced"),  # a monotone relation: rho 1 in every seed's zoo
+        (np.arange(12.0), -np.arange(12.0), "not reproduced"),  # the metrics rank the functions backwards
+        (np.arange(12.0), np.ones(12), "undecided at this scale"),  # a constant true error has no rank correlation
+    ],
+)
 @pytest.mark.filterwarnings("ignore::scipy.stats.ConstantInputWarning")
 def test_claims_05_verdicts(combined, truth, verdict):
     table = exp.claims_05({"tables": {s: truth_table(combined, truth) for s in range(SEEDS)}})
@@ -463,10 +728,14 @@ def test_claims_05_seeds_are_the_units_and_one_seed_is_undecided():
     assert iv["estimate"] == pytest.approx(rhos.mean()) and iv["low"] == pytest.approx(rhos.mean() - half)
     assert claims._STATE["claims"]["B1"]["verdict"] == "undecided at this scale"
     claims.reset()
-    assert verdicts(exp.claims_05({"tables": {0: tables[0]}})) == {"B1": "undecided at this scale"}  # the first zoo alone: one seed
+    assert verdicts(exp.claims_05({"tables": {0: tables[0]}})) == {
+        "B1": "undecided at this scale"
+    }  # the first zoo alone: one seed
     claims.reset()  # one zoo with a perfect ranking: over its functions it reads reproduced, but it is one training seed
     table = exp.claims_05({"tables": {0: truth_table(np.arange(12.0), np.arange(12.0))}})
-    assert table.verdict.iloc[0] == "undecided at this scale" and table.rule.iloc[0].startswith("undecided: one training seed")
+    assert table.verdict.iloc[0] == "undecided at this scale" and table.rule.iloc[0].startswith(
+        "undecided: one training seed"
+    )
     assert table.interval.iloc[0]["method"].endswith(", 1 training seed") and "functions" in table.note.iloc[0]
     with pytest.raises(ValueError, match="at least one seed"):
         exp.claims_05({"tables": {}})
@@ -490,9 +759,14 @@ def test_true_error_table_and_correlations_on_known_functions():
     do = exp.sample_do(train.parents, len(test), seed=0, current={"digit": test.digit})
     assert np.all(do["digit"] != test.digit)
     oracles = {"digit": ExactOracle(), "hue": exp.HueOracle(0.05)}
-    zoo = {"identity": Identity(("digit", "hue")), "ground truth": GroundTruth(cd.true_counterfactual, ("digit", "hue"))}
+    zoo = {
+        "identity": Identity(("digit", "hue")),
+        "ground truth": GroundTruth(cd.true_counterfactual, ("digit", "hue")),
+    }
     table = exp.true_error_table(zoo, test, do, oracles).set_index(["model", "intervention"])
-    assert table.loc[("ground truth", "digit"), "true error"] == 0 and table.loc[("identity", "digit"), "true error"] > 10
+    assert (
+        table.loc[("ground truth", "digit"), "true error"] == 0 and table.loc[("identity", "digit"), "true error"] > 10
+    )
     assert table.loc[("identity", "digit"), "effectiveness error"] == 100  # a forced change the identity never makes
     assert table.loc[("ground truth", "hue"), "effectiveness error"] < 2 and table["composition"].max() == 0
     # combined rank: the mean of the three within-intervention ranks
@@ -505,8 +779,18 @@ def test_true_error_table_and_correlations_on_known_functions():
 
 def test_metric_truth_correlations_are_spearman():
     rng = np.random.default_rng(0)
-    rows = [{"model": f"m{i}", "intervention": k, "composition": rng.random(), "reversibility": rng.random(), "effectiveness error": rng.random(), "true error": rng.random()}
-            for k in ("digit", "hue") for i in range(8)]
+    rows = [
+        {
+            "model": f"m{i}",
+            "intervention": k,
+            "composition": rng.random(),
+            "reversibility": rng.random(),
+            "effectiveness error": rng.random(),
+            "true error": rng.random(),
+        }
+        for k in ("digit", "hue")
+        for i in range(8)
+    ]
     table = pd.DataFrame(rows)
     table["combined rank"] = table["true error"] * 3  # a monotone transform of the truth
     corr = exp.metric_truth_correlations(table)
@@ -514,7 +798,9 @@ def test_metric_truth_correlations_are_spearman():
     sub = table[table.intervention == "hue"]
     from scipy import stats
 
-    assert corr.loc[("hue", "composition"), "Spearman rho"] == pytest.approx(stats.spearmanr(sub["composition"], sub["true error"]).statistic)
+    assert corr.loc[("hue", "composition"), "Spearman rho"] == pytest.approx(
+        stats.spearmanr(sub["composition"], sub["true error"]).statistic
+    )
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -103,7 +103,9 @@ def test_transport_binary_keeps_law():
     n = 20_000
     x = (rng.random(n) < 0.5).astype(int)
     v = (rng.random(n) < 0.2 + 0.5 * x).astype(int)
-    ad = SequentialTransport({"x": [], "v": ["x"]}, "x", learner="linear", seed=1).fit_transform(pd.DataFrame({"x": x, "v": v}))
+    ad = SequentialTransport({"x": [], "v": ["x"]}, "x", learner="linear", seed=1).fit_transform(
+        pd.DataFrame({"x": x, "v": v})
+    )
     assert ad.v[x == 1].mean() == pytest.approx(0.2, abs=0.02)
     # Rank preservation: units with v = 0 under x1 stay 0 under x0 (the lower quantiles).
     assert (ad.v[(x == 1) & (v == 0)] == 0).all()

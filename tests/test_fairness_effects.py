@@ -31,7 +31,11 @@ def test_tv_identity_exact_in_estimate_and_every_bootstrap(lin):
     for r in res.values():
         assert r.decomposition_residual() < 1e-10
         assert r.draws.shape == (300, 4)
-        tv = lin.y[lin.x == 1].mean() - lin.y[lin.x == 0].mean() if r.outcome == "y" else lin.y_hat[lin.x == 1].mean() - lin.y_hat[lin.x == 0].mean()
+        tv = (
+            lin.y[lin.x == 1].mean() - lin.y[lin.x == 0].mean()
+            if r.outcome == "y"
+            else lin.y_hat[lin.x == 1].mean() - lin.y_hat[lin.x == 0].mean()
+        )
         assert r.estimate["TV"] == pytest.approx(tv, abs=1e-12)
 
 
@@ -83,7 +87,9 @@ def test_empty_z_gives_zero_spurious_effect():
 def test_identification_formulas_and_eq56_erratum():
     exact = identify_discrete(discrete_sfm_joint())
     d = discrete_sfm(400_000, seed=0)
-    mc = ctf_truth(d.x.values, d.y_x0.values.astype(float), d.y_x1.values.astype(float), d.y_x1_wx0.values.astype(float))
+    mc = ctf_truth(
+        d.x.values, d.y_x0.values.astype(float), d.y_x1.values.astype(float), d.y_x1_wx0.values.astype(float)
+    )
     for m in ("DE", "IE", "SE"):
         assert exact[m] == pytest.approx(mc[m], abs=0.006)
     assert exact["SE_eq56_as_printed"] == pytest.approx(-exact["SE"])

@@ -5,21 +5,29 @@ from __future__ import annotations
 
 from tests.html_defects import defects, over_limits
 
-CLEAN = """<html><body><main>
+CLEAN = (
+    """<html><body><main>
 <p>An estimate of 0.123 with <span class="math notranslate nohighlight">\\(x^*\\)</span> and code <code>a = {'k': 1}</code>.</p>
 <pre>print(1.234567890123, "$HOME")</pre>
 <table><tr><td>0.0123</td><td>12.3</td></tr></table>
 <img src="_images/abc.png" alt="Power against the sample size, one line per test">
-<div class="cflib-claim"><p><strong>C1</strong> reproduced: short.</p><details><summary>more</summary><p>""" + "word " * 400 + """</p></details></div>
+<div class="cflib-claim"><p><strong>C1</strong> reproduced: short.</p><details><summary>more</summary><p>"""
+    + "word " * 400
+    + """</p></details></div>
 </main></body></html>"""
+)
 
-DIRTY = """<html><body><main>
+DIRTY = (
+    """<html><body><main>
 <p>The paper says $x^*$ and \\hat{Y} (notes §5 item 3); ours 0.0010000005131587386.</p>
 <table><tr><td>{'VAE seed 0': 0.886}</td><td>a long cell ...</td><td>6.932e+00</td><td>1.712e-82</td></tr></table>
 <div class="output stderr"><pre>/tmp/ipykernel_1/2.py:4: UserWarning: x</pre></div>
 <img src="_images/0f3a9c2b1d4e5f60718293a4b5c6d7e8.png" alt="_images/0f3a9c2b1d4e5f60718293a4b5c6d7e8.png">
-<div class="cflib-claim"><p>""" + "word " * 160 + """</p></div>
+<div class="cflib-claim"><p>"""
+    + "word " * 160
+    + """</p></div>
 </main></body></html>"""
+)
 
 
 def test_a_clean_page_has_no_defect(tmp_path):

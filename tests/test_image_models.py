@@ -71,9 +71,15 @@ def test_fit_api_shapes_and_save_load(idx, data, tmp_path):
 
 def test_same_seed_same_model(data):
     x, pa = data
-    a = ConditionalVAE(SHAPE, 2, latent_dim=4, width=8, hidden=16, seed=1).fit(x, pa, epochs=1, batch_size=32, device="cpu", seed=2)
-    b = ConditionalVAE(SHAPE, 2, latent_dim=4, width=8, hidden=16, seed=1).fit(x, pa, epochs=1, batch_size=32, device="cpu", seed=2)
-    np.testing.assert_array_equal(a.decode(np.zeros((3, 4), np.float32), pa[:3]), b.decode(np.zeros((3, 4), np.float32), pa[:3]))
+    a = ConditionalVAE(SHAPE, 2, latent_dim=4, width=8, hidden=16, seed=1).fit(
+        x, pa, epochs=1, batch_size=32, device="cpu", seed=2
+    )
+    b = ConditionalVAE(SHAPE, 2, latent_dim=4, width=8, hidden=16, seed=1).fit(
+        x, pa, epochs=1, batch_size=32, device="cpu", seed=2
+    )
+    np.testing.assert_array_equal(
+        a.decode(np.zeros((3, 4), np.float32), pa[:3]), b.decode(np.zeros((3, 4), np.float32), pa[:3])
+    )
 
 
 def test_vae_training_improves_fit(data):
@@ -97,7 +103,9 @@ def test_vae_posterior_mean_when_no_eps(data):
 
 def test_bad_input_errors(data):
     x, pa = data
-    vae = ConditionalVAE(SHAPE, 2, latent_dim=4, width=8, hidden=16, seed=0).fit(x, pa, epochs=1, batch_size=32, device="cpu")
+    vae = ConditionalVAE(SHAPE, 2, latent_dim=4, width=8, hidden=16, seed=0).fit(
+        x, pa, epochs=1, batch_size=32, device="cpu"
+    )
     with pytest.raises(ValueError, match="rows but the image batch has"):
         vae.counterfactual(x[:5], pa[:4], pa[:5])
     with pytest.raises(ValueError, match="parent_dim=2"):
@@ -130,7 +138,9 @@ def test_bad_input_errors(data):
 
 def test_hvae_partial_abduction_knob(data):
     x, pa = data
-    hv = HierarchicalConditionalVAE(SHAPE, 2, levels=3, latent_dim=3, width=8, hidden=16, seed=0).fit(x, pa, epochs=2, batch_size=32, device="cpu")
+    hv = HierarchicalConditionalVAE(SHAPE, 2, levels=3, latent_dim=3, width=8, hidden=16, seed=0).fit(
+        x, pa, epochs=2, batch_size=32, device="cpu"
+    )
     eps = hv.sample_noise(6, seed=0)
     full = hv.counterfactual(x[:6], pa[:6], pa[:6], eps=eps)
     z = hv.abduct(x[:6], pa[:6], eps)
@@ -149,7 +159,9 @@ def test_hvae_partial_abduction_knob(data):
 
 def test_gan_counterfactual_is_decode_of_abduct(data):
     x, pa = data
-    gan = ConditionalGAN(SHAPE, 2, width=8, hidden=16, seed=0).fit(x, pa, steps=3, batch_size=32, device="cpu", target_indices=np.arange(50))
+    gan = ConditionalGAN(SHAPE, 2, width=8, hidden=16, seed=0).fit(
+        x, pa, steps=3, batch_size=32, device="cpu", target_indices=np.arange(50)
+    )
     u = gan.abduct(x[:4], pa[:4])
     assert u.shape == (4, gan.code_dim)
     np.testing.assert_allclose(gan.decode(u, pa[4:8]), gan.counterfactual(x[:4], pa[:4], pa[4:8]), atol=1e-6)
@@ -178,7 +190,9 @@ def test_oracles_learn_and_score():
     x = np.zeros((200, 1, 8, 8), np.float32)
     x[y == 1, :, :4] = 1.0  # class 1: top half bright
     x[y == 0, :, 4:] = 1.0
-    cnn = CNNOracle((1, 8, 8), "classification", 2, width=8, hidden=16, seed=0).fit(x, y, steps=60, batch_size=32, device="cpu", max_shift=0.0)
+    cnn = CNNOracle((1, 8, 8), "classification", 2, width=8, hidden=16, seed=0).fit(
+        x, y, steps=60, batch_size=32, device="cpu", max_shift=0.0
+    )
     assert cnn.score(x, y).mean() > 0.95
     lin = LinearOracle("classification", 2).fit(x, y)
     assert lin.score(x, y).mean() == 1.0

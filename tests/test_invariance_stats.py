@@ -191,7 +191,9 @@ def _rejections(n_rep, *, dependence, a_effect, n=1000, **kw):
 
     hits = 0
     for r in range(n_rep):
-        y_hat, a, z = common_cause_data(n, dependence=dependence, a_effect=a_effect, seed=np.random.default_rng([15, r]))
+        y_hat, a, z = common_cause_data(
+            n, dependence=dependence, a_effect=a_effect, seed=np.random.default_rng([15, r])
+        )
         hits += cit_lr_test(y_hat, a, z, seed=r, **kw).pvalue < 0.05
     return hits
 
@@ -324,7 +326,9 @@ def test_bad_input_errors():
     with pytest.raises(TypeError, match="propensity_learner must be a classifier"):
         from sklearn.linear_model import Ridge
 
-        cit_lr_test(rng.integers(0, 2, 200), rng.integers(0, 2, 200), rng.normal(size=(200, 2)), propensity_learner=Ridge())
+        cit_lr_test(
+            rng.integers(0, 2, 200), rng.integers(0, 2, 200), rng.normal(size=(200, 2)), propensity_learner=Ridge()
+        )
     with pytest.raises(ValueError, match="cf_predictions"):
         cit_lr_generative(y, a, np.zeros((40, 2)))
     with pytest.raises(ValueError, match="y must be one-dimensional"):

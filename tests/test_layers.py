@@ -124,7 +124,7 @@ def test_no_import_cycle():
         stack.append(node)
         for nxt in sorted(edges.get(node, ())):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state and (cycle := visit(nxt)):
                 return cycle
         stack.pop()
@@ -152,8 +152,12 @@ def test_no_module_calls_a_private_method_of_another_object():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 name, base = node.func.attr, ast.unparse(node.func.value)
-                if name.startswith("_") and not name.startswith("__") and base not in ("self", "cls") \
-                        and not base.startswith("super("):
+                if (
+                    name.startswith("_")
+                    and not name.startswith("__")
+                    and base not in ("self", "cls")
+                    and not base.startswith("super(")
+                ):
                     found.append(f"{module_name(path)}:{node.lineno} {base}.{name}()")
     assert not found, "\n".join(found)
 
@@ -161,8 +165,13 @@ def test_no_module_calls_a_private_method_of_another_object():
 def test_models_and_metrics_import_no_dataset_module():
     """Models and metrics take arrays and the protocols; they know no data set (the protocol itself is allowed)."""
     graph = import_graph()
-    bad = sorted(f"{m} imports {t}" for m, ts in graph.items() if m.startswith(("cflib.models", "cflib.metrics"))
-                 for t in ts if t.startswith("cflib.data") and t not in ("cflib.data", "cflib.data.protocol"))
+    bad = sorted(
+        f"{m} imports {t}"
+        for m, ts in graph.items()
+        if m.startswith(("cflib.models", "cflib.metrics"))
+        for t in ts
+        if t.startswith("cflib.data") and t not in ("cflib.data", "cflib.data.protocol")
+    )
     assert not bad, "\n".join(bad)
 
 
@@ -174,8 +183,11 @@ BENCHMARKS = ROOT.parent / "benchmarks"
 
 def long_files(root: Path = ROOT, limit: int = MAX_FILE_LINES) -> list[str]:
     """Files under ``root`` with more than ``limit`` lines."""
-    return sorted(f"{p.relative_to(root.parent)}: {n} lines" for p in root.rglob("*.py")
-                  if (n := len(p.read_text().splitlines())) > limit)
+    return sorted(
+        f"{p.relative_to(root.parent)}: {n} lines"
+        for p in root.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > limit
+    )
 
 
 def long_functions(root: Path = ROOT, limit: int = MAX_FUNCTION_LINES) -> list[str]:
@@ -183,15 +195,21 @@ def long_functions(root: Path = ROOT, limit: int = MAX_FUNCTION_LINES) -> list[s
     found = []
     for p in root.rglob("*.py"):
         for node in ast.walk(ast.parse(p.read_text())):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (n := node.end_lineno - node.lineno + 1) > limit:
+            if (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and (n := node.end_lineno - node.lineno + 1) > limit
+            ):
                 found.append(f"{p.relative_to(root.parent)}:{node.lineno} {node.name}: {n} lines")
     return sorted(found)
 
 
 def test_named_like_tests(root: Path = ROOT) -> list[str]:
     """Modules whose names make test collectors and tools that skip tests treat them as tests."""
-    return sorted(str(p.relative_to(root.parent)) for p in root.rglob("*.py")
-                  if p.stem.startswith("test_") or p.stem.endswith("_test") or p.stem == "conftest")
+    return sorted(
+        str(p.relative_to(root.parent))
+        for p in root.rglob("*.py")
+        if p.stem.startswith("test_") or p.stem.endswith("_test") or p.stem == "conftest"
+    )
 
 
 test_named_like_tests.__test__ = False  # a checker, not a test
@@ -218,8 +236,12 @@ def private_imports(paths: list[Path], package: str = "cflib") -> list[str]:
             elif isinstance(node, ast.Import):
                 modules.update((a.asname or a.name).split(".")[0] for a in node.names if a.name.startswith(package))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and _private(node.attr) and isinstance(node.value, ast.Name) \
-                    and node.value.id in modules:
+            if (
+                isinstance(node, ast.Attribute)
+                and _private(node.attr)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in modules
+            ):
                 found.append(f"{path.name}:{node.lineno} {node.value.id}.{node.attr}")
     return sorted(found)
 
@@ -230,7 +252,9 @@ def interval_classes(root: Path = ROOT) -> list[str]:
     for p in root.rglob("*.py"):
         for node in ast.walk(ast.parse(p.read_text())):
             if isinstance(node, ast.ClassDef):
-                fields = {t.target.id for t in node.body if isinstance(t, ast.AnnAssign) and isinstance(t.target, ast.Name)}
+                fields = {
+                    t.target.id for t in node.body if isinstance(t, ast.AnnAssign) and isinstance(t.target, ast.Name)
+                }
                 if node.name.endswith("Interval") or {"low", "high"} <= fields:
                     found.append(".".join(p.relative_to(root.parent).with_suffix("").parts + (node.name,)))
     return sorted(found)
@@ -261,16 +285,20 @@ def test_one_interval_class():
 def test_the_shape_checkers_see_violations(tmp_path):
     pkg = tmp_path / "cflib"
     (pkg / "stats").mkdir(parents=True)
-    (pkg / "stats" / "closeness_test.py").write_text("import cflib.stats.mmd as m\n"
-                                                      "from cflib.stats.mmd import _pvalue, check\n"
-                                                      "from .mmd import _check_same_dim\n"
-                                                      "def f():\n" + "    x = 1\n" * 160 + "    return m._helper(x)\n")
+    (pkg / "stats" / "closeness_test.py").write_text(
+        "import cflib.stats.mmd as m\n"
+        "from cflib.stats.mmd import _pvalue, check\n"
+        "from .mmd import _check_same_dim\n"
+        "def f():\n" + "    x = 1\n" * 160 + "    return m._helper(x)\n"
+    )
     (pkg / "stats" / "big.py").write_text("class PairInterval:\n    low: float\n    high: float\n" + "x = 1\n" * 1300)
     (pkg / "stats" / "ok.py").write_text("from cflib.results import Interval\nclass Fit:\n    low: float\n")
     assert long_files(pkg) == ["cflib/stats/big.py: 1303 lines"]
     assert long_functions(pkg) == ["cflib/stats/closeness_test.py:4 f: 162 lines"]
     assert test_named_like_tests(pkg) == ["cflib/stats/closeness_test.py"]
     assert private_imports([pkg / "stats" / "closeness_test.py", pkg / "stats" / "ok.py"]) == [
-        "closeness_test.py:165 m._helper", "closeness_test.py:2 from cflib.stats.mmd import _pvalue",
-        "closeness_test.py:3 from .mmd import _check_same_dim"]
+        "closeness_test.py:165 m._helper",
+        "closeness_test.py:2 from cflib.stats.mmd import _pvalue",
+        "closeness_test.py:3 from .mmd import _check_same_dim",
+    ]
     assert interval_classes(pkg) == ["cflib.stats.big.PairInterval"]

@@ -57,7 +57,9 @@ def test_type_checking_block_is_up_to_date(package):
 
 def test_importing_cflib_loads_no_heavy_dependency():
     """`import cflib` (and a sub-package) stays light: torch, pandas and scikit-learn load on first use only."""
-    code = ("import sys, cflib, cflib.stats, cflib.models, cflib.fairness; "
-            "print(sorted(m for m in ('torch', 'pandas', 'sklearn', 'diffusers', 'scipy') if m in sys.modules))")
+    code = (
+        "import sys, cflib, cflib.stats, cflib.models, cflib.fairness; "
+        "print(sorted(m for m in ('torch', 'pandas', 'sklearn', 'diffusers', 'scipy') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

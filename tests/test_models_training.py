@@ -102,7 +102,14 @@ def test_train_history_scheduler_and_step_count():
             Counter.n += 1
 
     # 10 rows, batches of 4: epochs of 3 steps (4, 4, 2 rows); 7 steps end mid-epoch
-    hist = train(step, shuffled_batches(10, 4, torch.Generator().manual_seed(0)), 7, per_epoch=3, scheduler=Counter(), progress=False)
+    hist = train(
+        step,
+        shuffled_batches(10, 4, torch.Generator().manual_seed(0)),
+        7,
+        per_epoch=3,
+        scheduler=Counter(),
+        progress=False,
+    )
     assert calls == [4, 4, 2, 4, 4, 2, 4] and Counter.n == 7
     assert [h["step"] for h in hist] == [3, 6, 7]
     # batch-size-weighted mean of the losses of each epoch
@@ -129,7 +136,9 @@ def test_optimizer_step_clears_clips_and_steps():
 # ----------------------------------------------------------------------------- bit-identity with the old loops
 def test_small_cnn_trains_exactly_as_its_previous_loop(data):
     y = data.D[:, 0]
-    new = SmallCNN("cnn-s", 16, 1, seed=1).fit(data.images, y, epochs=2, batch_size=32, device="cpu", seed=2, progress=False)
+    new = SmallCNN("cnn-s", 16, 1, seed=1).fit(
+        data.images, y, epochs=2, batch_size=32, device="cpu", seed=2, progress=False
+    )
     ref = SmallCNN("cnn-s", 16, 1, seed=1)
     x = torch.from_numpy(data.images[:, None] * 2.0 - 1.0)
     yt = torch.from_numpy(y.astype(np.int64))
@@ -150,7 +159,9 @@ def test_small_cnn_trains_exactly_as_its_previous_loop(data):
 
 def test_mine_trains_exactly_as_its_previous_loop(data):
     z = torch.randn(100, 2, 4, 4, generator=torch.Generator().manual_seed(0)).numpy()
-    new = MINEDisentangler((2, 4, 4), 3, hidden=4, seed=6).fit(z, data.A, steps=3, batch_size=16, critic_steps=2, device="cpu", seed=7, progress=False)
+    new = MINEDisentangler((2, 4, 4), 3, hidden=4, seed=6).fit(
+        z, data.A, steps=3, batch_size=16, critic_steps=2, device="cpu", seed=7, progress=False
+    )
     ref = MINEDisentangler((2, 4, 4), 3, hidden=4, seed=6)
     zt, at = torch.from_numpy(z), torch.from_numpy(data.A.astype(np.int64))
     gen = torch.Generator().manual_seed(7)
@@ -190,8 +201,18 @@ def test_latent_diffusion_trains_exactly_as_its_previous_loops(data):
     aux = data.D
     w = independence_weights(data.A, aux)
     cfg = LDMConfig(**{**TINY.__dict__, "aux_classes": (2, 2, 2)})
-    new = LatentDiffusion(cfg, seed=3).fit(data.images, data.A, aux=aux, sample_weight=w, vae_epochs=2, diffusion_epochs=2,
-                                           batch_size=32, device="cpu", seed=4, progress=False)
+    new = LatentDiffusion(cfg, seed=3).fit(
+        data.images,
+        data.A,
+        aux=aux,
+        sample_weight=w,
+        vae_epochs=2,
+        diffusion_epochs=2,
+        batch_size=32,
+        device="cpu",
+        seed=4,
+        progress=False,
+    )
     ref = LatentDiffusion(cfg, seed=3)
     x = torch.from_numpy(data.images[:, None] * 2.0 - 1.0)
     n, bs = len(x), 32
@@ -282,9 +303,13 @@ def test_run_steps_seeds_the_global_stream_and_averages_per_epoch():
 
 # ----------------------------------------------------------------------------- one image classifier
 def test_small_cnn_and_cnn_oracle_are_one_image_classifier(data, tmp_path):
-    cnn = SmallCNN("cnn-s", 16, 3, seed=0).fit(data.images, data.A, epochs=1, batch_size=50, device="cpu", progress=False)
+    cnn = SmallCNN("cnn-s", 16, 3, seed=0).fit(
+        data.images, data.A, epochs=1, batch_size=50, device="cpu", progress=False
+    )
     x3 = data.images[:, None]
-    oracle = CNNOracle((1, 16, 16), "classification", 3, width=8, hidden=16, seed=0).fit(x3, data.A, steps=2, batch_size=50, device="cpu")
+    oracle = CNNOracle((1, 16, 16), "classification", 3, width=8, hidden=16, seed=0).fit(
+        x3, data.A, steps=2, batch_size=50, device="cpu"
+    )
     for m, x in ((cnn, data.images), (oracle, x3)):
         assert isinstance(m, ImageClassifier)
         proba = m.predict_proba(x)
@@ -364,7 +389,7 @@ def test_code_fingerprint_ignores_docs_and_follows_the_code_that_runs(tmp_path, 
     helper = 'SCALE = 2\n\n\ndef helper(v):\n    """Double."""\n    return SCALE * v\n'
     model = (
         '"""Module doc."""\nimport numpy as np\n\nfrom .helper import helper\n\n\n'
-        'def unrelated():\n    return 0\n\n\n'
+        "def unrelated():\n    return 0\n\n\n"
         'class Model:\n    """A model."""\n\n    def fit(self, v):\n        # a comment\n        return helper(np.asarray(v))\n'
     )
     _write(pkg / "helper.py", helper, 1_000_000)
@@ -373,7 +398,11 @@ def test_code_fingerprint_ignores_docs_and_follows_the_code_that_runs(tmp_path, 
     from fp_probe.model import Model
 
     base = runtime.code_fingerprint(Model)
-    _write(pkg / "model.py", model.replace('"""A model."""', '"""A model, better documented."""').replace("# a comment", "# why"), 1_000_001)
+    _write(
+        pkg / "model.py",
+        model.replace('"""A model."""', '"""A model, better documented."""').replace("# a comment", "# why"),
+        1_000_001,
+    )
     assert runtime.code_fingerprint(Model) == base  # docstrings and comments do not count
     _write(pkg / "model.py", model.replace("return 0", "return 1"), 1_000_002)
     assert runtime.code_fingerprint(Model) == base  # nor does code the model does not use
@@ -419,8 +448,14 @@ def test_fit_cached_trains_once_per_key_across_threads_and_writes_atomically(tmp
         return _Box(value)
 
     out = []
-    threads = [threading.Thread(target=lambda: out.append(runtime.fit_cached(fit, load=_Box.load, key={"x": np.ones(3)}, code=[_Box],
-                                                                               cache_dir=tmp_path))) for _ in range(2)]
+    threads = [
+        threading.Thread(
+            target=lambda: out.append(
+                runtime.fit_cached(fit, load=_Box.load, key={"x": np.ones(3)}, code=[_Box], cache_dir=tmp_path)
+            )
+        )
+        for _ in range(2)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -428,7 +463,9 @@ def test_fit_cached_trains_once_per_key_across_threads_and_writes_atomically(tmp
     assert fits == [1.0] and out[0].cache_path == out[1].cache_path and out[1].value == 1.0
     again = runtime.fit_cached(lambda: fit(2.0), load=_Box.load, key={"x": np.ones(3)}, code=[_Box], cache_dir=tmp_path)
     assert again.value == 1.0 and fits == [1.0]  # loaded, not retrained
-    other = runtime.fit_cached(lambda: fit(2.0), load=_Box.load, key={"x": np.zeros(3)}, code=[_Box], cache_dir=tmp_path)
+    other = runtime.fit_cached(
+        lambda: fit(2.0), load=_Box.load, key={"x": np.zeros(3)}, code=[_Box], cache_dir=tmp_path
+    )
     assert other.value == 2.0 and other.cache_path != again.cache_path
 
     def crash():

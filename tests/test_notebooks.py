@@ -62,19 +62,25 @@ def test_notebook_runs_at_smoke_scale_and_records_claims(smoke_runs, name):
     for c in data["claims"]:
         assert c["verdict"] in claims.VERDICTS and c["evidence"].strip()
         # issue 20: the paper's words, a rule, and an estimate with its interval (none for "not checkable here")
-        assert c["quote"].strip() and c["source"].strip() and c["rule"].strip(), f"{c['key']} lacks its quote, source or rule"
+        assert c["quote"].strip() and c["source"].strip() and c["rule"].strip(), (
+            f"{c['key']} lacks its quote, source or rule"
+        )
         assert c["kind"] in claims.KINDS
         if c["verdict"] != "not checkable here":
             assert c["interval"] is not None, f"{c['key']} has no estimate with an interval"
         if c["verdict"] in ("not checkable here", "differs with the substitute data"):
             assert c["note"].strip(), f"{c['key']} is {c['verdict']!r} without a note saying why"
         interval = json.dumps(c["interval"] or {})
-        assert not re.search(r'"-?(inf|nan)"|Infinity|NaN', interval) or c["verdict"] == "undecided at this scale", \
+        assert not re.search(r'"-?(inf|nan)"|Infinity|NaN', interval) or c["verdict"] == "undecided at this scale", (
             f"{c['key']} is decided on an infinite or undefined interval: {interval}"
+        )
         assert not re.search(r'"-?inf"|Infinity', json.dumps(c["ours"])), f"{c['key']} records an infinite value"
     # every figure the notebook draws reaches the executed notebook (an Agg backend would drop them all)
     nb = json.loads((out / name).read_text())
-    draws = any(re.search(r"plotting\.(?!set_style)|plt\.|\.plot\(", "".join(c["source"]))
-                for c in nb["cells"] if c["cell_type"] == "code")
+    draws = any(
+        re.search(r"plotting\.(?!set_style)|plt\.|\.plot\(", "".join(c["source"]))
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+    )
     images = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
     assert images > 0 or not draws, f"{name} draws figures but its executed notebook has no image output"

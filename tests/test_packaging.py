@@ -10,7 +10,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _pins() -> list[str]:
-    return [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines() if line.strip() and not line.startswith("#")]
+    return [
+        line.strip()
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
 
 
 def test_requirements_are_exact_pins_with_cpu_torch_and_jupyter_book_1():

@@ -59,7 +59,9 @@ def test_image_model_adapters_give_the_models_own_counterfactuals(kind):
     # abduct / predict use the model's own encoder and decoder
     noise = m.abduct({**pa, "x": x})
     np.testing.assert_array_equal(noise["x"], model.abduct(x, ENC.encode(pa), eps=eps))
-    np.testing.assert_array_equal(m.predict(noise, do)["x"], model.decode(noise["x"], ENC.encode(ps), **({"eps": eps} if kind == "hvae" else {})))
+    np.testing.assert_array_equal(
+        m.predict(noise, do)["x"], model.decode(noise["x"], ENC.encode(ps), **({"eps": eps} if kind == "hvae" else {}))
+    )
 
 
 def test_latent_diffusion_adapter_gives_the_models_own_counterfactuals():
@@ -85,9 +87,19 @@ def test_scm_and_deep_scm_implement_the_protocol():
     scm = morpho_attributes()
     obs = scm.sample(50, seed=0)
     assert isinstance(scm, CounterfactualModel)
-    np.testing.assert_array_equal(scm.counterfactual(obs, do={"t": 3.0})["i"], scm.predict(scm.abduct(obs), do={"t": 3.0})["i"])
+    np.testing.assert_array_equal(
+        scm.counterfactual(obs, do={"t": 3.0})["i"], scm.predict(scm.abduct(obs), do={"t": 3.0})["i"]
+    )
     data = make_morphosynth(8, size=16, seed=0)
-    deep = DeepSCM(data.graph, {"t": ClosedForm(scm.mechanisms["t"]), "i": ClosedForm(scm.mechanisms["i"]), "d": _Root(), "x": OracleImage(data)})
+    deep = DeepSCM(
+        data.graph,
+        {
+            "t": ClosedForm(scm.mechanisms["t"]),
+            "i": ClosedForm(scm.mechanisms["i"]),
+            "d": _Root(),
+            "x": OracleImage(data),
+        },
+    )
     assert isinstance(deep, CounterfactualModel)
     cf = deep.counterfactual(data.observations(), do={"t": 2.0})
     truth = data.true_counterfactual({"t": 2.0})
@@ -129,10 +141,18 @@ DATASETS = {
     "morphosynth": lambda: make_morphosynth(6, size=16, seed=0),
     "smileyfaces": lambda: make_smileyfaces(6, size=16, seed=0),
     "colour_digits": lambda: colour_digits("unconfounded", "test", replicas=1, resolution=8, max_base=6, seed=0),
-    "shapes": lambda: shapes_scene({"shape": 2, "floor_hue": 2, "wall_hue": 2, "object_hue": 2, "scale": 2, "orientation": 2}, resolution=8),
+    "shapes": lambda: shapes_scene(
+        {"shape": 2, "floor_hue": 2, "wall_hue": 2, "object_hue": 2, "scale": 2, "orientation": 2}, resolution=8
+    ),
     "toy_cxr": lambda: toy_cxr(6, size=16, seed=0),
 }
-DO = {"morphosynth": {"d": 3}, "smileyfaces": {"s": 1}, "colour_digits": {"hue": 0.5}, "shapes": {"shape": 1}, "toy_cxr": {"A": 2}}
+DO = {
+    "morphosynth": {"d": 3},
+    "smileyfaces": {"s": 1},
+    "colour_digits": {"hue": 0.5},
+    "shapes": {"shape": 1},
+    "toy_cxr": {"A": 2},
+}
 
 
 @pytest.mark.parametrize("name", sorted(DATASETS))
@@ -142,7 +162,7 @@ def test_datasets_expose_their_true_counterfactuals(name):
     obs = data.observations()
     idx = np.array([0, 2, 3])
     # the null intervention (every intervenable variable at its own value) reproduces the units
-    (k, v), = DO[name].items()
+    ((k, v),) = DO[name].items()
     null = data.true_counterfactual({k: obs[k][idx]}, idx)
     for var in obs:
         np.testing.assert_allclose(null[var], obs[var][idx], atol=1e-5, err_msg=var)

@@ -92,7 +92,9 @@ def test_scale_yaml_overrides_and_validation(fake_repo):
 
 
 def test_cli_reports_one_line_errors(fake_repo, capsys):
-    assert main(["run", "demo/01-square.ipynb", "--scale", "smoke", "-p", "nope=1", "--output", str(fake_repo / "o")]) == 2
+    assert (
+        main(["run", "demo/01-square.ipynb", "--scale", "smoke", "-p", "nope=1", "--output", str(fake_repo / "o")]) == 2
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("cflib: error:") and "has no parameter 'nope'" in err[0]
     assert not (fake_repo / "o").exists() or not any((fake_repo / "o").rglob("*.ipynb"))

@@ -48,7 +48,13 @@ def test_run_summary_is_one_line(monkeypatch):
     assert "\n" not in text and "smoke scale" in text and "cpu" in text.lower()
 
 
-_TABLE_OPTIONS = ("display.float_format", "display.max_colwidth", "display.max_columns", "display.width", "styler.format.precision")
+_TABLE_OPTIONS = (
+    "display.float_format",
+    "display.max_colwidth",
+    "display.max_columns",
+    "display.width",
+    "styler.format.precision",
+)
 
 
 def test_set_style_formats_tables_with_three_significant_figures():

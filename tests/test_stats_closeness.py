@@ -139,7 +139,9 @@ def test_rejection_vanishes_strictly_inside_the_null_and_power_grows():
 def test_signflip_cfclot_is_exact_at_eps_zero():
     g = np.random.default_rng(6)
     reps, alpha = 300, 0.1
-    p = np.array([cfclot_test(g.normal(size=10), g.normal(size=10), 0.0, n_boot=99, seed=g).pvalue for _ in range(reps)])
+    p = np.array(
+        [cfclot_test(g.normal(size=10), g.normal(size=10), 0.0, n_boot=99, seed=g).pvalue for _ in range(reps)]
+    )
     assert np.mean(p <= alpha) <= alpha + 2.5 * np.sqrt(alpha * (1 - alpha) / reps)
 
 

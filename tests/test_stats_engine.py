@@ -23,7 +23,9 @@ def _sym(n: int, seed: int) -> torch.Tensor:
 def test_quadratic_forms_equal_dense_algebra_for_any_chunk(chunk):
     a = _sym(50, 0)
     v = torch.as_tensor(np.random.default_rng(1).normal(size=(50, 9)))
-    qf = quadratic_forms(lambda i0, i1, out: out.copy_(a[i0:i1]), 50, v, exact=v[:, :2], precision="float64", chunk=chunk)
+    qf = quadratic_forms(
+        lambda i0, i1, out: out.copy_(a[i0:i1]), 50, v, exact=v[:, :2], precision="float64", chunk=chunk
+    )
     dense = (v * (a @ v)).sum(0).numpy()
     np.testing.assert_allclose(qf.q, dense, rtol=1e-12)
     np.testing.assert_allclose(qf.q_exact, dense[:2], rtol=1e-12)
@@ -60,7 +62,9 @@ def test_mixed_precision_gives_the_float64_pvalue_even_with_many_ties(paired):
         kw = {"paired": paired, "bandwidth": 1.0, "n_permutations": 300, "seed": seed}
         a, b = mmd_test(x, y, **kw), mmd_test(x, y, precision="float64", **kw)
         assert a.pvalue == b.pvalue, seed
-        np.testing.assert_allclose(a.null_distribution, b.null_distribution, atol=1e-6 * np.abs(b.null_distribution).max())
+        np.testing.assert_allclose(
+            a.null_distribution, b.null_distribution, atol=1e-6 * np.abs(b.null_distribution).max()
+        )
 
 
 def test_chunking_does_not_change_the_test():
@@ -116,4 +120,6 @@ def test_cuda_gives_the_cpu_result():
         gpu = mmd_test(x, yy, paired=paired, seed=3, n_permutations=500, device="cuda")
         assert gpu.pvalue == cpu.pvalue
         assert gpu.statistic == pytest.approx(cpu.statistic, rel=1e-10)
-        np.testing.assert_allclose(gpu.null_distribution, cpu.null_distribution, atol=1e-6 * np.abs(cpu.null_distribution).max())
+        np.testing.assert_allclose(
+            gpu.null_distribution, cpu.null_distribution, atol=1e-6 * np.abs(cpu.null_distribution).max()
+        )

@@ -42,8 +42,9 @@ def test_median_bandwidth_is_median_of_distinct_pair_distances():
     assert median_bandwidth(np.r_[np.zeros(50), np.ones(3)]) > 0
 
 
-@pytest.mark.parametrize("bw, error", [(0, ValueError), (-1.0, ValueError), (np.nan, ValueError), ("mean", ValueError),
-                                       (True, TypeError)])
+@pytest.mark.parametrize(
+    "bw, error", [(0, ValueError), (-1.0, ValueError), (np.nan, ValueError), ("mean", ValueError), (True, TypeError)]
+)
 def test_bad_bandwidth_raises(bw, error):
     with pytest.raises(error, match="bandwidth"):
         Kernel("gaussian", bw)
@@ -68,11 +69,15 @@ def _gauss_mmd2(delta, s=1.0, tau=1.0):
 def test_mmd2_symmetry_and_biased_equals_embedding_distance():
     x, y = rng().normal(size=(40, 2)), rng(1).normal(0.5, 1, size=(30, 2))
     for est in ("unbiased", "biased"):
-        assert mmd2(x, y, bandwidth=1.0, estimator=est) == pytest.approx(mmd2(y, x, bandwidth=1.0, estimator=est), rel=1e-12)
+        assert mmd2(x, y, bandwidth=1.0, estimator=est) == pytest.approx(
+            mmd2(y, x, bandwidth=1.0, estimator=est), rel=1e-12
+        )
     kxx = np.exp(-cdist(x, x, "sqeuclidean") / 2)
     kyy = np.exp(-cdist(y, y, "sqeuclidean") / 2)
     kxy = np.exp(-cdist(x, y, "sqeuclidean") / 2)
-    assert mmd2(x, y, bandwidth=1.0, estimator="biased") == pytest.approx(kxx.mean() + kyy.mean() - 2 * kxy.mean(), rel=1e-12)
+    assert mmd2(x, y, bandwidth=1.0, estimator="biased") == pytest.approx(
+        kxx.mean() + kyy.mean() - 2 * kxy.mean(), rel=1e-12
+    )
     u = (kxx.sum() - 40) / (40 * 39) + (kyy.sum() - 30) / (30 * 29) - 2 * kxy.mean()
     assert mmd2(x, y, bandwidth=1.0) == pytest.approx(u, rel=1e-12)
     with pytest.raises(ValueError, match="equal size"):
@@ -99,8 +104,10 @@ def test_unbiased_estimators_have_mean_zero_under_null_and_the_true_mean_under_a
 def test_permutation_null_values_are_statistics_of_relabellings():
     x, y = rng(4).normal(size=(4, 1)), rng(5).normal(size=(3, 1))
     z = np.vstack([x, y])
-    exact = {round(mmd2(z[list(c)], z[[i for i in range(7) if i not in c]], bandwidth=1.0), 10)
-             for c in itertools.combinations(range(7), 4)}
+    exact = {
+        round(mmd2(z[list(c)], z[[i for i in range(7) if i not in c]], bandwidth=1.0), 10)
+        for c in itertools.combinations(range(7), 4)
+    }
     res = mmd_test(x, y, bandwidth=1.0, n_permutations=200, seed=0, precision="float64")
     assert {round(v, 10) for v in res.null_distribution} <= exact
     assert round(res.statistic, 10) in exact
@@ -133,8 +140,14 @@ def test_tests_are_exact_at_small_m(paired):
     # P[p <= alpha] <= alpha within binomial error: randomised permutation p-values are valid for any m
     g = rng(10)
     alpha, reps = 0.1, 300
-    p = np.array([mmd_test(g.normal(size=(8, 1)), g.normal(size=(8, 1)), paired=paired, bandwidth=1.0,
-                           n_permutations=99, seed=g).pvalue for _ in range(reps)])
+    p = np.array(
+        [
+            mmd_test(
+                g.normal(size=(8, 1)), g.normal(size=(8, 1)), paired=paired, bandwidth=1.0, n_permutations=99, seed=g
+            ).pvalue
+            for _ in range(reps)
+        ]
+    )
     rate = np.mean(p <= alpha)
     assert rate <= alpha + 2.5 * np.sqrt(alpha * (1 - alpha) / reps)
     assert rate >= alpha - 3.5 * np.sqrt(alpha * (1 - alpha) / reps)  # and not trivially conservative
@@ -152,7 +165,9 @@ def test_mmd_test_says_what_size_reaches_the_level():
     """Two units per sample: the permutation null takes 3 values (smallest p about 1/3 > 0.05), so the test
     can never reject; the warning says so and names the size needed (issue 25)."""
     x, y = rng(1).normal(size=(2, 1)), rng(2).normal(3.0, 1.0, size=(2, 1))
-    with pytest.warns(CflibWarning, match=r"use at least 4 units per sample \(n = m = 4\).*1/3 = 0.333, above alpha=0.05"):
+    with pytest.warns(
+        CflibWarning, match=r"use at least 4 units per sample \(n = m = 4\).*1/3 = 0.333, above alpha=0.05"
+    ):
         res = mmd_test(x, y, bandwidth=1.0, n_permutations=99, seed=0)
     assert len(res.warnings) == 1 and "at least 4 units per sample" in res.warnings[0]
     assert res.pvalue > 0.05 and not res.reject(0.05)  # the warning is right: it cannot reject
@@ -162,9 +177,23 @@ def test_mmd_test_says_what_size_reaches_the_level():
         mmd_test(rng(3).normal(size=(3, 1)), y, bandwidth=1.0, n_permutations=99, seed=0)
     with warnings.catch_warnings():  # the sizes it names are enough: no warning there
         warnings.simplefilter("error", CflibWarning)
-        assert mmd_test(rng(4).normal(size=(4, 1)), rng(5).normal(size=(4, 1)), bandwidth=1.0, n_permutations=99, seed=0).warnings == ()
-        assert mmd_test(rng(6).normal(size=(6, 1)), rng(7).normal(size=(6, 1)), paired=True, bandwidth=1.0, n_permutations=99,
-                        seed=0).warnings == ()
+        assert (
+            mmd_test(
+                rng(4).normal(size=(4, 1)), rng(5).normal(size=(4, 1)), bandwidth=1.0, n_permutations=99, seed=0
+            ).warnings
+            == ()
+        )
+        assert (
+            mmd_test(
+                rng(6).normal(size=(6, 1)),
+                rng(7).normal(size=(6, 1)),
+                paired=True,
+                bandwidth=1.0,
+                n_permutations=99,
+                seed=0,
+            ).warnings
+            == ()
+        )
 
 
 def test_mmd_bad_input():

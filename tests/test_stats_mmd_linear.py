@@ -26,14 +26,15 @@ def test_linear_statistic_is_the_linear_estimator():
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=(101, 3)), rng.normal(0.2, 1, size=(90, 3))
     assert linear_mmd_test(x, y, bandwidth=1.3).statistic == pytest.approx(
-        mmd2(x, y, bandwidth=1.3, estimator="linear"), rel=1e-12)
+        mmd2(x, y, bandwidth=1.3, estimator="linear"), rel=1e-12
+    )
 
 
 def test_block_statistic_is_the_mean_of_blockwise_unbiased_mmd():
     rng = np.random.default_rng(1)
     x, y = rng.normal(size=(40, 2)), rng.normal(0.5, 1, size=(43, 2))
     res = block_mmd_test(x, y, block_size=10, bandwidth=0.8)
-    ref = np.mean([mmd2(x[i:i + 10], y[i:i + 10], bandwidth=0.8) for i in range(0, 40, 10)])
+    ref = np.mean([mmd2(x[i : i + 10], y[i : i + 10], bandwidth=0.8) for i in range(0, 40, 10)])
     assert res.statistic == pytest.approx(ref, rel=1e-12)
 
 

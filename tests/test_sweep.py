@@ -68,7 +68,9 @@ def test_killed_sweep_resumes_with_only_the_missing_points(fake_repo):
 def test_cli_exit_status_and_rows(fake_repo):
     f = _sweep_file(fake_repo, "  x: [3]\n  fail_at: [3]\n")
     env = {**os.environ, "CFLIB_ROOT": str(fake_repo)}
-    res = subprocess.run([sys.executable, "-m", "cflib.cli", "sweep", f, "--workers", "1"], env=env, capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "cflib.cli", "sweep", f, "--workers", "1"], env=env, capture_output=True, text=True
+    )
     assert res.returncode == 1 and "1 failed point(s)" in res.stdout
 
 
@@ -94,7 +96,9 @@ def test_malformed_yaml_and_cli_one_line(fake_repo):
     path.parent.mkdir(parents=True)
     path.write_text("notebook: [unclosed\n")
     env = {**os.environ, "CFLIB_ROOT": str(fake_repo)}
-    res = subprocess.run([sys.executable, "-m", "cflib.cli", "sweep", str(path)], env=env, capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "cflib.cli", "sweep", str(path)], env=env, capture_output=True, text=True
+    )
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 2 and len(lines) == 1 and "not valid YAML" in lines[0]
 
@@ -116,8 +120,21 @@ def test_shards_cover_the_grid_and_merge_into_the_full_table(fake_repo):
         assert len(res.table) == 3 and res.n_failed == 0
         assert (out / f"results.shard-{k}-of-2.csv").exists() and not (out / "results.parquet").exists()
         outs.append(out)
-    cli = subprocess.run([sys.executable, "-m", "cflib.cli", "merge", f, str(fake_repo / "artifacts"),
-                          "--output", str(fake_repo / "merged")], env=env, capture_output=True, text=True)
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cflib.cli",
+            "merge",
+            f,
+            str(fake_repo / "artifacts"),
+            "--output",
+            str(fake_repo / "merged"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert cli.returncode == 0, cli.stderr
     merged = pd.read_parquet(fake_repo / "merged" / "results.parquet")
     assert [(r.x, r.seed) for r in merged.itertuples()] == [(x, s) for x in (1, 2, 3) for s in (0, 1)]
@@ -140,6 +157,7 @@ def test_merge_refuses_incomplete_or_overlapping_shards(fake_repo):
         with pytest.raises(ValueError, match="K/N"):
             parse_shard(bad)
     env = {**os.environ, "CFLIB_ROOT": str(fake_repo)}
-    res = subprocess.run([sys.executable, "-m", "cflib.cli", "sweep", f, "--shard", "5/2"], env=env,
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "cflib.cli", "sweep", f, "--shard", "5/2"], env=env, capture_output=True, text=True
+    )
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1 and "K/N" in res.stderr

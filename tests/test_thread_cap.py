@@ -21,8 +21,13 @@ print(omp)
 
 
 def test_thread_cap_limits_openmp_loaded_inside_it():
-    out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True,
-                         env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"})
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"},
+    )
     counts = eval(out.stdout.strip().splitlines()[-1])  # a list of ints printed by the probe
     assert counts, "scikit-learn's OpenMP runtime should be loaded and capped inside thread_cap"
     assert all(c == 1 for c in counts), counts

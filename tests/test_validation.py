@@ -129,6 +129,7 @@ def cli(*args: str) -> Callable[[Path], int]:
 class EXIT2(Exception):
     """Marker: a CLI case must return exit status 2 with one line on stderr."""
 
+
 CASES: list[Case] = [
     # --- cflib.validation helpers
     case("array-none", TypeError, "x", lambda e: validation.check_array(None, "x")),
@@ -136,8 +137,12 @@ CASES: list[Case] = [
     case("array-2d-for-1d", ValueError, "x", lambda e: validation.check_array([[1, 2], [3, 4]], "x")),
     case("array-nan", ValueError, ("x", "NaN"), lambda e: validation.check_array([1.0, np.nan], "x")),
     case("array-inf", ValueError, ("x", "infinite"), lambda e: validation.check_array([1.0, np.inf], "x")),
-    case("array-transposed", ValueError, ("feats", "transpose"),
-         lambda e: validation.check_array(np.ones((3, 10)), "feats", ndim=2, n=10, n_name="y")),
+    case(
+        "array-transposed",
+        ValueError,
+        ("feats", "transpose"),
+        lambda e: validation.check_array(np.ones((3, 10)), "feats", ndim=2, n=10, n_name="y"),
+    ),
     case("array-length", ValueError, ("y", "4"), lambda e: validation.check_array(np.ones(5), "y", n=4)),
     case("array-empty", ValueError, "x", lambda e: validation.check_array([], "x")),
     case("array-strings", TypeError, "x", lambda e: validation.check_array(["a", "b"], "x")),
@@ -163,8 +168,12 @@ CASES: list[Case] = [
     case("range-syntax", ValueError, "range", lambda e: validation.parse_range(">= abc")),
     case("parameter-empty", TypeError, ("n_fit", "None"), lambda e: validation.check_parameter("n_fit", None, 500)),
     case("parameter-scalar-for-list", TypeError, "ns", lambda e: validation.check_parameter("ns", 5, [1, 2])),
-    case("parameter-declared-range", ValueError, "q", lambda e: validation.check_parameter(
-        "q", 1.0, 0.5, allowed=validation.parse_range("(0, 1)"))),
+    case(
+        "parameter-declared-range",
+        ValueError,
+        "q",
+        lambda e: validation.check_parameter("q", 1.0, 0.5, allowed=validation.parse_range("(0, 1)")),
+    ),
     # --- cflib.fairness: ctf_effects
     case("effects-sfm", TypeError, "sfm", lambda e: effects.ctf_effects(DF, "sfm")),
     case("effects-folds-1", ValueError, "n_folds", lambda e: effects.ctf_effects(DF, SFM, n_folds=1)),
@@ -183,19 +192,35 @@ CASES: list[Case] = [
     case("effects-inf", ValueError, ("y", "infinite"), lambda e: effects.ctf_effects(with_value("y", 3, np.inf), SFM)),
     case("effects-constant-x", ValueError, "x", lambda e: effects.ctf_effects(DF.assign(x=1), SFM)),
     case("effects-8-rows", ValueError, ("n_folds", "10"), lambda e: effects.ctf_effects(TINY, SFM, learner="linear")),
-    case("effects-8-rows-2-folds", cflib.CflibWarning, ("x", "50"),
-         lambda e: effects.ctf_effects(TINY, SFM, learner="linear", n_folds=2, seed=0)),
+    case(
+        "effects-8-rows-2-folds",
+        cflib.CflibWarning,
+        ("x", "50"),
+        lambda e: effects.ctf_effects(TINY, SFM, learner="linear", n_folds=2, seed=0),
+    ),
     case("effects-array", TypeError, "data", lambda e: effects.ctf_effects(DF.to_numpy(), SFM)),
     case("effects-empty", ValueError, "data", lambda e: effects.ctf_effects(DF.iloc[:0], SFM)),
     case("effects-string-outcome", TypeError, "y", lambda e: effects.ctf_effects(DF.assign(y="a"), SFM)),
     case("whitebox-callable", TypeError, "predict", lambda e: effects.whitebox_direct_effect(DF, SFM, 3)),
-    case("whitebox-shape", ValueError, "predict", lambda e: effects.whitebox_direct_effect(DF, SFM, lambda d: np.ones(3))),
-    case("whitebox-inf", ValueError, "predict",
-         lambda e: effects.whitebox_direct_effect(DF, SFM, lambda d: np.full(len(d), np.inf))),
+    case(
+        "whitebox-shape", ValueError, "predict", lambda e: effects.whitebox_direct_effect(DF, SFM, lambda d: np.ones(3))
+    ),
+    case(
+        "whitebox-inf",
+        ValueError,
+        "predict",
+        lambda e: effects.whitebox_direct_effect(DF, SFM, lambda d: np.full(len(d), np.inf)),
+    ),
     case("discrete-columns", ValueError, "joint", lambda e: effects.identify_discrete(pd.DataFrame({"p": [1.0]}))),
     case("discrete-not-frame", TypeError, "joint", lambda e: effects.identify_discrete("joint.csv")),
-    case("discrete-sum", ValueError, "joint", lambda e: effects.identify_discrete(
-        pd.DataFrame({"p": [0.5, 1.0], "x": [0, 1], "z": [0, 0], "w": [0, 0], "y": [0.0, 1.0]}))),
+    case(
+        "discrete-sum",
+        ValueError,
+        "joint",
+        lambda e: effects.identify_discrete(
+            pd.DataFrame({"p": [0.5, 1.0], "x": [0, 1], "z": [0, 0], "w": [0, 0], "y": [0.0, 1.0]})
+        ),
+    ),
     # --- cflib.fairness: decomposition
     case("spm-x-levels", ValueError, "x", lambda e: decomposition.spm([0, 1, 2], [1.0, 2.0, 3.0])),
     case("spm-outcome-inf", ValueError, "outcome", lambda e: decomposition.spm(X4, [1.0, 2.0, np.inf, 3.0])),
@@ -208,26 +233,56 @@ CASES: list[Case] = [
     case("ppm-score-inf", ValueError, "score", lambda e: decomposition.ppm_table(X4, S4, [0.1, np.inf, 0.2, 0.3])),
     case("ippm-weights", ValueError, "weights", lambda e: decomposition.ippm(X4, S4, S4, weights="size")),
     case("pp-y_x0-length", ValueError, "y_x0", lambda e: decomposition.pp_decomposition(X4, S4, S4, S4[:3])),
-    case("pp-cf-nan", ValueError, "yhat_x1", lambda e: decomposition.pp_decomposition_counterfactual(
-        X4, S4, S4, S4, [0.1, np.nan, 0.2, 0.3])),
+    case(
+        "pp-cf-nan",
+        ValueError,
+        "yhat_x1",
+        lambda e: decomposition.pp_decomposition_counterfactual(X4, S4, S4, S4, [0.1, np.nan, 0.2, 0.3]),
+    ),
     case("linear-terms-type", TypeError, "a_xw", lambda e: decomposition.linear_pp_terms("a", 1.0, 1.0)),
     case("linear-terms-inf", ValueError, "a_wy", lambda e: decomposition.linear_pp_terms(1.0, np.inf, 1.0)),
     # --- cflib.fairness: parity, sfm, adapt, compas, plots
     case("cpp-alpha", ValueError, "alpha", lambda e: parity.causal_predictive_parity(DF, SFM, "y", "yhat", alpha=0.7)),
-    case("cpp-alpha-bool", TypeError, "alpha", lambda e: parity.causal_predictive_parity(DF, SFM, "y", "yhat", alpha=True)),
+    case(
+        "cpp-alpha-bool",
+        TypeError,
+        "alpha",
+        lambda e: parity.causal_predictive_parity(DF, SFM, "y", "yhat", alpha=True),
+    ),
     case("cpp-test", ValueError, "test", lambda e: parity.causal_predictive_parity(DF, SFM, "y", "yhat", test="eq")),
-    case("cpp-margin", ValueError, "margin",
-         lambda e: parity.causal_predictive_parity(DF, SFM, "y", "yhat", test="equivalence")),
-    case("cpp-margin-inf", ValueError, "margin",
-         lambda e: parity.causal_predictive_parity(DF, SFM, "y", "yhat", test="equivalence", margin=np.inf)),
-    case("cpp-estimates", ValueError, "estimates", lambda e: parity.causal_predictive_parity(
-        DF, SFM, "y", "yhat", estimates={"y": None})),
-    case("cpp-estimates-type", TypeError, "estimates", lambda e: parity.causal_predictive_parity(
-        DF, SFM, "y", "yhat", estimates=[1, 2])),
+    case(
+        "cpp-margin",
+        ValueError,
+        "margin",
+        lambda e: parity.causal_predictive_parity(DF, SFM, "y", "yhat", test="equivalence"),
+    ),
+    case(
+        "cpp-margin-inf",
+        ValueError,
+        "margin",
+        lambda e: parity.causal_predictive_parity(DF, SFM, "y", "yhat", test="equivalence", margin=np.inf),
+    ),
+    case(
+        "cpp-estimates",
+        ValueError,
+        "estimates",
+        lambda e: parity.causal_predictive_parity(DF, SFM, "y", "yhat", estimates={"y": None}),
+    ),
+    case(
+        "cpp-estimates-type",
+        TypeError,
+        "estimates",
+        lambda e: parity.causal_predictive_parity(DF, SFM, "y", "yhat", estimates=[1, 2]),
+    ),
     case("cpp-y_hat", TypeError, "y_hat", lambda e: parity.causal_predictive_parity(DF, SFM, "y", 3)),
     case("cpp-sfm", TypeError, "sfm", lambda e: parity.causal_predictive_parity(DF, "sfm", "y", "yhat")),
     case("cookbook-missing", ValueError, "truth_y", lambda e: parity.cookbook_population({}, TRUTH, set())),
-    case("cookbook-nan", ValueError, "truth_yhat", lambda e: parity.cookbook_population(TRUTH, {**TRUTH, "IE": np.nan}, set())),
+    case(
+        "cookbook-nan",
+        ValueError,
+        "truth_yhat",
+        lambda e: parity.cookbook_population(TRUTH, {**TRUTH, "IE": np.nan}, set()),
+    ),
     case("cookbook-bn", ValueError, "business", lambda e: parity.cookbook_population(TRUTH, TRUTH, {"XX"})),
     case("cookbook-atol", ValueError, "atol", lambda e: parity.cookbook_population(TRUTH, TRUTH, set(), atol=-1.0)),
     case("bn-string", TypeError, "bn", lambda e: sfm_mod.bn_effects("Z")),
@@ -237,9 +292,15 @@ CASES: list[Case] = [
     case("demean-length", ValueError, "x", lambda e: adapt.demean_by_group([1.0, 2.0, 3.0], [0, 1])),
     case("demean-nan", ValueError, "score", lambda e: adapt.demean_by_group([1.0, np.nan, 3.0], [0, 1, 0])),
     case("transport-x", ValueError, "x", lambda e: adapt.SequentialTransport({"x": []}, "q")),
-    case("transport-levels", ValueError, "max_levels", lambda e: adapt.SequentialTransport({"x": []}, "x", max_levels=0)),
-    case("transport-levels-bool", TypeError, "max_levels",
-         lambda e: adapt.SequentialTransport({"x": []}, "x", max_levels=True)),
+    case(
+        "transport-levels", ValueError, "max_levels", lambda e: adapt.SequentialTransport({"x": []}, "x", max_levels=0)
+    ),
+    case(
+        "transport-levels-bool",
+        TypeError,
+        "max_levels",
+        lambda e: adapt.SequentialTransport({"x": []}, "x", max_levels=True),
+    ),
     case("transport-parents", TypeError, "parents", lambda e: adapt.SequentialTransport("x -> y", "x")),
     case("transport-graph-de", ValueError, "business necessity", lambda e: adapt.transport_graph(SFM, bn={"DE"})),
     case("fair-predictor-folds", ValueError, "n_folds", lambda e: adapt.fair_predictor(DF, SFM, n_folds=1)),
@@ -251,8 +312,12 @@ CASES: list[Case] = [
     case("plot-sfm-ax", TypeError, "ax", lambda e: plots.plot_sfm(ax=3)),
     case("plot-bars-empty", TypeError, "results", lambda e: plots.plot_effect_bars({})),
     case("plot-bars-pair", ValueError, "results", lambda e: plots.plot_effect_bars({"a": {"DE": (1.0, 2.0)}})),
-    case("plot-bars-measures", ValueError, "results",
-         lambda e: plots.plot_effect_bars({"a": {"DE": (1, 0, 2)}, "b": {"IE": (1, 0, 2)}})),
+    case(
+        "plot-bars-measures",
+        ValueError,
+        "results",
+        lambda e: plots.plot_effect_bars({"a": {"DE": (1, 0, 2)}, "b": {"IE": (1, 0, 2)}}),
+    ),
     case("plot-pareto", ValueError, "table", lambda e: plots.plot_pareto(pd.DataFrame({"a": [1]}))),
     case("plot-terms", ValueError, "table", lambda e: plots.plot_terms_vs_n(pd.DataFrame({"n": [1]}))),
     case("plot-term1", ValueError, "truth", lambda e: plots.plot_term1_by_bin(np.ones(3), np.ones((2, 4)))),
@@ -268,36 +333,72 @@ CASES: list[Case] = [
     case("audit-shape", ValueError, "predict", lambda e: _audit(predict=lambda d: np.ones(3))),
     case("audit-scores-nan", ValueError, "scores", lambda e: _audit(predict=None, scores=np.full(N, np.nan))),
     case("audit-inf", ValueError, "w", lambda e: _audit(data=with_value("w", 0, -np.inf))),
-    case("audit-config", FileNotFoundError, "config", lambda e: audit_mod.audit_from_config(
-        "missing.yaml", e / "out")),
+    case("audit-config", FileNotFoundError, "config", lambda e: audit_mod.audit_from_config("missing.yaml", e / "out")),
     # --- issue 29: data as it comes, the group table, the CI gate
-    case("audit-string-outcome-no-y1", ValueError, ("y1", "roles.y1"),
-         lambda e: _audit(data=DF.assign(y=np.where(DF.y > 0, "yes", "no")))),
-    case("audit-y1-not-a-value", ValueError, ("y1", "'maybe'"),
-         lambda e: _audit(data=DF.assign(y=np.where(DF.y > 0, "yes", "no")), y1="maybe")),
+    case(
+        "audit-string-outcome-no-y1",
+        ValueError,
+        ("y1", "roles.y1"),
+        lambda e: _audit(data=DF.assign(y=np.where(DF.y > 0, "yes", "no"))),
+    ),
+    case(
+        "audit-y1-not-a-value",
+        ValueError,
+        ("y1", "'maybe'"),
+        lambda e: _audit(data=DF.assign(y=np.where(DF.y > 0, "yes", "no")), y1="maybe"),
+    ),
     case("audit-missing-values", ValueError, ("'w'", "impute=True"), lambda e: _audit(data=with_value("w", 0, np.nan))),
-    case("audit-missing-attribute", ValueError, ("'x'", "dropna"),
-         lambda e: _audit(data=DF.assign(x=DF.x.where(DF.index > 0)), impute=True)),
+    case(
+        "audit-missing-attribute",
+        ValueError,
+        ("'x'", "dropna"),
+        lambda e: _audit(data=DF.assign(x=DF.x.where(DF.index > 0)), impute=True),
+    ),
     case("audit-impute-type", TypeError, "impute", lambda e: _audit(impute="yes")),
     case("audit-threshold", ValueError, "threshold", lambda e: _audit(threshold=1.5)),
     case("audit-threshold-type", ValueError, "threshold", lambda e: _audit(threshold="half")),
     case("audit-n_jobs", ValueError, "n_jobs", lambda e: _audit(n_jobs=0)),
     case("effects-n_jobs", ValueError, "n_jobs", lambda e: effects.ctf_effects(DF, SFM, learner="linear", n_jobs=0)),
     case("audit-reference-level", ValueError, ("reference", "'purple'"), lambda e: _audit(reference="purple")),
-    case("audit-reference-and-pair", ValueError, ("reference", "x0"),
-         lambda e: _audit(sfm=StandardFairnessModel("x", ["z"], ["w"], "y", 0, 1), reference=0)),
-    case("audit-string-levels", ValueError, ("x0=", "reference="), lambda e: _audit(data=DF.assign(x=np.where(DF.x == 1, "b", "a")))),
+    case(
+        "audit-reference-and-pair",
+        ValueError,
+        ("reference", "x0"),
+        lambda e: _audit(sfm=StandardFairnessModel("x", ["z"], ["w"], "y", 0, 1), reference=0),
+    ),
+    case(
+        "audit-string-levels",
+        ValueError,
+        ("x0=", "reference="),
+        lambda e: _audit(data=DF.assign(x=np.where(DF.x == 1, "b", "a"))),
+    ),
     case("audit-fail-on-name", ValueError, ("fail_on", "'EO'"), lambda e: audit_mod.select_checks(["TV", "DP"], "EO")),
     case("audit-fail-on-empty", ValueError, "fail_on", lambda e: audit_mod.select_checks(["TV", "DP"], "DP,,")),
     case("audit-fail-on-type", TypeError, "fail_on", lambda e: audit_mod.select_checks(["TV", "DP"], 3)),
-    case("audit-config-fail-on", ValueError, "fail_on", lambda e: audit_mod.audit_from_config("missing.yaml", e / "out",
-                                                                                               fail_on=" ")),
-    case("effects-differences-type", TypeError, "differences",
-         lambda e: effects.ctf_effects(DF, SFM, ["y", "yhat"], learner="linear", differences=[("y", "yhat")])),
-    case("effects-differences-column", ValueError, ("differences", "'nope'"),
-         lambda e: effects.ctf_effects(DF, SFM, ["y", "yhat"], learner="linear", differences={"d": ("y", "nope")})),
-    case("effects-differences-single", ValueError, "differences",
-         lambda e: effects.ctf_effects(DF, SFM, "y", learner="linear", differences={"d": ("y", "yhat")})),
+    case(
+        "audit-config-fail-on",
+        ValueError,
+        "fail_on",
+        lambda e: audit_mod.audit_from_config("missing.yaml", e / "out", fail_on=" "),
+    ),
+    case(
+        "effects-differences-type",
+        TypeError,
+        "differences",
+        lambda e: effects.ctf_effects(DF, SFM, ["y", "yhat"], learner="linear", differences=[("y", "yhat")]),
+    ),
+    case(
+        "effects-differences-column",
+        ValueError,
+        ("differences", "'nope'"),
+        lambda e: effects.ctf_effects(DF, SFM, ["y", "yhat"], learner="linear", differences={"d": ("y", "nope")}),
+    ),
+    case(
+        "effects-differences-single",
+        ValueError,
+        "differences",
+        lambda e: effects.ctf_effects(DF, SFM, "y", learner="linear", differences={"d": ("y", "yhat")}),
+    ),
     case("wilson-k", ValueError, "k", lambda e: rates.wilson_interval(5, 3)),
     case("wilson-type", TypeError, "k", lambda e: rates.wilson_interval(1.5, 3)),
     case("wilson-level", ValueError, "level", lambda e: rates.wilson_interval(1, 3, level=95)),
@@ -310,38 +411,103 @@ CASES: list[Case] = [
     case("format-pvalue-floor", ValueError, "floor", lambda e: formatting.format_pvalue(0.2, floor=2)),
     case("format-number-type", TypeError, "value", lambda e: formatting.format_number("0.1")),
     case("format-number-digits", ValueError, "digits", lambda e: formatting.format_number(0.1, digits=0)),
-    case("audit-images-3d", ValueError, ("images", "images[:, None]"), lambda e: _audit_images(images=np.zeros((8, 4, 4)))),
-    case("audit-images-levels", ValueError, ("attribute", "levels=(x0, x1)"),
-         lambda e: _audit_images(attributes=pd.DataFrame({"g": np.arange(8) % 3}))),
-    case("audit-images-generator", ValueError, ("counterfactual", "shape"),
-         lambda e: _audit_images(counterfactual=lambda x, pa, ps: x[:1])),
+    case(
+        "audit-images-3d",
+        ValueError,
+        ("images", "images[:, None]"),
+        lambda e: _audit_images(images=np.zeros((8, 4, 4))),
+    ),
+    case(
+        "audit-images-levels",
+        ValueError,
+        ("attribute", "levels=(x0, x1)"),
+        lambda e: _audit_images(attributes=pd.DataFrame({"g": np.arange(8) % 3})),
+    ),
+    case(
+        "audit-images-generator",
+        ValueError,
+        ("counterfactual", "shape"),
+        lambda e: _audit_images(counterfactual=lambda x, pa, ps: x[:1]),
+    ),
     # --- cflib.claims
     case("record-key", ValueError, "key", lambda e: claims.record("a b", 1)),
     case("record-empty-key", ValueError, "key", lambda e: claims.record("", 1)),
-    case("claim-statement", ValueError, "statement", lambda e: claims.claim("C1", "", paper=1, ours=1, holds=True, evidence="t")),
-    case("claim-holds", TypeError, "holds", lambda e: claims.claim("C1", "s", paper=1, ours=1, holds="yes", evidence="t")),
-    case("claim-evidence", ValueError, "evidence", lambda e: claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence=" ")),
-    case("claim-verdict", ValueError, "verdict",
-         lambda e: claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence="t", verdict="maybe")),
+    case(
+        "claim-statement",
+        ValueError,
+        "statement",
+        lambda e: claims.claim("C1", "", paper=1, ours=1, holds=True, evidence="t"),
+    ),
+    case(
+        "claim-holds", TypeError, "holds", lambda e: claims.claim("C1", "s", paper=1, ours=1, holds="yes", evidence="t")
+    ),
+    case(
+        "claim-evidence",
+        ValueError,
+        "evidence",
+        lambda e: claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence=" "),
+    ),
+    case(
+        "claim-verdict",
+        ValueError,
+        "verdict",
+        lambda e: claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence="t", verdict="maybe"),
+    ),
     case("gather-file", ValueError, "directory", lambda e: claims.gather(_r("a-file.txt"))),
     case("gather-missing", ValueError, "directory", lambda e: claims.gather(e / "cwd" / "no-such-folder")),
     case("gather-notebooks-string", TypeError, "notebooks", lambda e: claims.gather(e / "cwd", notebooks="a.ipynb")),
     case("gather-bad-json", ValueError, "claims file", lambda e: claims.gather(_r("bad-claims"))),
     case("report-type", TypeError, "df", lambda e: claims.report_markdown("claims")),
     case("report-columns", ValueError, "df", lambda e: claims.report_markdown(pd.DataFrame({"a": [1]}))),
-    case("changes-before-type", TypeError, "before", lambda e: claims.changes_markdown(claims.gather(e / "cwd"), "before.csv")),
-    case("claim-two-deciders", ValueError, ("holds", "decision"),
-         lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", holds=True, decision=verdicts.decide_above(verdicts.exact(1.0), 0))),
-    case("claim-decision-type", TypeError, "decision", lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", decision="reproduced")),
-    case("claim-kind", ValueError, "kind", lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", holds=True, kind="sanity")),
-    case("claim-quote-type", TypeError, "quote", lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", holds=True, quote=3)),
-    case("claim-not-checkable-note", ValueError, "note", lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", verdict="not checkable here")),
+    case(
+        "changes-before-type",
+        TypeError,
+        "before",
+        lambda e: claims.changes_markdown(claims.gather(e / "cwd"), "before.csv"),
+    ),
+    case(
+        "claim-two-deciders",
+        ValueError,
+        ("holds", "decision"),
+        lambda e: claims.claim(
+            "C1", "s", paper=1, ours=1, evidence="e", holds=True, decision=verdicts.decide_above(verdicts.exact(1.0), 0)
+        ),
+    ),
+    case(
+        "claim-decision-type",
+        TypeError,
+        "decision",
+        lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", decision="reproduced"),
+    ),
+    case(
+        "claim-kind",
+        ValueError,
+        "kind",
+        lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", holds=True, kind="sanity"),
+    ),
+    case(
+        "claim-quote-type",
+        TypeError,
+        "quote",
+        lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", holds=True, quote=3),
+    ),
+    case(
+        "claim-not-checkable-note",
+        ValueError,
+        "note",
+        lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", verdict="not checkable here"),
+    ),
     case("verdict-interval-type", TypeError, "interval", lambda e: verdicts.decide_below((0.1, 0.2), 0.5)),
     case("verdict-binomial-k", ValueError, "k", lambda e: verdicts.binomial_interval(4, 3)),
     case("verdict-binomial-n", ValueError, "n", lambda e: verdicts.binomial_interval(0, -2)),
     case("verdict-mean-nan", ValueError, "values", lambda e: verdicts.mean_interval([1.0, float("inf")])),
     case("verdict-level", ValueError, "level", lambda e: verdicts.mean_interval([1.0, 2.0], level=0)),
-    case("verdict-within-band", ValueError, ("low", "high"), lambda e: verdicts.decide_within(verdicts.exact(0.0), 1.0, -1.0)),
+    case(
+        "verdict-within-band",
+        ValueError,
+        ("low", "high"),
+        lambda e: verdicts.decide_within(verdicts.exact(0.0), 1.0, -1.0),
+    ),
     # --- cflib.runner and cflib.sweep: parameter values
     case("param-empty", TypeError, ("n_fit", "None"), lambda e: _resolve(n_fit=None)),
     case("param-string-for-int", TypeError, "n_fit", lambda e: _resolve(n_fit="abc")),
@@ -369,8 +535,12 @@ CASES: list[Case] = [
     case("sweep-alpha", ValueError, "alpha", lambda e: _sweep("alpha")),
     case("sweep-missing", FileNotFoundError, "sweep file", lambda e: _sweep("missing")),
     case("sweep-shard", ValueError, "shard", lambda e: sweep.parse_shard("3/2")),
-    case("sweep-run-workers", ValueError, "workers", lambda e: sweep.run_sweep(
-        _r("notebooks/sweeps/ok.yaml"), workers=0, output=e / "out")),
+    case(
+        "sweep-run-workers",
+        ValueError,
+        "workers",
+        lambda e: sweep.run_sweep(_r("notebooks/sweeps/ok.yaml"), workers=0, output=e / "out"),
+    ),
     # --- the command line (in-process): exit status 2 and one line
     case("cli-p-empty", EXIT2, "n_fit", cli("run", NB, "--scale", "smoke", "-p", "n_fit=", "--output", "{out}")),
     case("cli-p-string", EXIT2, "n_fit", cli("run", NB, "--scale", "smoke", "-p", "n_fit=abc", "--output", "{out}")),
@@ -384,16 +554,38 @@ CASES: list[Case] = [
     case("cli-run-jobs", EXIT2, "--jobs", cli("run", NB, "--jobs", "0", "--output", "{out}")),
     case("cli-sweep-missing", EXIT2, "missing.yaml", cli("sweep", "missing.yaml", "--output", "{out}")),
     case("cli-sweep-value", EXIT2, "n_fit", cli("sweep", "{root}/notebooks/sweeps/negative.yaml", "--output", "{out}")),
-    case("cli-sweep-workers", EXIT2, "--workers", cli("sweep", "{root}/notebooks/sweeps/ok.yaml", "--workers", "0", "--output", "{out}")),
-    case("cli-merge-missing", EXIT2, "missing", cli("merge", "{root}/notebooks/sweeps/ok.yaml", "missing/", "--output", "{out}")),
+    case(
+        "cli-sweep-workers",
+        EXIT2,
+        "--workers",
+        cli("sweep", "{root}/notebooks/sweeps/ok.yaml", "--workers", "0", "--output", "{out}"),
+    ),
+    case(
+        "cli-merge-missing",
+        EXIT2,
+        "missing",
+        cli("merge", "{root}/notebooks/sweeps/ok.yaml", "missing/", "--output", "{out}"),
+    ),
     case("cli-report-directory", EXIT2, ("--directory", "missing"), cli("report", "--directory", "missing/")),
     case("cli-report-file-as-directory", EXIT2, "--directory", cli("report", "--directory", "{root}/a-file.txt")),
-    case("cli-report-output", EXIT2, "--output", cli("report", "--directory", "{root}/bad-claims", "--output", "{out}/x/r.md")),
+    case(
+        "cli-report-output",
+        EXIT2,
+        "--output",
+        cli("report", "--directory", "{root}/bad-claims", "--output", "{out}/x/r.md"),
+    ),
     case("cli-wheel-missing", EXIT2, ("--wheel", "missing.whl"), cli("data", "fetch", "--wheel", "missing.whl")),
     case("cli-wheel-folder", EXIT2, "--wheel", cli("data", "fetch", "--wheel", "{root}/notebooks")),
     case("cli-audit-config", EXIT2, "config", cli("audit", "missing.yaml", "--out", "{out}")),
-    case("cli-audit-fail-on-empty", EXIT2, "--fail-on", cli("audit", "missing.yaml", "--out", "{out}", "--fail-on", " ")),
-    case("cli-audit-junit-folder", EXIT2, "--junit", cli("audit", "missing.yaml", "--out", "{out}", "--junit", "{out}/no/j.xml")),
+    case(
+        "cli-audit-fail-on-empty", EXIT2, "--fail-on", cli("audit", "missing.yaml", "--out", "{out}", "--fail-on", " ")
+    ),
+    case(
+        "cli-audit-junit-folder",
+        EXIT2,
+        "--junit",
+        cli("audit", "missing.yaml", "--out", "{out}", "--junit", "{out}/no/j.xml"),
+    ),
 ]
 
 
@@ -404,9 +596,15 @@ def _audit(**kw):
 
 
 def _audit_images(**kw):
-    args = {"predict": lambda x: x.mean(axis=(1, 2, 3)), "images": np.full((8, 1, 4, 4), 0.5),
-            "attributes": pd.DataFrame({"g": np.arange(8) % 2}), "attribute": "g",
-            "counterfactual": lambda x, pa, ps: x, "attribute_reader": lambda x: np.zeros(len(x)), "progress": False}
+    args = {
+        "predict": lambda x: x.mean(axis=(1, 2, 3)),
+        "images": np.full((8, 1, 4, 4), 0.5),
+        "attributes": pd.DataFrame({"g": np.arange(8) % 2}),
+        "attribute": "g",
+        "counterfactual": lambda x, pa, ps: x,
+        "attribute_reader": lambda x: np.zeros(len(x)),
+        "progress": False,
+    }
     args.update(kw)
     return audit_mod.audit_images(args.pop("predict"), args.pop("images"), args.pop("attributes"), **args)
 
@@ -463,7 +661,9 @@ def test_valid_values_and_declared_ranges_pass(env):
     assert str(specs["quantile"][2]) == "in (0, 1)" and specs["n_fit"][2] is None and specs["kinds"][1] is False
     # n_boot = 0 is allowed by its declared range although the implicit size rule would refuse it.
     assert runner.load_overrides("smoke")[NB] == {"n_fit": 20, "n_boot": 0}
-    got = runner.resolve_parameters(NB, "smoke", {"delta_t": 2, "ns": [1], "kinds": "anything", "cases": [1, "a"], "seed": 0})
+    got = runner.resolve_parameters(
+        NB, "smoke", {"delta_t": 2, "ns": [1], "kinds": "anything", "cases": [1, "a"], "seed": 0}
+    )
     assert got["delta_t"] == 2 and got["kinds"] == "anything"
 
 
@@ -478,15 +678,21 @@ def test_the_book_s_own_parameters_pass_the_rules(monkeypatch):
         sweep.load_sweep(f)
 
 
-@pytest.mark.parametrize("args", [
-    ["run", NB, "--scale", "smoke", "-p", "n_fit=", "--output", "OUT"],
-    ["data", "fetch", "--wheel", "missing.whl"],
-    ["report", "--directory", "missing/"],
-], ids=["p-empty", "wheel", "directory"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", NB, "--scale", "smoke", "-p", "n_fit=", "--output", "OUT"],
+        ["data", "fetch", "--wheel", "missing.whl"],
+        ["report", "--directory", "missing/"],
+    ],
+    ids=["p-empty", "wheel", "directory"],
+)
 def test_console_exits_2_with_one_line(args, repo, tmp_path):
     argv = [a.replace("OUT", str(tmp_path / "out")) for a in args]
     env = {**os.environ, "CFLIB_ROOT": str(repo)}
-    p = subprocess.run([sys.executable, "-m", "cflib.cli", *argv], capture_output=True, text=True, cwd=tmp_path, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "cflib.cli", *argv], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
     assert p.returncode == 2, p.stderr
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("cflib: error:"), p.stderr

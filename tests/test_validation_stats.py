@@ -50,8 +50,9 @@ YTRUE = (ZC[:, 0] > 0).astype(float)
 G_EST, H_EST = RNG.uniform(size=N), RNG.uniform(size=N)
 CF = np.stack([YHAT, YHAT], axis=1)
 P_NAN = np.r_[0.5, np.nan, 0.2]
-POWER = pd.DataFrame({"n": [100], "test": ["t"], "rejection_rate": [0.5], "se": [0.1], "seconds_per_test": [0.1],
-                      "shift": [0.3]})
+POWER = pd.DataFrame(
+    {"n": [100], "test": ["t"], "rejection_rate": [0.5], "se": [0.1], "seconds_per_test": [0.1], "shift": [0.3]}
+)
 
 
 def _rows(i0: int, i1: int, out):
@@ -76,7 +77,9 @@ CASES: list[Case] = [
     case("wilson_interval-k-above-n", ValueError, "k", lambda: stats.wilson_interval(11, 10)),
     case("wilson_interval-level", ValueError, "level", lambda: stats.wilson_interval(3, 10, level=1.5)),
     case("newcombe_difference-k-above-n", ValueError, "k1", lambda: stats.newcombe_difference(1, 10, 12, 10)),
-    case("welch_difference-level", ValueError, "level", lambda: stats.welch_difference([0.0, 1.0], [1.0, 2.0], level=2)),
+    case(
+        "welch_difference-level", ValueError, "level", lambda: stats.welch_difference([0.0, 1.0], [1.0, 2.0], level=2)
+    ),
     case("group_rates-length", ValueError, "decision", lambda: stats.group_rates([0, 1], [0, 1, 1])),
     case("group_rates-coding", ValueError, "decision", lambda: stats.group_rates([0, 1, 0], [0, 2, 1])),
     case("as_2d-none", TypeError, "x", lambda: stats.as_2d(None)),
@@ -125,25 +128,57 @@ CASES: list[Case] = [
     case("quadratic_forms-rows", TypeError, "rows", lambda: stats.quadratic_forms(np.eye(3), 3, None)),
     case("quadratic_forms-n_rows", ValueError, "n_rows", lambda: stats.quadratic_forms(_rows, 0, None)),
     case("quadratic_forms-n_rows-bool", TypeError, "n_rows", lambda: stats.quadratic_forms(_rows, True, None)),
-    case("quadratic_forms-v-transposed", ValueError, ("v", "transpose"),
-         lambda: stats.quadratic_forms(_rows, 80, V.T.contiguous())),
-    case("quadratic_forms-v-numpy", TypeError, ("v", "torch"), lambda: stats.quadratic_forms(_rows, 80, np.ones((80, 3)))),
-    case("quadratic_forms-exact-1d", ValueError, "exact", lambda: stats.quadratic_forms(_rows, 80, None, exact=V[:, 0])),
+    case(
+        "quadratic_forms-v-transposed",
+        ValueError,
+        ("v", "transpose"),
+        lambda: stats.quadratic_forms(_rows, 80, V.T.contiguous()),
+    ),
+    case(
+        "quadratic_forms-v-numpy", TypeError, ("v", "torch"), lambda: stats.quadratic_forms(_rows, 80, np.ones((80, 3)))
+    ),
+    case(
+        "quadratic_forms-exact-1d", ValueError, "exact", lambda: stats.quadratic_forms(_rows, 80, None, exact=V[:, 0])
+    ),
     case("quadratic_forms-chunk", ValueError, "chunk", lambda: stats.quadratic_forms(_rows, 80, V, chunk=-1)),
-    case("quadratic_forms-precision", ValueError, "precision", lambda: stats.quadratic_forms(_rows, 80, V, precision="f16")),
+    case(
+        "quadratic_forms-precision",
+        ValueError,
+        "precision",
+        lambda: stats.quadratic_forms(_rows, 80, V, precision="f16"),
+    ),
     case("rounding_bound-dtype", ValueError, "dtype", lambda: stats.rounding_bound(np.ones(3), 10, "float16")),
     case("rounding_bound-negative", ValueError, "abs_q", lambda: stats.rounding_bound(-np.ones(3), 10, "float32")),
     case("rounding_bound-nan", ValueError, "abs_q", lambda: stats.rounding_bound(np.r_[1.0, np.nan], 10, "float32")),
     case("rounding_bound-strings", TypeError, "abs_q", lambda: stats.rounding_bound(np.array(STRINGS), 10, "float32")),
     case("rounding_bound-n_rows", ValueError, "n_rows", lambda: stats.rounding_bound(np.ones(3), -10, "float32")),
-    case("settle-lengths", ValueError, ("values", "bound"),
-         lambda: stats.settle_near_ties(np.ones(3), np.ones(2), 0.5, lambda i: i)),
-    case("settle-nan", ValueError, ("values", "NaN"),
-         lambda: stats.settle_near_ties(np.r_[1.0, np.nan], np.ones(2), 0.5, lambda i: i)),
-    case("settle-2d", ValueError, "values", lambda: stats.settle_near_ties(np.ones((2, 2)), np.ones(2), 0.5, lambda i: i)),
-    case("settle-threshold", TypeError, "threshold", lambda: stats.settle_near_ties(np.ones(2), np.ones(2), "0.5", lambda i: i)),
-    case("settle-threshold-inf", ValueError, "threshold",
-         lambda: stats.settle_near_ties(np.ones(2), np.ones(2), np.inf, lambda i: i)),
+    case(
+        "settle-lengths",
+        ValueError,
+        ("values", "bound"),
+        lambda: stats.settle_near_ties(np.ones(3), np.ones(2), 0.5, lambda i: i),
+    ),
+    case(
+        "settle-nan",
+        ValueError,
+        ("values", "NaN"),
+        lambda: stats.settle_near_ties(np.r_[1.0, np.nan], np.ones(2), 0.5, lambda i: i),
+    ),
+    case(
+        "settle-2d", ValueError, "values", lambda: stats.settle_near_ties(np.ones((2, 2)), np.ones(2), 0.5, lambda i: i)
+    ),
+    case(
+        "settle-threshold",
+        TypeError,
+        "threshold",
+        lambda: stats.settle_near_ties(np.ones(2), np.ones(2), "0.5", lambda i: i),
+    ),
+    case(
+        "settle-threshold-inf",
+        ValueError,
+        "threshold",
+        lambda: stats.settle_near_ties(np.ones(2), np.ones(2), np.inf, lambda i: i),
+    ),
     case("settle-recompute", TypeError, "recompute", lambda: stats.settle_near_ties(np.ones(2), np.ones(2), 0.5, None)),
     # --- mmd
     case("mmd2-empty", ValueError, ("x", "at least 2"), lambda: stats.mmd2(EMPTY, Y)),
@@ -159,20 +194,40 @@ CASES: list[Case] = [
     case("mmd_test-transposed-paired", ValueError, ("y", "transpose"), lambda: stats.mmd_test(X, Y.T, paired=True)),
     case("mmd_test-1d-vs-2d", ValueError, ("x", "y", "columns"), lambda: stats.mmd_test(Y1, Y)),
     case("mmd_test-list-of-strings", TypeError, ("x", "numeric"), lambda: stats.mmd_test(STRINGS, STRINGS)),
-    case("mmd_test-n_permutations-negative", ValueError, "n_permutations", lambda: stats.mmd_test(X, Y, n_permutations=-5)),
-    case("mmd_test-n_permutations-bool", TypeError, "n_permutations", lambda: stats.mmd_test(X, Y, n_permutations=True)),
-    case("mmd_test-n_permutations-float", TypeError, "n_permutations", lambda: stats.mmd_test(X, Y, n_permutations=99.0)),
+    case(
+        "mmd_test-n_permutations-negative",
+        ValueError,
+        "n_permutations",
+        lambda: stats.mmd_test(X, Y, n_permutations=-5),
+    ),
+    case(
+        "mmd_test-n_permutations-bool", TypeError, "n_permutations", lambda: stats.mmd_test(X, Y, n_permutations=True)
+    ),
+    case(
+        "mmd_test-n_permutations-float", TypeError, "n_permutations", lambda: stats.mmd_test(X, Y, n_permutations=99.0)
+    ),
     case("mmd_test-batch", ValueError, "batch", lambda: stats.mmd_test(X, Y, batch=0)),
     case("mmd_test-chunk", ValueError, "chunk", lambda: stats.mmd_test(X, Y, chunk=-2)),
     case("mmd_test-paired-type", TypeError, "paired", lambda: stats.mmd_test(X, Y, paired="yes")),
     case("mmd_test-estimator", ValueError, "estimator", lambda: stats.mmd_test(X, Y, estimator="linear")),
     case("mmd_test-seed", ValueError, "seed", lambda: stats.mmd_test(X, Y, seed=-1)),
-    case("mmd_test-few-permutations", W, ("n_permutations", "19"), lambda: stats.mmd_test(X, Y, n_permutations=9, seed=0)),
-    case("mmd_test-few-pairs", W, ("m=4 pairs", "distinct"),
-         lambda: stats.mmd_test(X[:4], Y[:4], paired=True, n_permutations=99, seed=0)),
+    case(
+        "mmd_test-few-permutations", W, ("n_permutations", "19"), lambda: stats.mmd_test(X, Y, n_permutations=9, seed=0)
+    ),
+    case(
+        "mmd_test-few-pairs",
+        W,
+        ("m=4 pairs", "distinct"),
+        lambda: stats.mmd_test(X[:4], Y[:4], paired=True, n_permutations=99, seed=0),
+    ),
     case("mmd_test-few-units", W, ("n=3", "distinct"), lambda: stats.mmd_test(X[:3], Y[:3], n_permutations=99, seed=0)),
     case("paired_h_matrix-kernel", TypeError, "kernel", lambda: stats.paired_h_matrix(X, Y, "gaussian")),
-    case("paired_h_matrix-unfitted", ValueError, ("kernel", "fit"), lambda: stats.paired_h_matrix(X, Y, stats.GaussianKernel())),
+    case(
+        "paired_h_matrix-unfitted",
+        ValueError,
+        ("kernel", "fit"),
+        lambda: stats.paired_h_matrix(X, Y, stats.GaussianKernel()),
+    ),
     case("paired_h_matrix-shape", ValueError, ("x", "y", "shape"), lambda: stats.paired_h_matrix(X, Y[:10], K)),
     case("paired_h_matrix-nan", ValueError, ("x", "NaN"), lambda: stats.paired_h_matrix(WITH_NAN, Y, K)),
     case("kernel_rows-numpy", TypeError, ("z", "torch"), lambda: stats.kernel_rows(K, X)),
@@ -185,9 +240,15 @@ CASES: list[Case] = [
     case("signflip_null-batch", TypeError, "batch", lambda: stats.signflip_null(H, 10, GEN, batch=False)),
     case("permutation_null-n", ValueError, "n", lambda: stats.permutation_null(K, ZT, 79, 10, GEN)),
     case("permutation_null-n-negative", ValueError, "n", lambda: stats.permutation_null(K, ZT, -4, 10, GEN)),
-    case("permutation_null-permutations", ValueError, "n_permutations", lambda: stats.permutation_null(K, ZT, 40, 0, GEN)),
-    case("permutation_null-estimator", ValueError, "estimator",
-         lambda: stats.permutation_null(K, ZT, 40, 10, GEN, estimator="linear")),
+    case(
+        "permutation_null-permutations", ValueError, "n_permutations", lambda: stats.permutation_null(K, ZT, 40, 0, GEN)
+    ),
+    case(
+        "permutation_null-estimator",
+        ValueError,
+        "estimator",
+        lambda: stats.permutation_null(K, ZT, 40, 10, GEN, estimator="linear"),
+    ),
     case("permutation_null-z", TypeError, "z", lambda: stats.permutation_null(K, None, 40, 10, GEN)),
     # --- linear-time MMD
     case("linear_mmd_test-too-small", ValueError, "at least 4 rows", lambda: stats.linear_mmd_test(X[:3], Y[:3])),
@@ -203,10 +264,14 @@ CASES: list[Case] = [
     case("rff_features-bandwidth-string", TypeError, "bandwidth", lambda: stats.rff_features(X, "1", 8)),
     case("rff_features-n_features", ValueError, "n_features", lambda: stats.rff_features(X, 1.0, -8)),
     case("rff_features-empty", ValueError, "x", lambda: stats.rff_features(EMPTY, 1.0, 8)),
-    case("rff_mmd_test-n_permutations", ValueError, "n_permutations", lambda: stats.rff_mmd_test(X, Y, n_permutations=-1)),
+    case(
+        "rff_mmd_test-n_permutations", ValueError, "n_permutations", lambda: stats.rff_mmd_test(X, Y, n_permutations=-1)
+    ),
     case("rff_mmd_test-n_features-bool", TypeError, "n_features", lambda: stats.rff_mmd_test(X, Y, n_features=True)),
     case("rff_mmd_test-features", ValueError, "columns", lambda: stats.rff_mmd_test(X, np.ones((10, 3)))),
-    case("rff_mmd_test-few-permutations", W, "n_permutations", lambda: stats.rff_mmd_test(X, Y, n_permutations=5, seed=0)),
+    case(
+        "rff_mmd_test-few-permutations", W, "n_permutations", lambda: stats.rff_mmd_test(X, Y, n_permutations=5, seed=0)
+    ),
     case("linear_power_study-n_grid", ValueError, "n_grid", lambda: stats.linear_power_study((100, -5))),
     case("linear_power_study-n_grid-string", TypeError, "n_grid", lambda: stats.linear_power_study("100")),
     case("linear_power_study-n_grid-empty", ValueError, "n_grid", lambda: stats.linear_power_study(())),
@@ -214,16 +279,30 @@ CASES: list[Case] = [
     case("linear_power_study-alpha", ValueError, "alpha", lambda: stats.linear_power_study((100,), alpha=1.5)),
     case("linear_power_study-n_reps", ValueError, "n_reps", lambda: stats.linear_power_study((100,), n_reps=0)),
     case("linear_power_study-shift", ValueError, "shift", lambda: stats.linear_power_study((100,), np.nan)),
-    case("plot_linear_power-columns", ValueError, ("power", "rejection_rate"),
-         lambda: stats.plot_linear_power(POWER.drop(columns="rejection_rate"))),
+    case(
+        "plot_linear_power-columns",
+        ValueError,
+        ("power", "rejection_rate"),
+        lambda: stats.plot_linear_power(POWER.drop(columns="rejection_rate")),
+    ),
     case("plot_linear_power-type", TypeError, "power", lambda: stats.plot_linear_power({"n": [1]})),
     case("plot_linear_power-axes", TypeError, "axes[0]", lambda: stats.plot_linear_power(POWER, axes=[1, 2])),
     case("plot_linear_power-axes-one", TypeError, "axes", lambda: stats.plot_linear_power(POWER, axes="ax")),
     # --- closeness
     case("cfclot_test-empty", ValueError, ("y", "at least 2"), lambda: stats.cfclot_test([], [], 0.1)),
     case("cfclot_test-nan", ValueError, ("y_cf", "NaN"), lambda: stats.cfclot_test(Y1, np.r_[np.nan, YCF1[1:]], 0.1)),
-    case("cfclot_test-transposed", ValueError, ("y_cf", "transpose y_cf (y_cf.T)"), lambda: stats.cfclot_test(X, Y.T, 0.1)),
-    case("cfclot_test-row-vector", ValueError, ("y_cf", "transpose it (y_cf.T)"), lambda: stats.cfclot_test(Y1, Y1[None, :], 0.1)),
+    case(
+        "cfclot_test-transposed",
+        ValueError,
+        ("y_cf", "transpose y_cf (y_cf.T)"),
+        lambda: stats.cfclot_test(X, Y.T, 0.1),
+    ),
+    case(
+        "cfclot_test-row-vector",
+        ValueError,
+        ("y_cf", "transpose it (y_cf.T)"),
+        lambda: stats.cfclot_test(Y1, Y1[None, :], 0.1),
+    ),
     case("cfclot_test-lengths", ValueError, ("y", "y_cf", "rows"), lambda: stats.cfclot_test(Y1, YCF1[:30], 0.1)),
     case("cfclot_test-1d-vs-2d", ValueError, ("y", "y_cf", "columns"), lambda: stats.cfclot_test(Y1, X, 0.1)),
     case("cfclot_test-epsilon-string", TypeError, "epsilon", lambda: stats.cfclot_test(Y1, YCF1, "0.1")),
@@ -233,29 +312,73 @@ CASES: list[Case] = [
     case("cfclot_test-n_boot", ValueError, "n_boot", lambda: stats.cfclot_test(Y1, YCF1, 0.0, n_boot=-10)),
     case("cfclot_test-max_dense", TypeError, "max_dense", lambda: stats.cfclot_test(Y1, YCF1, 0.0, max_dense=None)),
     case("cfclot_test-method", ValueError, "method", lambda: stats.cfclot_test(Y1, YCF1, 0.1, method="exact")),
-    case("cfclot_test-variance-list", ValueError, "variance", lambda: stats.cfclot_test(Y1, YCF1, 0.1, variance=["delta"])),
+    case(
+        "cfclot_test-variance-list",
+        ValueError,
+        "variance",
+        lambda: stats.cfclot_test(Y1, YCF1, 0.1, variance=["delta"]),
+    ),
     case("cfclot_test-few-pairs-normal", W, ("30 pairs", "m=10"), lambda: stats.cfclot_test(Y1[:10], YCF1[:10], 0.1)),
     case("cfclot_test-few-boot", W, ("n_boot", "19"), lambda: stats.cfclot_test(Y1, YCF1, 0.0, n_boot=9, seed=0)),
-    case("cfclot_test-few-pairs-signflip", W, ("m=4 pairs", "distinct"),
-         lambda: stats.cfclot_test(Y1[:4], YCF1[:4], 0.0, n_boot=99, seed=0)),
-    case("cfclot_statistics-transposed", ValueError, ("y", "transpose y (y.T)"), lambda: stats.cfclot_statistics(X.T, Y, 0.1)),
+    case(
+        "cfclot_test-few-pairs-signflip",
+        W,
+        ("m=4 pairs", "distinct"),
+        lambda: stats.cfclot_test(Y1[:4], YCF1[:4], 0.0, n_boot=99, seed=0),
+    ),
+    case(
+        "cfclot_statistics-transposed",
+        ValueError,
+        ("y", "transpose y (y.T)"),
+        lambda: stats.cfclot_statistics(X.T, Y, 0.1),
+    ),
     case("cfclot_statistics-none", TypeError, "y_cf", lambda: stats.cfclot_statistics(Y1, None)),
     case("cfclot_statistics-epsilon", ValueError, "epsilon", lambda: stats.cfclot_statistics(Y1, YCF1, 1.0)),
-    case("cfclot_statistics_batch-shape", ValueError, ("y", "y_cf", "shape"),
-         lambda: stats.cfclot_statistics_batch(np.zeros((3, 10)), np.zeros((3, 9)), 0.1)),
-    case("cfclot_statistics_batch-1d", ValueError, ("y", "(R, m)"), lambda: stats.cfclot_statistics_batch(Y1, YCF1, 0.1)),
-    case("cfclot_statistics_batch-strings", TypeError, "y",
-         lambda: stats.cfclot_statistics_batch(np.array([STRINGS]), np.array([STRINGS]), 0.1)),
-    case("cfclot_statistics_batch-nan", ValueError, ("y_cf", "NaN"),
-         lambda: stats.cfclot_statistics_batch(np.zeros((2, 8)), np.full((2, 8), np.nan), 0.1)),
-    case("cfclot_statistics_batch-empty", ValueError, "replication",
-         lambda: stats.cfclot_statistics_batch(np.zeros((0, 8)), np.zeros((0, 8)), 0.1)),
-    case("cfclot_statistics_batch-small", ValueError, "m >= 4",
-         lambda: stats.cfclot_statistics_batch(np.zeros((2, 3)), np.zeros((2, 3)), 0.1)),
-    case("cfclot_statistics_batch-chunk", ValueError, "chunk",
-         lambda: stats.cfclot_statistics_batch(np.zeros((2, 8)), np.zeros((2, 8)), 0.1, chunk=0)),
-    case("cfclot_statistics_batch-median", ValueError, "bandwidth",
-         lambda: stats.cfclot_statistics_batch(np.zeros((2, 8)), np.zeros((2, 8)), 0.1, bandwidth="median")),
+    case(
+        "cfclot_statistics_batch-shape",
+        ValueError,
+        ("y", "y_cf", "shape"),
+        lambda: stats.cfclot_statistics_batch(np.zeros((3, 10)), np.zeros((3, 9)), 0.1),
+    ),
+    case(
+        "cfclot_statistics_batch-1d", ValueError, ("y", "(R, m)"), lambda: stats.cfclot_statistics_batch(Y1, YCF1, 0.1)
+    ),
+    case(
+        "cfclot_statistics_batch-strings",
+        TypeError,
+        "y",
+        lambda: stats.cfclot_statistics_batch(np.array([STRINGS]), np.array([STRINGS]), 0.1),
+    ),
+    case(
+        "cfclot_statistics_batch-nan",
+        ValueError,
+        ("y_cf", "NaN"),
+        lambda: stats.cfclot_statistics_batch(np.zeros((2, 8)), np.full((2, 8), np.nan), 0.1),
+    ),
+    case(
+        "cfclot_statistics_batch-empty",
+        ValueError,
+        "replication",
+        lambda: stats.cfclot_statistics_batch(np.zeros((0, 8)), np.zeros((0, 8)), 0.1),
+    ),
+    case(
+        "cfclot_statistics_batch-small",
+        ValueError,
+        "m >= 4",
+        lambda: stats.cfclot_statistics_batch(np.zeros((2, 3)), np.zeros((2, 3)), 0.1),
+    ),
+    case(
+        "cfclot_statistics_batch-chunk",
+        ValueError,
+        "chunk",
+        lambda: stats.cfclot_statistics_batch(np.zeros((2, 8)), np.zeros((2, 8)), 0.1, chunk=0),
+    ),
+    case(
+        "cfclot_statistics_batch-median",
+        ValueError,
+        "bandwidth",
+        lambda: stats.cfclot_statistics_batch(np.zeros((2, 8)), np.zeros((2, 8)), 0.1, bandwidth="median"),
+    ),
     case("nte-empty", ValueError, "y", lambda: stats.nte([], [])),
     case("nte-lengths", ValueError, ("y", "y_cf"), lambda: stats.nte(Y1, YCF1[:5])),
     case("mte-inf", ValueError, ("y", "infinite"), lambda: stats.mte(np.r_[np.inf, Y1[1:]], YCF1)),
@@ -268,7 +391,9 @@ CASES: list[Case] = [
     case("nte_sup_gaussian-tau", ValueError, "tau", lambda: stats.nte_sup_gaussian(tau=-1.0)),
     case("nte_sup_gaussian-d", TypeError, "d", lambda: stats.nte_sup_gaussian(d=1.5)),
     case("shift_for_target_nte-epsilon", ValueError, "epsilon", lambda: stats.shift_for_target_nte(1.2)),
-    case("shift_for_target_nte-bandwidth", ValueError, "bandwidth", lambda: stats.shift_for_target_nte(0.1, bandwidth=0)),
+    case(
+        "shift_for_target_nte-bandwidth", ValueError, "bandwidth", lambda: stats.shift_for_target_nte(0.1, bandwidth=0)
+    ),
     case("nte_bernoulli-range", ValueError, "p1", lambda: stats.nte_bernoulli(1.5, 0.5)),
     case("nte_bernoulli-nan", ValueError, ("p2", "NaN"), lambda: stats.nte_bernoulli(0.5, P_NAN)),
     case("nte_bernoulli-string", TypeError, "p1", lambda: stats.nte_bernoulli("0.5", 0.5)),
@@ -278,7 +403,9 @@ CASES: list[Case] = [
     case("gap_for_target_nte-epsilon", ValueError, "epsilon", lambda: stats.gap_for_target_nte(np.inf)),
     case("hoeffding_bound-m", ValueError, "m", lambda: stats.hoeffding_bound(0.1, -4, width=4.0)),
     case("hoeffding_bound-width", ValueError, "width", lambda: stats.hoeffding_bound(0.1, 10, width=0.0)),
-    case("hoeffding_bound-t-nan", ValueError, ("t", "NaN"), lambda: stats.hoeffding_bound([0.1, np.nan], 10, width=4.0)),
+    case(
+        "hoeffding_bound-t-nan", ValueError, ("t", "NaN"), lambda: stats.hoeffding_bound([0.1, np.nan], 10, width=4.0)
+    ),
     case("hoeffding_bound-t-none", TypeError, "t", lambda: stats.hoeffding_bound(None, 10, width=4.0)),
     case("gaussian_pair_sample-m", ValueError, "m", lambda: stats.gaussian_pair_sample(-5, 0.5)),
     case("gaussian_pair_sample-m-small", ValueError, "m", lambda: stats.gaussian_pair_sample(1, 0.5)),
@@ -300,89 +427,294 @@ CASES: list[Case] = [
     case("paired_t_test-alternative", ValueError, "alternative", lambda: stats.paired_t_test([1.0, 2.0], "bigger")),
     case("ci_functional-empty", ValueError, "y_hat", lambda: stats.ci_functional([], [], [])),
     case("ci_functional-lengths", ValueError, ("g", "y_hat"), lambda: stats.ci_functional(YHAT, G_EST[:10], H_EST)),
-    case("ci_functional-inf", ValueError, ("h", "infinite"), lambda: stats.ci_functional([1.0, 0.0], [0.5, 0.5], [np.inf, 0.0])),
-    case("cit_lr_from_estimates-row", ValueError, ("y_hat", "ravel"),
-         lambda: stats.cit_lr_from_estimates(YHAT[None, :], G_EST, H_EST)),
-    case("cit_lr_from_estimates-one", ValueError, ("y_hat", "at least 2"), lambda: stats.cit_lr_from_estimates([1.0], [0.5], [0.5])),
-    case("cit_lr_from_estimates-method", TypeError, "method", lambda: stats.cit_lr_from_estimates(YHAT, G_EST, H_EST, method=3)),
-    case("cit_lr_from_estimates-d", ValueError, ("d", "NaN"),
-         lambda: stats.cit_lr_from_estimates(YHAT, G_EST, H_EST, d=np.full(N, np.nan))),
+    case(
+        "ci_functional-inf",
+        ValueError,
+        ("h", "infinite"),
+        lambda: stats.ci_functional([1.0, 0.0], [0.5, 0.5], [np.inf, 0.0]),
+    ),
+    case(
+        "cit_lr_from_estimates-row",
+        ValueError,
+        ("y_hat", "ravel"),
+        lambda: stats.cit_lr_from_estimates(YHAT[None, :], G_EST, H_EST),
+    ),
+    case(
+        "cit_lr_from_estimates-one",
+        ValueError,
+        ("y_hat", "at least 2"),
+        lambda: stats.cit_lr_from_estimates([1.0], [0.5], [0.5]),
+    ),
+    case(
+        "cit_lr_from_estimates-method",
+        TypeError,
+        "method",
+        lambda: stats.cit_lr_from_estimates(YHAT, G_EST, H_EST, method=3),
+    ),
+    case(
+        "cit_lr_from_estimates-d",
+        ValueError,
+        ("d", "NaN"),
+        lambda: stats.cit_lr_from_estimates(YHAT, G_EST, H_EST, d=np.full(N, np.nan)),
+    ),
     case("cit_lr_test-empty", ValueError, ("a", "entries"), lambda: stats.cit_lr_test(YHAT, [], ZC)),
     case("cit_lr_test-z-transposed", ValueError, ("z", "transpose"), lambda: stats.cit_lr_test(YHAT, A, ZC.T)),
-    case("cit_lr_test-z-strings", TypeError, ("z", "numeric"), lambda: stats.cit_lr_test(YHAT, A, np.array([STRINGS] * 15).reshape(N, 1))),
-    case("cit_lr_test-z-inf", ValueError, ("z", "infinite"), lambda: stats.cit_lr_test(YHAT, A, np.where(ZC > 2, np.inf, ZC))),
+    case(
+        "cit_lr_test-z-strings",
+        TypeError,
+        ("z", "numeric"),
+        lambda: stats.cit_lr_test(YHAT, A, np.array([STRINGS] * 15).reshape(N, 1)),
+    ),
+    case(
+        "cit_lr_test-z-inf",
+        ValueError,
+        ("z", "infinite"),
+        lambda: stats.cit_lr_test(YHAT, A, np.where(ZC > 2, np.inf, ZC)),
+    ),
     case("cit_lr_test-a-none", TypeError, "a", lambda: stats.cit_lr_test(YHAT, None, ZC)),
     case("cit_lr_test-a-nan", ValueError, ("a", "NaN"), lambda: stats.cit_lr_test(YHAT, np.r_[np.nan, A[1:]], ZC)),
     case("cit_lr_test-n_folds", ValueError, "n_folds", lambda: stats.cit_lr_test(YHAT, A, ZC, n_folds=1)),
     case("cit_lr_test-n_folds-bool", TypeError, "n_folds", lambda: stats.cit_lr_test(YHAT, A, ZC, n_folds=True)),
-    case("cit_lr_test-too-small", ValueError, ("units", "n_folds"), lambda: stats.cit_lr_test(YHAT[:6], A[[0, 1, 2, 30, 31, 32]], ZC[:6], n_folds=5)),
+    case(
+        "cit_lr_test-too-small",
+        ValueError,
+        ("units", "n_folds"),
+        lambda: stats.cit_lr_test(YHAT[:6], A[[0, 1, 2, 30, 31, 32]], ZC[:6], n_folds=5),
+    ),
     case("cit_lr_test-cross_fit", TypeError, "cross_fit", lambda: stats.cit_lr_test(YHAT, A, ZC, cross_fit="yes")),
     case("cit_lr_test-learner", TypeError, "learner", lambda: stats.cit_lr_test(YHAT, A, ZC, learner="ridge")),
     case("cit_lr_test-g_mode", ValueError, "g_mode", lambda: stats.cit_lr_test(YHAT, A, ZC, g_mode="both")),
-    case("cit_lr_test-test_mask", ValueError, "test_mask", lambda: stats.cit_lr_test(YHAT, A, ZC, test_mask=np.ones(N))),
-    case("cit_lr_test-p_a-strings", TypeError, ("p_a", "numeric"),
-         lambda: stats.cit_lr_test(YHAT, A, ZC, h_mode="marginalize", p_a=["a", "b"])),
-    case("cit_lr_test-p_a-negative", ValueError, "p_a", lambda: stats.cit_lr_test(YHAT, A, ZC, h_mode="marginalize", p_a=[-1.0, 2.0])),
-    case("counterfactual_predictions-predict", TypeError, "predict", lambda: stats.counterfactual_predictions(None, _gen, ZC, [0, 1])),
-    case("counterfactual_predictions-n_mc", ValueError, "n_mc", lambda: stats.counterfactual_predictions(_predict_wrong, _gen, ZC, [0, 1], n_mc=0)),
-    case("counterfactual_predictions-levels", ValueError, "levels", lambda: stats.counterfactual_predictions(_predict_wrong, _gen, ZC, [0])),
-    case("counterfactual_predictions-levels-int", TypeError, "levels", lambda: stats.counterfactual_predictions(_predict_wrong, _gen, ZC, 2)),
-    case("counterfactual_predictions-z-none", TypeError, "z", lambda: stats.counterfactual_predictions(_predict_wrong, _gen, None, [0, 1])),
-    case("counterfactual_predictions-z-empty", ValueError, "z", lambda: stats.counterfactual_predictions(_predict_wrong, _gen, EMPTY, [0, 1])),
-    case("counterfactual_predictions-wrong-output", ValueError, ("predict", "generate", "60"),
-         lambda: stats.counterfactual_predictions(_predict_wrong, _gen, ZC, [0, 1])),
-    case("cit_lr_generative-cf-transposed", ValueError, ("cf_predictions", "transpose"),
-         lambda: stats.cit_lr_generative(YHAT, A, CF.T[None])),
-    case("cit_lr_generative-cf-strings", TypeError, "cf_predictions",
-         lambda: stats.cit_lr_generative(YHAT, A, np.full((N, 2), "x"))),
+    case(
+        "cit_lr_test-test_mask", ValueError, "test_mask", lambda: stats.cit_lr_test(YHAT, A, ZC, test_mask=np.ones(N))
+    ),
+    case(
+        "cit_lr_test-p_a-strings",
+        TypeError,
+        ("p_a", "numeric"),
+        lambda: stats.cit_lr_test(YHAT, A, ZC, h_mode="marginalize", p_a=["a", "b"]),
+    ),
+    case(
+        "cit_lr_test-p_a-negative",
+        ValueError,
+        "p_a",
+        lambda: stats.cit_lr_test(YHAT, A, ZC, h_mode="marginalize", p_a=[-1.0, 2.0]),
+    ),
+    case(
+        "counterfactual_predictions-predict",
+        TypeError,
+        "predict",
+        lambda: stats.counterfactual_predictions(None, _gen, ZC, [0, 1]),
+    ),
+    case(
+        "counterfactual_predictions-n_mc",
+        ValueError,
+        "n_mc",
+        lambda: stats.counterfactual_predictions(_predict_wrong, _gen, ZC, [0, 1], n_mc=0),
+    ),
+    case(
+        "counterfactual_predictions-levels",
+        ValueError,
+        "levels",
+        lambda: stats.counterfactual_predictions(_predict_wrong, _gen, ZC, [0]),
+    ),
+    case(
+        "counterfactual_predictions-levels-int",
+        TypeError,
+        "levels",
+        lambda: stats.counterfactual_predictions(_predict_wrong, _gen, ZC, 2),
+    ),
+    case(
+        "counterfactual_predictions-z-none",
+        TypeError,
+        "z",
+        lambda: stats.counterfactual_predictions(_predict_wrong, _gen, None, [0, 1]),
+    ),
+    case(
+        "counterfactual_predictions-z-empty",
+        ValueError,
+        "z",
+        lambda: stats.counterfactual_predictions(_predict_wrong, _gen, EMPTY, [0, 1]),
+    ),
+    case(
+        "counterfactual_predictions-wrong-output",
+        ValueError,
+        ("predict", "generate", "60"),
+        lambda: stats.counterfactual_predictions(_predict_wrong, _gen, ZC, [0, 1]),
+    ),
+    case(
+        "cit_lr_generative-cf-transposed",
+        ValueError,
+        ("cf_predictions", "transpose"),
+        lambda: stats.cit_lr_generative(YHAT, A, CF.T[None]),
+    ),
+    case(
+        "cit_lr_generative-cf-strings",
+        TypeError,
+        "cf_predictions",
+        lambda: stats.cit_lr_generative(YHAT, A, np.full((N, 2), "x")),
+    ),
     case("cit_lr_generative-cf-none", TypeError, "cf_predictions", lambda: stats.cit_lr_generative(YHAT, A, None)),
-    case("cit_lr_generative-cf-nan", ValueError, ("cf_predictions", "NaN"), lambda: stats.cit_lr_generative(YHAT, A, CF * np.nan)),
-    case("cit_lr_generative-levels", ValueError, "levels", lambda: stats.cit_lr_generative(YHAT, A, CF, levels=[0, 1, 2])),
+    case(
+        "cit_lr_generative-cf-nan",
+        ValueError,
+        ("cf_predictions", "NaN"),
+        lambda: stats.cit_lr_generative(YHAT, A, CF * np.nan),
+    ),
+    case(
+        "cit_lr_generative-levels", ValueError, "levels", lambda: stats.cit_lr_generative(YHAT, A, CF, levels=[0, 1, 2])
+    ),
     case("cit_lr_generative-empty", ValueError, "y_hat", lambda: stats.cit_lr_generative([], [], np.zeros((0, 2)))),
-    case("cit_lr_generative-alternative", ValueError, "alternative", lambda: stats.cit_lr_generative(YHAT, A, CF, alternative="up")),
+    case(
+        "cit_lr_generative-alternative",
+        ValueError,
+        "alternative",
+        lambda: stats.cit_lr_generative(YHAT, A, CF, alternative="up"),
+    ),
     case("demographic_parity_test-empty", ValueError, "y_hat", lambda: stats.demographic_parity_test([], [])),
-    case("demographic_parity_test-a-empty", ValueError, ("a", "entries"), lambda: stats.demographic_parity_test(YHAT, [])),
-    case("demographic_parity_test-inf", ValueError, ("y_hat", "infinite"), lambda: stats.demographic_parity_test(np.r_[np.inf, YHAT[1:]], A)),
-    case("demographic_parity_test-a-2d", ValueError, ("a", "one-dimensional"), lambda: stats.demographic_parity_test(YHAT, np.c_[A, A])),
-    case("demographic_parity_test-a-mixed", TypeError, "a",
-         lambda: stats.demographic_parity_test(YHAT[:4], np.array(["x", None, "y", "x"], dtype=object))),
-    case("demographic_parity_test-strings", TypeError, ("y_hat", "numeric"), lambda: stats.demographic_parity_test(STRINGS, [0, 0, 1, 1])),
-    case("demographic_parity_test-n_bootstrap", ValueError, "n_bootstrap",
-         lambda: stats.demographic_parity_test(YHAT, A, method="paper_bootstrap", n_bootstrap=-3)),
-    case("demographic_parity_test-binary", TypeError, "binary", lambda: stats.demographic_parity_test(YHAT, A, binary="yes")),
-    case("demographic_parity_test-small-group", ValueError, ("group", "at least 2"),
-         lambda: stats.demographic_parity_test(YHAT[:5], [0, 0, 0, 0, 1])),
-    case("demographic_parity_test-method", ValueError, "method", lambda: stats.demographic_parity_test(YHAT, A, method="z")),
+    case(
+        "demographic_parity_test-a-empty", ValueError, ("a", "entries"), lambda: stats.demographic_parity_test(YHAT, [])
+    ),
+    case(
+        "demographic_parity_test-inf",
+        ValueError,
+        ("y_hat", "infinite"),
+        lambda: stats.demographic_parity_test(np.r_[np.inf, YHAT[1:]], A),
+    ),
+    case(
+        "demographic_parity_test-a-2d",
+        ValueError,
+        ("a", "one-dimensional"),
+        lambda: stats.demographic_parity_test(YHAT, np.c_[A, A]),
+    ),
+    case(
+        "demographic_parity_test-a-mixed",
+        TypeError,
+        "a",
+        lambda: stats.demographic_parity_test(YHAT[:4], np.array(["x", None, "y", "x"], dtype=object)),
+    ),
+    case(
+        "demographic_parity_test-strings",
+        TypeError,
+        ("y_hat", "numeric"),
+        lambda: stats.demographic_parity_test(STRINGS, [0, 0, 1, 1]),
+    ),
+    case(
+        "demographic_parity_test-n_bootstrap",
+        ValueError,
+        "n_bootstrap",
+        lambda: stats.demographic_parity_test(YHAT, A, method="paper_bootstrap", n_bootstrap=-3),
+    ),
+    case(
+        "demographic_parity_test-binary",
+        TypeError,
+        "binary",
+        lambda: stats.demographic_parity_test(YHAT, A, binary="yes"),
+    ),
+    case(
+        "demographic_parity_test-small-group",
+        ValueError,
+        ("group", "at least 2"),
+        lambda: stats.demographic_parity_test(YHAT[:5], [0, 0, 0, 0, 1]),
+    ),
+    case(
+        "demographic_parity_test-method",
+        ValueError,
+        "method",
+        lambda: stats.demographic_parity_test(YHAT, A, method="z"),
+    ),
     case("equal_opportunity_test-y-none", TypeError, "y", lambda: stats.equal_opportunity_test(YHAT, A, None)),
-    case("equal_opportunity_test-y-nan", ValueError, ("y", "NaN"), lambda: stats.equal_opportunity_test(YHAT, A, np.r_[np.nan, YTRUE[1:]])),
+    case(
+        "equal_opportunity_test-y-nan",
+        ValueError,
+        ("y", "NaN"),
+        lambda: stats.equal_opportunity_test(YHAT, A, np.r_[np.nan, YTRUE[1:]]),
+    ),
     case("equal_opportunity_test-y-short", ValueError, "y", lambda: stats.equal_opportunity_test(YHAT, A, YTRUE[:10])),
-    case("equal_opportunity_test-too-few", ValueError, ("y ==", "at least 4"), lambda: stats.equal_opportunity_test(YHAT, A, YTRUE, y_value=7)),
-    case("eca-tol-negative", ValueError, "tol", lambda: stats.expected_counterfactual_accuracy(None, YHAT, YHAT, tol=-0.1)),
-    case("eca-tol-nan", ValueError, "tol", lambda: stats.expected_counterfactual_accuracy(None, YHAT, YHAT, tol=np.nan)),
+    case(
+        "equal_opportunity_test-too-few",
+        ValueError,
+        ("y ==", "at least 4"),
+        lambda: stats.equal_opportunity_test(YHAT, A, YTRUE, y_value=7),
+    ),
+    case(
+        "eca-tol-negative",
+        ValueError,
+        "tol",
+        lambda: stats.expected_counterfactual_accuracy(None, YHAT, YHAT, tol=-0.1),
+    ),
+    case(
+        "eca-tol-nan", ValueError, "tol", lambda: stats.expected_counterfactual_accuracy(None, YHAT, YHAT, tol=np.nan)
+    ),
     case("eca-tol-string", TypeError, "tol", lambda: stats.expected_counterfactual_accuracy(None, YHAT, YHAT, tol="0")),
     case("eca-model", TypeError, "model", lambda: stats.expected_counterfactual_accuracy("clf", YHAT, YHAT)),
     case("eca-empty", ValueError, "predictions on x", lambda: stats.expected_counterfactual_accuracy(None, [], [])),
     case("eca-lengths", ValueError, "x_cf[0]", lambda: stats.expected_counterfactual_accuracy(None, YHAT, YHAT[:10])),
-    case("eca-nan", ValueError, ("x_cf[0]", "NaN"), lambda: stats.expected_counterfactual_accuracy(None, YHAT, YHAT * np.nan)),
+    case(
+        "eca-nan",
+        ValueError,
+        ("x_cf[0]", "NaN"),
+        lambda: stats.expected_counterfactual_accuracy(None, YHAT, YHAT * np.nan),
+    ),
     case("eca-no-sets", ValueError, "x_cf", lambda: stats.expected_counterfactual_accuracy(None, YHAT, [])),
     case("eca-levels", TypeError, "levels", lambda: stats.expected_counterfactual_accuracy(None, YHAT, YHAT, levels=3)),
     case("alignment_stats-lengths", ValueError, ("log10_p", "eca"), lambda: stats.alignment_stats([0.5, 0.7], [-1.0])),
-    case("alignment_stats-positive", ValueError, ("log10_p", "<= 0"), lambda: stats.alignment_stats([0.5, 0.7, 0.9], [0.5, 0.3, 0.1])),
-    case("alignment_stats-nan", W, ("log10_p", "NaN"), lambda: stats.alignment_stats([0.5, 0.7, 0.9], [-1.0, np.nan, -3.0])),
-    case("alignment_stats-eca-nan", ValueError, ("eca", "NaN"), lambda: stats.alignment_stats([0.5, np.nan], [-1.0, -2.0])),
+    case(
+        "alignment_stats-positive",
+        ValueError,
+        ("log10_p", "<= 0"),
+        lambda: stats.alignment_stats([0.5, 0.7, 0.9], [0.5, 0.3, 0.1]),
+    ),
+    case(
+        "alignment_stats-nan",
+        W,
+        ("log10_p", "NaN"),
+        lambda: stats.alignment_stats([0.5, 0.7, 0.9], [-1.0, np.nan, -3.0]),
+    ),
+    case(
+        "alignment_stats-eca-nan",
+        ValueError,
+        ("eca", "NaN"),
+        lambda: stats.alignment_stats([0.5, np.nan], [-1.0, -2.0]),
+    ),
     case("alignment_stats-strings", TypeError, "log10_p", lambda: stats.alignment_stats([0.5, 0.7], ["a", "b"])),
-    case("alignment_stats-floor", ValueError, "floor", lambda: stats.alignment_stats([0.5, 0.7], [-1.0, -2.0], floor=5.0)),
-    case("plot_pvalue_vs_eca-alpha", ValueError, "alpha", lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], alpha=1.0)),
-    case("plot_pvalue_vs_eca-band_k", ValueError, "band_k", lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], band_k=-1.0)),
-    case("plot_pvalue_vs_eca-ylim", ValueError, "ylim", lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], ylim=(0.5, -30))),
-    case("plot_pvalue_vs_eca-ylim-type", TypeError, "ylim", lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], ylim=5)),
-    case("plot_pvalue_vs_eca-ax", TypeError, "ax", lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], ax="left")),
+    case(
+        "alignment_stats-floor", ValueError, "floor", lambda: stats.alignment_stats([0.5, 0.7], [-1.0, -2.0], floor=5.0)
+    ),
+    case(
+        "plot_pvalue_vs_eca-alpha",
+        ValueError,
+        "alpha",
+        lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], alpha=1.0),
+    ),
+    case(
+        "plot_pvalue_vs_eca-band_k",
+        ValueError,
+        "band_k",
+        lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], band_k=-1.0),
+    ),
+    case(
+        "plot_pvalue_vs_eca-ylim",
+        ValueError,
+        "ylim",
+        lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], ylim=(0.5, -30)),
+    ),
+    case(
+        "plot_pvalue_vs_eca-ylim-type",
+        TypeError,
+        "ylim",
+        lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], ylim=5),
+    ),
+    case(
+        "plot_pvalue_vs_eca-ax", TypeError, "ax", lambda: stats.plot_pvalue_vs_eca([0.5, 0.7], [-1.0, -2.0], ax="left")
+    ),
     case("plot_pvalue_vs_eca-empty", ValueError, "eca", lambda: stats.plot_pvalue_vs_eca([], [])),
     case("rejection_summary-empty", ValueError, "pvalues", lambda: stats.rejection_summary([])),
     case("rejection_summary-range", ValueError, ("pvalues", "[0, 1]"), lambda: stats.rejection_summary([0.2, 1.5])),
     case("rejection_summary-nan", ValueError, ("pvalues", "NaN"), lambda: stats.rejection_summary([0.2, np.nan])),
     case("rejection_summary-alpha", ValueError, "alpha", lambda: stats.rejection_summary([0.2, 0.5], alpha=0.0)),
-    case("rejection_summary-alpha-string", TypeError, "alpha", lambda: stats.rejection_summary([0.2, 0.5], alpha="0.05")),
+    case(
+        "rejection_summary-alpha-string", TypeError, "alpha", lambda: stats.rejection_summary([0.2, 0.5], alpha="0.05")
+    ),
     case("rejection_summary-level", ValueError, "level", lambda: stats.rejection_summary([0.2, 0.5], level=1.0)),
 ]
 
@@ -394,11 +726,22 @@ def test_the_table_is_large_and_its_ids_unique():
 
 def test_the_table_covers_every_public_function_of_stats():
     """Every public callable of ``cflib.stats`` (result classes aside) appears in at least one row."""
-    results = {"CFCLOTResult", "CITResult", "ECAResult", "GroupParityResult", "LinearMMDResult", "MMDTestResult",
-               "QuadraticForms", "RateDifference", "RATES"}  # result classes, and the names of the group rates
+    results = {
+        "CFCLOTResult",
+        "CITResult",
+        "ECAResult",
+        "GroupParityResult",
+        "LinearMMDResult",
+        "MMDTestResult",
+        "QuadraticForms",
+        "RateDifference",
+        "RATES",
+    }  # result classes, and the names of the group rates
     ids = {c.id.split("-")[0] for c in CASES}
     aliases = {"expected_counterfactual_accuracy": "eca", "settle_near_ties": "settle", "Kernel": "gram"}
-    missing = [name for name in stats.__all__ if name not in results and name not in ids and aliases.get(name) not in ids]
+    missing = [
+        name for name in stats.__all__ if name not in results and name not in ids and aliases.get(name) not in ids
+    ]
     assert not missing, missing
 
 
@@ -425,16 +768,30 @@ def _results() -> dict[str, object]:
 def test_every_result_type_s_plot_refuses_what_is_not_axes(ax):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cflib.CflibWarning)
-        results = [*_results().values(), stats.cfclot_test(Y1, YCF1, 0.1),
-                   stats.expected_counterfactual_accuracy(None, YHAT, 1 - YHAT)]
+        results = [
+            *_results().values(),
+            stats.cfclot_test(Y1, YCF1, 0.1),
+            stats.expected_counterfactual_accuracy(None, YHAT, 1 - YHAT),
+        ]
     assert len(results) == 6  # LinearMMDResult draws with the default plot of cflib.results.BaseTestResult
     for res in results:
         with pytest.raises(TypeError, match="ax must be a matplotlib Axes"):
             res.plot(ax=ax)
 
 
-@pytest.mark.parametrize("alpha, error", [(0, ValueError), (1, ValueError), (1.5, ValueError), (-0.1, ValueError),
-                                          (np.nan, ValueError), ("0.05", TypeError), (True, TypeError), (None, TypeError)])
+@pytest.mark.parametrize(
+    "alpha, error",
+    [
+        (0, ValueError),
+        (1, ValueError),
+        (1.5, ValueError),
+        (-0.1, ValueError),
+        (np.nan, ValueError),
+        ("0.05", TypeError),
+        (True, TypeError),
+        (None, TypeError),
+    ],
+)
 def test_every_result_type_s_reject_refuses_a_bad_alpha(alpha, error):
     for name, res in _results().items():
         with pytest.raises(error, match="alpha"):
@@ -468,9 +825,13 @@ def test_warnings_are_recorded_on_the_result_and_shown_in_its_summary():
 def test_enough_units_and_draws_give_no_warning_and_no_column():
     with warnings.catch_warnings():
         warnings.simplefilter("error", cflib.CflibWarning)
-        results = [stats.cfclot_test(Y1, YCF1, 0.1), stats.cfclot_test(Y1, YCF1, 0.0, n_boot=99, seed=0),
-                   stats.mmd_test(X, Y, n_permutations=99, seed=0), stats.mmd_test(X, Y, paired=True, n_permutations=99, seed=0),
-                   stats.mmd_test(X[:4], Y[:4], n_permutations=99, seed=0)]  # C(8, 4) / 2 = 35 distinct splits
+        results = [
+            stats.cfclot_test(Y1, YCF1, 0.1),
+            stats.cfclot_test(Y1, YCF1, 0.0, n_boot=99, seed=0),
+            stats.mmd_test(X, Y, n_permutations=99, seed=0),
+            stats.mmd_test(X, Y, paired=True, n_permutations=99, seed=0),
+            stats.mmd_test(X[:4], Y[:4], n_permutations=99, seed=0),
+        ]  # C(8, 4) / 2 = 35 distinct splits
     for res in results:
         assert res.warnings == () and "warning" not in res.summary().columns
 

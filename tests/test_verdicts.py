@@ -47,20 +47,24 @@ def test_zero_variance_is_decided_on_the_point_not_an_infinite_statistic():
     assert v.decide_above(iv, 0.0, inclusive=True).verdict == REPRODUCED
 
 
-@pytest.mark.parametrize("iv", [v.mean_interval([]), v.mean_interval([3.0]), v.binomial_interval(0, 0),
-                                v.bootstrap_interval([1.0])])
+@pytest.mark.parametrize(
+    "iv", [v.mean_interval([]), v.mean_interval([3.0]), v.binomial_interval(0, 0), v.bootstrap_interval([1.0])]
+)
 def test_undefined_intervals_are_undecided(iv):
     assert not iv.defined
     for d in (v.decide_above(iv, 0.5), v.decide_below(iv, 0.5), v.decide_within(iv, 0, 1)):
         assert d.verdict == UNDECIDED
 
 
-@pytest.mark.parametrize(("low", "high", "above", "below"), [
-    (0.61, 0.7, REPRODUCED, NOT_REPRODUCED),
-    (0.5, 0.59, NOT_REPRODUCED, REPRODUCED),
-    (0.55, 0.65, UNDECIDED, UNDECIDED),
-    (0.6, 0.7, UNDECIDED, NOT_REPRODUCED),  # touching the boundary: not strictly above
-])
+@pytest.mark.parametrize(
+    ("low", "high", "above", "below"),
+    [
+        (0.61, 0.7, REPRODUCED, NOT_REPRODUCED),
+        (0.5, 0.59, NOT_REPRODUCED, REPRODUCED),
+        (0.55, 0.65, UNDECIDED, UNDECIDED),
+        (0.6, 0.7, UNDECIDED, NOT_REPRODUCED),  # touching the boundary: not strictly above
+    ],
+)
 def test_threshold_rules(low, high, above, below):
     iv = v.Interval((low + high) / 2, low, high, "test")
     assert v.decide_above(iv, 0.6).verdict == above
@@ -105,19 +109,22 @@ def test_normal_and_exact():
     assert v.exact(3.0).low == v.exact(3.0).high == 3.0
 
 
-@pytest.mark.parametrize(("call", "exc", "name"), [
-    (lambda: v.binomial_interval(5, 3), ValueError, "k"),
-    (lambda: v.binomial_interval(-1, 3), ValueError, "k"),
-    (lambda: v.binomial_interval(1, 3, level=1.5), ValueError, "level"),
-    (lambda: v.mean_interval([1.0, float("nan")]), ValueError, "values"),
-    (lambda: v.mean_interval(["a"]), TypeError, "values"),
-    (lambda: v.normal_interval(1.0, -1.0), ValueError, "se"),
-    (lambda: v.normal_interval(float("inf"), 1.0), ValueError, "estimate"),
-    (lambda: v.decide_above((0.1, 0.2), 0.5), TypeError, "interval"),
-    (lambda: v.decide_above(v.exact(1.0), float("nan")), ValueError, "threshold"),
-    (lambda: v.bootstrap_interval([1.0, 2.0], n_boot=0), ValueError, "n_boot"),
-    (lambda: v.bootstrap_interval([1.0, 2.0], statistic="mean"), TypeError, "statistic"),
-])
+@pytest.mark.parametrize(
+    ("call", "exc", "name"),
+    [
+        (lambda: v.binomial_interval(5, 3), ValueError, "k"),
+        (lambda: v.binomial_interval(-1, 3), ValueError, "k"),
+        (lambda: v.binomial_interval(1, 3, level=1.5), ValueError, "level"),
+        (lambda: v.mean_interval([1.0, float("nan")]), ValueError, "values"),
+        (lambda: v.mean_interval(["a"]), TypeError, "values"),
+        (lambda: v.normal_interval(1.0, -1.0), ValueError, "se"),
+        (lambda: v.normal_interval(float("inf"), 1.0), ValueError, "estimate"),
+        (lambda: v.decide_above((0.1, 0.2), 0.5), TypeError, "interval"),
+        (lambda: v.decide_above(v.exact(1.0), float("nan")), ValueError, "threshold"),
+        (lambda: v.bootstrap_interval([1.0, 2.0], n_boot=0), ValueError, "n_boot"),
+        (lambda: v.bootstrap_interval([1.0, 2.0], statistic="mean"), TypeError, "statistic"),
+    ],
+)
 def test_bad_input_names_the_argument(call, exc, name):
     with pytest.raises(exc, match=name) as info:
         call()
@@ -132,7 +139,12 @@ def test_combine_keeps_the_deciding_parts_interval():
     assert v.combine([ok, straddles, fails]).interval == fails.interval
     assert v.combine([ok, ok]).interval == ok.interval
     joint = v.combine([ok, fails], rule="both", detail=True)
-    assert joint.rule.startswith("both:") and "a > 1" in joint.rule and "c > 1" in joint.rule and "[0.2 [0.1, 0.3] (t)]" in joint.rule
+    assert (
+        joint.rule.startswith("both:")
+        and "a > 1" in joint.rule
+        and "c > 1" in joint.rule
+        and "[0.2 [0.1, 0.3] (t)]" in joint.rule
+    )
 
 
 def test_deciding_size():

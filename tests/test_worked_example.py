@@ -27,13 +27,20 @@ def test_page_code_runs_and_scores_a_foreign_generator_with_every_axiom_metric()
     # every axiom metric ran on the foreign generator and kept one value per image
     assert ns["composition"].distances["l1"].shape == (n, 5)
     assert ns["reversibility"].distances["l1"].shape == (n, 3)
-    assert {k: v.shape for k, v in ns["effectiveness"].per_image.items()} == {(a, b): (n,) for a in ("digit", "hue") for b in ("digit", "hue")}
+    assert {k: v.shape for k, v in ns["effectiveness"].per_image.items()} == {
+        (a, b): (n,) for a in ("digit", "hue") for b in ("digit", "hue")
+    }
     assert ns["commutativity"].distances["l1"].shape == (n,)
     table = ns["table"]
     truth, mine = table["ground truth"], table["my generator"]
     # the truth is the reference: exact composition, reversibility, commutativity, zero distance to itself
-    for row in ("composition (l1, m=1)", "reversibility (l1, c=1)", "commutativity (l1)", "l1 to the true counterfactual, do(digit)",
-                "l1 to the true counterfactual, do(hue)"):
+    for row in (
+        "composition (l1, m=1)",
+        "reversibility (l1, c=1)",
+        "commutativity (l1)",
+        "l1 to the true counterfactual, do(digit)",
+        "l1 to the true counterfactual, do(hue)",
+    ):
         assert truth[row] < 1e-3, row
     assert np.isfinite(table.to_numpy(float)).all()
     # what the page's text says: the digit intervention works about as well as on the truth, the hue one is

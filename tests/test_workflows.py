@@ -27,17 +27,23 @@ def test_there_are_the_four_workflows():
 
 
 def test_every_workflow_passes_actionlint():
-    res = subprocess.run([_actionlint(), "-config-file", str(ROOT / ".github" / "actionlint.yaml"), *map(str, WORKFLOWS)],
-                         capture_output=True, text=True, cwd=ROOT)
+    res = subprocess.run(
+        [_actionlint(), "-config-file", str(ROOT / ".github" / "actionlint.yaml"), *map(str, WORKFLOWS)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
 
 
 def test_actionlint_catches_a_broken_workflow(tmp_path):
     """The check can fail: an unknown input of a known action and a bad expression are reported."""
     bad = tmp_path / "bad.yml"
-    bad.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    steps:\n"
-                   "      - uses: actions/checkout@v6\n        with:\n          no-such-input: 1\n"
-                   "      - run: echo ${{ github.no_such_context }}\n")
+    bad.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    steps:\n"
+        "      - uses: actions/checkout@v6\n        with:\n          no-such-input: 1\n"
+        "      - run: echo ${{ github.no_such_context }}\n"
+    )
     res = subprocess.run([_actionlint(), str(bad)], capture_output=True, text=True)
     assert res.returncode == 1 and "no-such-input" in res.stdout
 
@@ -52,8 +58,14 @@ def test_sweep_workflow_shards_and_merges():
 
 def test_book_workflow_deploys_pages_with_a_cache():
     text = (ROOT / ".github/workflows/book.yml").read_text()
-    for needle in ("actions/cache/restore", "actions/upload-pages-artifact", "actions/deploy-pages", "failed.ipynb",
-                   "make book", "CFLIB_REPOSITORY"):
+    for needle in (
+        "actions/cache/restore",
+        "actions/upload-pages-artifact",
+        "actions/deploy-pages",
+        "failed.ipynb",
+        "make book",
+        "CFLIB_REPOSITORY",
+    ):
         assert needle in text, needle
 
 
@@ -61,7 +73,7 @@ def _readme_block(marker: str) -> str:
     """The fenced block of the README whose first line is ``marker``."""
     text = (ROOT / "README.md").read_text()
     start = text.index(marker)
-    return text[start:text.index("```", start)]
+    return text[start : text.index("```", start)]
 
 
 def test_readme_audit_gate_example_passes_actionlint(tmp_path):

@@ -42,5 +42,15 @@ from .report import AuditReport
 from .schema import SCHEMA_VERSION, load_schema
 from .tabular import audit
 
-__all__ = ["CHECKS", "SCHEMA_VERSION", "AuditReport", "audit", "audit_from_config", "audit_images", "book_url",
-           "load_schema", "reference_link", "select_checks"]
+__all__ = [
+    "CHECKS",
+    "SCHEMA_VERSION",
+    "AuditReport",
+    "audit",
+    "audit_from_config",
+    "audit_images",
+    "book_url",
+    "load_schema",
+    "reference_link",
+    "select_checks",
+]

@@ -20,8 +20,24 @@ EFFECT_NAMES = {"TV": "TV", "DE": "Ctf-DE", "IE": "Ctf-IE", "SE": "Ctf-SE"}
 
 
 #: Every check a tabular audit can report (rows of :attr:`AuditReport.rows`, before any pairwise suffix).
-CHECKS = ("TV", "Ctf-DE", "Ctf-IE", "Ctf-SE", "Ctf-DE (white-box)", "TV (y)", "Ctf-DE (y)", "Ctf-IE (y)", "Ctf-SE (y)",
-          "PP (Algorithm 1)", "DP", "EO", "FPR difference", "ECA", "CF-CLOT", "CIT-LR")
+CHECKS = (
+    "TV",
+    "Ctf-DE",
+    "Ctf-IE",
+    "Ctf-SE",
+    "Ctf-DE (white-box)",
+    "TV (y)",
+    "Ctf-DE (y)",
+    "Ctf-IE (y)",
+    "Ctf-SE (y)",
+    "PP (Algorithm 1)",
+    "DP",
+    "EO",
+    "FPR difference",
+    "ECA",
+    "CF-CLOT",
+    "CIT-LR",
+)
 _ALIASES = {"PP": "PP (Algorithm 1)"}
 
 
@@ -65,7 +81,9 @@ def select_checks(checks: Sequence[str], names: str | Sequence[str] | None) -> l
         target = _ALIASES.get(s, s)
         hits = [c for c in checks if c == target or c.startswith(target + " [")]
         if not hits:
-            raise ValueError(f"fail_on: no check {s!r} in this report; its checks are {', '.join(checks)} (or 'any', 'model')")
+            raise ValueError(
+                f"fail_on: no check {s!r} in this report; its checks are {', '.join(checks)} (or 'any', 'model')"
+            )
         chosen.update(hits)
     return [c for c in checks if c in chosen]
 

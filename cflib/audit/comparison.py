@@ -24,10 +24,29 @@ from .inputs import checked_predictions
 __all__ = ["audit_pair"]
 
 
-def audit_pair(f, model_frame: pd.DataFrame, learn_frame: pd.DataFrame, y_hat: np.ndarray, y01: np.ndarray | None,
-               decision: np.ndarray | None, decided_by: str, sfm: StandardFairnessModel, x0: Any, x1: Any,
-               alpha: float, level: float, n_boot: int, seed: int, learner: Any, bn: tuple[str, ...], epsilon: float,
-               counterfactual: Any, z: list[str] | None, bar: Any, n_jobs: int = 1) -> tuple[dict, dict, tuple[str, ...]]:
+def audit_pair(
+    f,
+    model_frame: pd.DataFrame,
+    learn_frame: pd.DataFrame,
+    y_hat: np.ndarray,
+    y01: np.ndarray | None,
+    decision: np.ndarray | None,
+    decided_by: str,
+    sfm: StandardFairnessModel,
+    x0: Any,
+    x1: Any,
+    alpha: float,
+    level: float,
+    n_boot: int,
+    seed: int,
+    learner: Any,
+    bn: tuple[str, ...],
+    epsilon: float,
+    counterfactual: Any,
+    z: list[str] | None,
+    bar: Any,
+    n_jobs: int = 1,
+) -> tuple[dict, dict, tuple[str, ...]]:
     """Every check of one comparison ``x1`` against ``x0`` (rows without the pair's name suffix).
 
     Parameters
@@ -90,8 +109,9 @@ def audit_pair(f, model_frame: pd.DataFrame, learn_frame: pd.DataFrame, y_hat: n
     if has_y:
         frame[sfm.y] = y01
     bar.set_postfix_str(f"effects {x1} vs {x0}")
-    eff, effect_rows, notes = _effect_rows(f, frame, model_frame, y_hat, sfm, x0, x1, has_y, level, n_boot, seed, learner,
-                                           n_jobs)
+    eff, effect_rows, notes = _effect_rows(
+        f, frame, model_frame, y_hat, sfm, x0, x1, has_y, level, n_boot, seed, learner, n_jobs
+    )
     details["effects"] = eff
     rows.update(effect_rows)
     if has_y:
@@ -105,8 +125,9 @@ def audit_pair(f, model_frame: pd.DataFrame, learn_frame: pd.DataFrame, y_hat: n
 
     if counterfactual is not None:
         bar.set_postfix_str(f"counterfactuals {x1} vs {x0}")
-        cf_rows, cf_details, cf_notes = _counterfactual_rows(f, counterfactual, model_frame, learn_frame, y_hat, a, sfm, x0, x1,
-                                                             decided_by, alpha, epsilon, seed, z)
+        cf_rows, cf_details, cf_notes = _counterfactual_rows(
+            f, counterfactual, model_frame, learn_frame, y_hat, a, sfm, x0, x1, decided_by, alpha, epsilon, seed, z
+        )
         rows.update(cf_rows)
         details.update(cf_details)
         notes = tuple(dict.fromkeys((*notes, *cf_notes)))  # e.g. too few pairs for the normal threshold
@@ -114,17 +135,38 @@ def audit_pair(f, model_frame: pd.DataFrame, learn_frame: pd.DataFrame, y_hat: n
     return rows, details, notes
 
 
-def _effect_rows(f, frame: pd.DataFrame, model_frame: pd.DataFrame, y_hat: np.ndarray, sfm: StandardFairnessModel,
-                 x0: Any, x1: Any, has_y: bool, level: float, n_boot: int, seed: int, learner: Any,
-                 n_jobs: int) -> tuple[dict[str, Any], dict[str, dict[str, Any]], tuple[str, ...]]:
+def _effect_rows(
+    f,
+    frame: pd.DataFrame,
+    model_frame: pd.DataFrame,
+    y_hat: np.ndarray,
+    sfm: StandardFairnessModel,
+    x0: Any,
+    x1: Any,
+    has_y: bool,
+    level: float,
+    n_boot: int,
+    seed: int,
+    learner: Any,
+    n_jobs: int,
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]], tuple[str, ...]]:
     """TV and Ctf-DE/IE/SE of the prediction (and of the outcome), and the white-box Ctf-DE: the effects, rows, notes."""
     rows: dict[str, dict[str, Any]] = {}
     outcomes = ["_y_hat"] + ([sfm.y] if has_y else [])
     # One set of nuisance fits per fold for the prediction and the outcome; their difference (Algorithm 1)
     # reuses both (ctf_effects' differences), and the bootstrap reweights the influence values.
-    eff = ctf_effects(frame, sfm, outcomes, learner=learner, n_boot=n_boot, level=level, seed=seed,
-                      ci="percentile" if n_boot >= 2 else "normal",
-                      differences={"_diff": (sfm.y, "_y_hat")} if has_y else None, n_jobs=n_jobs)
+    eff = ctf_effects(
+        frame,
+        sfm,
+        outcomes,
+        learner=learner,
+        n_boot=n_boot,
+        level=level,
+        seed=seed,
+        ci="percentile" if n_boot >= 2 else "normal",
+        differences={"_diff": (sfm.y, "_y_hat")} if has_y else None,
+        n_jobs=n_jobs,
+    )
     notes = tuple(dict.fromkeys(w for e in eff.values() for w in e.warnings))  # also raised as CflibWarning
     for out, suffix in (("_y_hat", ""), (sfm.y, " (y)")):
         if out not in eff:
@@ -133,9 +175,13 @@ def _effect_rows(f, frame: pd.DataFrame, model_frame: pd.DataFrame, y_hat: np.nd
         for m in MEASURES:
             lo, hi = e.ci[m]
             rows[EFFECT_NAMES[m] + suffix] = {
-                "estimate": e.estimate[m], "ci_low": lo, "ci_high": hi, "pvalue": e.pvalue[m],
+                "estimate": e.estimate[m],
+                "ci_low": lo,
+                "ci_high": hi,
+                "pvalue": e.pvalue[m],
                 "verdict": _verdict_interval(lo, hi, "effect" if m != "TV" else "disparity"),
-                "method": e.method, "reference": "parity-decomposition, Def. 3 and Props. 3-4",
+                "method": e.method,
+                "reference": "parity-decomposition, Def. 3 and Props. 3-4",
                 "flagged": bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 0 or hi < 0)),
             }
         if out == "_y_hat" and f is not None:
@@ -143,55 +189,112 @@ def _effect_rows(f, frame: pd.DataFrame, model_frame: pd.DataFrame, y_hat: np.nd
     return eff, rows, notes
 
 
-def _predictive_parity_row(frame: pd.DataFrame, eff: Mapping[str, Any], sfm: StandardFairnessModel, bn: tuple[str, ...],
-                           alpha: float) -> tuple[dict[str, Any], Any]:
+def _predictive_parity_row(
+    frame: pd.DataFrame, eff: Mapping[str, Any], sfm: StandardFairnessModel, bn: tuple[str, ...], alpha: float
+) -> tuple[dict[str, Any], Any]:
     """Algorithm 1 (causal predictive parity under business necessity ``bn``), from the effects already estimated."""
-    cpp = causal_predictive_parity(frame, sfm, sfm.y, "_y_hat", bn, alpha=min(alpha, 0.499),
-                                   estimates={"y": eff[sfm.y], "y_hat": eff["_y_hat"], "diff": eff["_diff"]})
+    cpp = causal_predictive_parity(
+        frame,
+        sfm,
+        sfm.y,
+        "_y_hat",
+        bn,
+        alpha=min(alpha, 0.499),
+        estimates={"y": eff[sfm.y], "y_hat": eff["_y_hat"], "diff": eff["_diff"]},
+    )
     row = {
-        "estimate": max(abs(c.tested) for c in cpp.checks), "ci_low": math.nan, "ci_high": math.nan, "pvalue": cpp.pvalue,
+        "estimate": max(abs(c.tested) for c in cpp.checks),
+        "ci_low": math.nan,
+        "ci_high": math.nan,
+        "pvalue": cpp.pvalue,
         # One level-alpha decision over the three assertions (Bonferroni); Algorithm 1 as printed checks each at
         # alpha and says FAIL for a compliant predictor about 16% of the time (the calibration page).
-        "verdict": ("FAIL: an effect outside business necessity reaches the prediction" if cpp.pvalue <= alpha
-                    else "SUCCESS: no evidence that an effect outside business necessity reaches the prediction"),
+        "verdict": (
+            "FAIL: an effect outside business necessity reaches the prediction"
+            if cpp.pvalue <= alpha
+            else "SUCCESS: no evidence that an effect outside business necessity reaches the prediction"
+        ),
         "method": f"Algorithm 1, {cpp.test} test over DE, IE, SE (Bonferroni), business necessity {sorted(bn) or 'none'}; "
-                  "estimate: the largest |tested effect|",
+        "estimate: the largest |tested effect|",
         "reference": "parity-decomposition, Algorithm 1",
         "flagged": bool(cpp.pvalue <= alpha),
     }
     return row, cpp
 
 
-def _rate_rows(y_hat: np.ndarray, y01: np.ndarray | None, a: np.ndarray, decision: np.ndarray | None, decided_by: str,
-               x0: Any, x1: Any, level: float, alpha: float) -> dict[str, tuple[dict[str, Any], Any]]:
+def _rate_rows(
+    y_hat: np.ndarray,
+    y01: np.ndarray | None,
+    a: np.ndarray,
+    decision: np.ndarray | None,
+    decided_by: str,
+    x0: Any,
+    x1: Any,
+    level: float,
+    alpha: float,
+) -> dict[str, tuple[dict[str, Any], Any]]:
     """Demographic parity, and with the outcome equal opportunity and the FPR difference: name -> (row, result)."""
     out = {}
     v = decision.astype(float) if decision is not None else y_hat
-    on = (f"decisions ({decided_by})" if decision is not None else "mean predictions (no decisions: "
-          "predictions outside [0, 1])")
-    welch = (f"Newcombe hybrid score {level:.4g} interval and the p-value that inverts it" if decision is not None
-             else f"Welch t-test and {level:.4g} interval")
+    on = (
+        f"decisions ({decided_by})"
+        if decision is not None
+        else "mean predictions (no decisions: predictions outside [0, 1])"
+    )
+    welch = (
+        f"Newcombe hybrid score {level:.4g} interval and the p-value that inverts it"
+        if decision is not None
+        else f"Welch t-test and {level:.4g} interval"
+    )
     out["DP"] = _rate_row(
-        v[a == 0], v[a == 1], level, alpha, what="selection rates", reference="invariance-test, eq. 5",
-        method=f"demographic parity: difference of {on} between {x1!r} and {x0!r}, {welch}", decisions=decision is not None)
+        v[a == 0],
+        v[a == 1],
+        level,
+        alpha,
+        what="selection rates",
+        reference="invariance-test, eq. 5",
+        method=f"demographic parity: difference of {on} between {x1!r} and {x0!r}, {welch}",
+        decisions=decision is not None,
+    )
     if y01 is not None:
         binary = set(np.unique(y01)) <= {0.0, 1.0}
         why = "" if binary else "the outcome is not 0/1 (name its positive label with y1=)"
-        for name, yv, what, ref in (("EO", 1.0, "true-positive rates, units with y = 1", "invariance-test, eq. 6"),
-                                    ("FPR difference", 0.0, "false-positive rates, units with y = 0", "invariance-test, eq. 6")):
+        for name, yv, what, ref in (
+            ("EO", 1.0, "true-positive rates, units with y = 1", "invariance-test, eq. 6"),
+            ("FPR difference", 0.0, "false-positive rates, units with y = 0", "invariance-test, eq. 6"),
+        ):
             sel = (y01 == yv) if binary else np.zeros(len(y01), bool)
             out[name] = _rate_row(
-                v[sel & (a == 0)], v[sel & (a == 1)], level, alpha, what=what, reference=ref, missing=why,
+                v[sel & (a == 0)],
+                v[sel & (a == 1)],
+                level,
+                alpha,
+                what=what,
+                reference=ref,
+                missing=why,
                 decisions=decision is not None,
                 method=f"{'equal opportunity' if yv == 1 else 'false-positive rate'}: difference of {on} among units "
-                       f"with y = {int(yv)} between {x1!r} and {x0!r}, {welch}")
+                f"with y = {int(yv)} between {x1!r} and {x0!r}, {welch}",
+            )
     return out
 
 
-def _counterfactual_rows(f, counterfactual: Any, model_frame: pd.DataFrame, learn_frame: pd.DataFrame, y_hat: np.ndarray,
-                         a: np.ndarray, sfm: StandardFairnessModel, x0: Any, x1: Any, decided_by: str, alpha: float,
-                         epsilon: float, seed: int,
-                         z: list[str] | None) -> tuple[dict[str, dict[str, Any]], dict[str, Any], tuple[str, ...]]:
+def _counterfactual_rows(
+    f,
+    counterfactual: Any,
+    model_frame: pd.DataFrame,
+    learn_frame: pd.DataFrame,
+    y_hat: np.ndarray,
+    a: np.ndarray,
+    sfm: StandardFairnessModel,
+    x0: Any,
+    x1: Any,
+    decided_by: str,
+    alpha: float,
+    epsilon: float,
+    seed: int,
+    z: list[str] | None,
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any], tuple[str, ...]]:
     """ECA, CF-CLOT and (with ``z``) CIT-LR on each unit's counterfactual row: rows, results and CF-CLOT's warnings."""
     from ..stats.closeness import cfclot_test
     from ..stats.invariance import cit_lr_test, expected_counterfactual_accuracy
@@ -210,31 +313,61 @@ def _counterfactual_rows(f, counterfactual: Any, model_frame: pd.DataFrame, lear
     eca = expected_counterfactual_accuracy(None, f_dec, cf_dec, tol=0.0 if (binary or decide) else 1e-9)
     details["ECA"] = eca
     what = f"decisions (score >= {thr})" if decide else "predictions"
-    rows["ECA"] = {"estimate": eca.eca, "ci_low": eca.ci[0], "ci_high": eca.ci[1], "pvalue": math.nan,
-                   "verdict": "invariant on every unit" if eca.eca == 1.0 else f"{eca.flip_rate:.1%} of {what} change under do(x)",
-                   "method": f"share of {what} unchanged by do(x = other level), Wilson interval",
-                   "reference": "invariance-test, eqs. 7-8", "flagged": bool(eca.eca < 1.0)}
+    rows["ECA"] = {
+        "estimate": eca.eca,
+        "ci_low": eca.ci[0],
+        "ci_high": eca.ci[1],
+        "pvalue": math.nan,
+        "verdict": "invariant on every unit" if eca.eca == 1.0 else f"{eca.flip_rate:.1%} of {what} change under do(x)",
+        "method": f"share of {what} unchanged by do(x = other level), Wilson interval",
+        "reference": "invariance-test, eqs. 7-8",
+        "flagged": bool(eca.eca < 1.0),
+    }
     clot = cfclot_test(y_hat, y_cf, epsilon, alpha=alpha, seed=seed)
     details["CF-CLOT"] = clot
-    rows["CF-CLOT"] = {"estimate": clot.statistic, "ci_low": math.nan, "ci_high": math.nan, "pvalue": clot.pvalue,
-                       "verdict": _verdict_test(clot.pvalue, alpha, f"not {epsilon}-close (N-TE > {epsilon})",
-                                                f"no evidence against {epsilon}-closeness"),
-                       "method": f"CF-CLOT, N-TE <= {epsilon}, {clot.method}", "reference": "closeness-test, Eq. 7",
-                       "flagged": bool(clot.pvalue <= alpha)}
+    rows["CF-CLOT"] = {
+        "estimate": clot.statistic,
+        "ci_low": math.nan,
+        "ci_high": math.nan,
+        "pvalue": clot.pvalue,
+        "verdict": _verdict_test(
+            clot.pvalue, alpha, f"not {epsilon}-close (N-TE > {epsilon})", f"no evidence against {epsilon}-closeness"
+        ),
+        "method": f"CF-CLOT, N-TE <= {epsilon}, {clot.method}",
+        "reference": "closeness-test, Eq. 7",
+        "flagged": bool(clot.pvalue <= alpha),
+    }
     if z is not None:
         zmat = pd.get_dummies(learn_frame[z], drop_first=True, dtype=float).to_numpy(dtype=float)
         cit = cit_lr_test(y_hat, a, zmat, seed=seed)
         details["CIT-LR"] = cit
-        rows["CIT-LR"] = {"estimate": cit.statistic, "ci_low": math.nan, "ci_high": math.nan, "pvalue": cit.pvalue,
-                          "verdict": _verdict_test(cit.pvalue, alpha, "not counterfactually invariant",
-                                                   "no evidence against invariance"),
-                          "method": f"CIT-LR given {z}", "reference": "invariance-test, Alg. 1",
-                          "flagged": bool(cit.pvalue <= alpha)}
+        rows["CIT-LR"] = {
+            "estimate": cit.statistic,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+            "pvalue": cit.pvalue,
+            "verdict": _verdict_test(
+                cit.pvalue, alpha, "not counterfactually invariant", "no evidence against invariance"
+            ),
+            "method": f"CIT-LR given {z}",
+            "reference": "invariance-test, Alg. 1",
+            "flagged": bool(cit.pvalue <= alpha),
+        }
     return rows, details, tuple(clot.warnings)
 
 
-def _rate_row(v0: np.ndarray, v1: np.ndarray, level: float, alpha: float, *, what: str, method: str,
-              reference: str, missing: str = "", decisions: bool = True) -> tuple[dict[str, Any], Any]:
+def _rate_row(
+    v0: np.ndarray,
+    v1: np.ndarray,
+    level: float,
+    alpha: float,
+    *,
+    what: str,
+    method: str,
+    reference: str,
+    missing: str = "",
+    decisions: bool = True,
+) -> tuple[dict[str, Any], Any]:
     """A DP/EO/FPR row: the signed difference (x1 - x0) with an interval and the p-value that inverts it.
 
     Decisions (0/1) get Newcombe's hybrid score interval (honest for small groups and rates of 0 or 1),
@@ -243,38 +376,90 @@ def _rate_row(v0: np.ndarray, v1: np.ndarray, level: float, alpha: float, *, wha
     from ..stats.rates import newcombe_difference, welch_difference
 
     if missing:
-        return ({"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "pvalue": math.nan,
-                 "verdict": f"not estimable: {missing}", "method": method, "reference": reference, "flagged": False}, None)
+        return (
+            {
+                "estimate": math.nan,
+                "ci_low": math.nan,
+                "ci_high": math.nan,
+                "pvalue": math.nan,
+                "verdict": f"not estimable: {missing}",
+                "method": method,
+                "reference": reference,
+                "flagged": False,
+            },
+            None,
+        )
     if decisions:
         d = newcombe_difference(int(v0.sum()), int(v0.size), int(v1.sum()), int(v1.size), level)
     else:
         d = welch_difference(v0, v1, level)
     if d.reason.startswith("not estimable"):
-        return ({"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "pvalue": math.nan,
-                 "verdict": f"{d.reason} ({what})", "method": method, "reference": reference, "flagged": False}, d)
+        return (
+            {
+                "estimate": math.nan,
+                "ci_low": math.nan,
+                "ci_high": math.nan,
+                "pvalue": math.nan,
+                "verdict": f"{d.reason} ({what})",
+                "method": method,
+                "reference": reference,
+                "flagged": False,
+            },
+            d,
+        )
     flagged = bool(d.pvalue <= alpha)
-    return ({"estimate": d.difference, "ci_low": d.ci[0], "ci_high": d.ci[1], "pvalue": d.pvalue,
-             "verdict": "violated" if flagged else "no evidence of a violation", "method": method, "reference": reference,
-             "flagged": flagged}, d)
+    return (
+        {
+            "estimate": d.difference,
+            "ci_low": d.ci[0],
+            "ci_high": d.ci[1],
+            "pvalue": d.pvalue,
+            "verdict": "violated" if flagged else "no evidence of a violation",
+            "method": method,
+            "reference": reference,
+            "flagged": flagged,
+        },
+        d,
+    )
 
 
-def _whitebox_de(f: Callable[[pd.DataFrame], np.ndarray], frame: pd.DataFrame, sfm: StandardFairnessModel,
-                 x0: Any, x1: Any, level: float) -> dict[str, Any]:
+def _whitebox_de(
+    f: Callable[[pd.DataFrame], np.ndarray],
+    frame: pd.DataFrame,
+    sfm: StandardFairnessModel,
+    x0: Any,
+    x1: Any,
+    level: float,
+) -> dict[str, Any]:
     """Ctf-DE of the prediction computed from the model itself: for the x0 units, whose own (z, w) follow
     P(z, w | x0), the mean of f(x1, z, w) - f(x0, z, w); interval from the units' spread."""
     from ..results import Estimate
 
     d0 = frame[frame[sfm.x] == x0]
-    diff = checked_predictions(f(d0.assign(**{sfm.x: x1})), len(d0), "predict") - frame.loc[d0.index, "_y_hat"].to_numpy()
+    diff = (
+        checked_predictions(f(d0.assign(**{sfm.x: x1})), len(d0), "predict") - frame.loc[d0.index, "_y_hat"].to_numpy()
+    )
     se = float(diff.std(ddof=1) / math.sqrt(diff.size)) if diff.size > 1 else math.nan
     e = Estimate.normal(float(diff.mean()), se, level) if np.isfinite(se) else Estimate(float(diff.mean()))
     exact_zero = bool(np.all(diff == 0))
-    verdict = ("no direct effect: the prediction does not change with x on any unit" if exact_zero
-               else _verdict_interval(e.ci.low, e.ci.high, "effect"))
-    flagged = not exact_zero and bool(np.isfinite(e.ci.low) and np.isfinite(e.ci.high) and (e.ci.low > 0 or e.ci.high < 0))
-    return {"estimate": e.estimate, "ci_low": e.ci.low, "ci_high": e.ci.high, "pvalue": math.nan, "verdict": verdict,
-            "method": f"the model evaluated at x = {x1!r} on the {diff.size} units with x = {x0!r}, normal interval",
-            "reference": "parity-decomposition, notes Sec. 2.10 (white-box Ctf-DE)", "flagged": flagged}
+    verdict = (
+        "no direct effect: the prediction does not change with x on any unit"
+        if exact_zero
+        else _verdict_interval(e.ci.low, e.ci.high, "effect")
+    )
+    flagged = not exact_zero and bool(
+        np.isfinite(e.ci.low) and np.isfinite(e.ci.high) and (e.ci.low > 0 or e.ci.high < 0)
+    )
+    return {
+        "estimate": e.estimate,
+        "ci_low": e.ci.low,
+        "ci_high": e.ci.high,
+        "pvalue": math.nan,
+        "verdict": verdict,
+        "method": f"the model evaluated at x = {x1!r} on the {diff.size} units with x = {x0!r}, normal interval",
+        "reference": "parity-decomposition, notes Sec. 2.10 (white-box Ctf-DE)",
+        "flagged": flagged,
+    }
 
 
 def _counterfactual_frame(model: Any, data: pd.DataFrame, sfm: StandardFairnessModel, x0: Any, x1: Any) -> pd.DataFrame:
@@ -284,7 +469,9 @@ def _counterfactual_frame(model: Any, data: pd.DataFrame, sfm: StandardFairnessM
         obs = {c: data[c].to_numpy() for c in data.columns}
         out = model.counterfactual(obs, do={sfm.x: target})
         if not isinstance(out, Mapping):
-            raise TypeError(f"counterfactual: counterfactual(obs, do) must return a dict of columns, got {type(out).__name__}")
+            raise TypeError(
+                f"counterfactual: counterfactual(obs, do) must return a dict of columns, got {type(out).__name__}"
+            )
         cf = data.copy()
         for c, v in out.items():
             if c in cf.columns:

@@ -19,15 +19,49 @@ from .tabular import audit
 
 __all__ = ["audit_from_config", "audit_images_from_config"]
 
-_CONFIG_KEYS = {"data", "roles", "model", "counterfactual", "cit_z", "business_necessity", "epsilon", "alpha", "seed",
-                "n_boot", "learner", "impute", "threshold", "n_jobs"}
+_CONFIG_KEYS = {
+    "data",
+    "roles",
+    "model",
+    "counterfactual",
+    "cit_z",
+    "business_necessity",
+    "epsilon",
+    "alpha",
+    "seed",
+    "n_boot",
+    "learner",
+    "impute",
+    "threshold",
+    "n_jobs",
+}
 _ROLES = {"x", "z", "w", "y", "x0", "x1", "y1", "reference"}
-_IMAGE_KEYS = {"images", "attributes", "attribute", "levels", "classifier", "counterfactual", "outcome", "parents",
-               "attribute_reader", "z", "gate", "epsilon", "alpha", "seed", "train_options"}
+_IMAGE_KEYS = {
+    "images",
+    "attributes",
+    "attribute",
+    "levels",
+    "classifier",
+    "counterfactual",
+    "outcome",
+    "parents",
+    "attribute_reader",
+    "z",
+    "gate",
+    "epsilon",
+    "alpha",
+    "seed",
+    "train_options",
+}
 
 
-def audit_from_config(config: str | os.PathLike, out: str | os.PathLike, *, progress: bool = True,
-                      fail_on: str | Sequence[str] | None = None) -> AuditReport:
+def audit_from_config(
+    config: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    progress: bool = True,
+    fail_on: str | Sequence[str] | None = None,
+) -> AuditReport:
     """Run :func:`audit` from a YAML file and write ``report.json``, ``report.html`` and ``model_card.md`` into ``out``.
 
     The file holds ``data`` (a CSV path, relative to the file, read as it comes), ``roles`` (``x``, ``z``,
@@ -89,12 +123,25 @@ def audit_from_config(config: str | os.PathLike, out: str | os.PathLike, *, prog
     sfm, roles = _checked_roles(config, cfg, data, data_path)
     model = load_object(str(cfg["model"]), base, "model")
     cf = load_object(str(cfg["counterfactual"]), base, "counterfactual") if cfg.get("counterfactual") else None
-    report = audit(model, data, sfm=sfm, counterfactual=cf, z=cfg.get("cit_z"),
-                   business_necessity=cfg.get("business_necessity", ()), epsilon=cfg.get("epsilon", 0.1),
-                   alpha=cfg.get("alpha", 0.05), seed=cfg.get("seed", 0), n_boot=cfg.get("n_boot", 200),
-                   learner=cfg.get("learner", "hgb"), progress=progress, y1=roles.get("y1"),
-                   impute=cfg.get("impute", False), reference=roles.get("reference"), threshold=cfg.get("threshold", 0.5),
-                   n_jobs=cfg.get("n_jobs"))
+    report = audit(
+        model,
+        data,
+        sfm=sfm,
+        counterfactual=cf,
+        z=cfg.get("cit_z"),
+        business_necessity=cfg.get("business_necessity", ()),
+        epsilon=cfg.get("epsilon", 0.1),
+        alpha=cfg.get("alpha", 0.05),
+        seed=cfg.get("seed", 0),
+        n_boot=cfg.get("n_boot", 200),
+        learner=cfg.get("learner", "hgb"),
+        progress=progress,
+        y1=roles.get("y1"),
+        impute=cfg.get("impute", False),
+        reference=roles.get("reference"),
+        threshold=cfg.get("threshold", 0.5),
+        n_jobs=cfg.get("n_jobs"),
+    )
     if fail_on is not None:
         report.gate(fail_on)  # a name that selects no check: one line, nothing written
     out = Path(out)
@@ -113,8 +160,10 @@ def _checked_roles(config: Path, cfg: dict, data: pd.DataFrame, data_path: Path)
     if bad_roles:
         raise ValueError(f"{config}: unknown role(s) {bad_roles}; roles are {', '.join(sorted(_ROLES))}")
     if ("x0" in roles) != ("x1" in roles):
-        raise ValueError(f"{config}: roles.x0 and roles.x1 go together (one pair of levels); to compare every level "
-                         "with one baseline, give roles.reference alone")
+        raise ValueError(
+            f"{config}: roles.x0 and roles.x1 go together (one pair of levels); to compare every level "
+            "with one baseline, give roles.reference alone"
+        )
     if "impute" in cfg and not isinstance(cfg["impute"], bool):
         raise ValueError(f"{config}: impute must be true or false, got {cfg['impute']!r}")
     as_list = {k: [roles[k]] if isinstance(roles.get(k), str) else list(roles.get(k) or []) for k in ("z", "w")}
@@ -124,8 +173,13 @@ def _checked_roles(config: Path, cfg: dict, data: pd.DataFrame, data_path: Path)
     return sfm, roles
 
 
-def audit_images_from_config(config: str | os.PathLike, out: str | os.PathLike, *, progress: bool = True,
-                             fail_on: str | Sequence[str] | None = None) -> ImageAuditReport:
+def audit_images_from_config(
+    config: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    progress: bool = True,
+    fail_on: str | Sequence[str] | None = None,
+) -> ImageAuditReport:
     """Run :func:`audit_images` from a YAML file and write ``report.json`` and ``report.html`` into ``out``.
 
     The file holds ``images`` (an ``.npz``, or a folder of PNGs with ``attributes`` naming its CSV, both
@@ -167,22 +221,46 @@ def audit_images_from_config(config: str | os.PathLike, out: str | os.PathLike, 
         raise ValidationError(f"{config}: expected a mapping with keys images, attribute, classifier, counterfactual")
     unknown = sorted(set(cfg) - _IMAGE_KEYS)
     if unknown:
-        raise ValidationError(f"{config}: unknown key(s) {', '.join(unknown)}; allowed for an image audit: {', '.join(sorted(_IMAGE_KEYS))}")
+        raise ValidationError(
+            f"{config}: unknown key(s) {', '.join(unknown)}; allowed for an image audit: {', '.join(sorted(_IMAGE_KEYS))}"
+        )
     for key in ("images", "attribute", "classifier", "counterfactual"):
         if key not in cfg:
-            raise ValidationError(f"{config}: missing key {key!r} (an image audit needs images, attribute, classifier, counterfactual)")
+            raise ValidationError(
+                f"{config}: missing key {key!r} (an image audit needs images, attribute, classifier, counterfactual)"
+            )
     base = config.parent.resolve()
-    x, frame = load_images(base / str(cfg["images"]), (base / str(cfg["attributes"])) if cfg.get("attributes") else None)
+    x, frame = load_images(
+        base / str(cfg["images"]), (base / str(cfg["attributes"])) if cfg.get("attributes") else None
+    )
     classifier = load_classifier(str(cfg["classifier"]), base)
-    cf = "train" if cfg["counterfactual"] == "train" else load_object(str(cfg["counterfactual"]), base, "counterfactual")
-    reader = load_object(str(cfg["attribute_reader"]), base, "attribute_reader") if cfg.get("attribute_reader") else None
+    cf = (
+        "train" if cfg["counterfactual"] == "train" else load_object(str(cfg["counterfactual"]), base, "counterfactual")
+    )
+    reader = (
+        load_object(str(cfg["attribute_reader"]), base, "attribute_reader") if cfg.get("attribute_reader") else None
+    )
     train_options = cfg.get("train_options")
     if isinstance(train_options, dict) and train_options.get("cache_dir") is not None:  # relative to the config file
         train_options = {**train_options, "cache_dir": str(base / str(train_options["cache_dir"]))}
-    report = audit_images(classifier, x, frame, attribute=cfg["attribute"], counterfactual=cf, outcome=cfg.get("outcome"),
-                          parents=cfg.get("parents") or (), levels=cfg.get("levels"), attribute_reader=reader, z=cfg.get("z"),
-                          gate=cfg.get("gate"), epsilon=cfg.get("epsilon", 0.1), alpha=cfg.get("alpha", 0.05),
-                          seed=cfg.get("seed", 0), train_options=train_options, progress=progress)
+    report = audit_images(
+        classifier,
+        x,
+        frame,
+        attribute=cfg["attribute"],
+        counterfactual=cf,
+        outcome=cfg.get("outcome"),
+        parents=cfg.get("parents") or (),
+        levels=cfg.get("levels"),
+        attribute_reader=reader,
+        z=cfg.get("z"),
+        gate=cfg.get("gate"),
+        epsilon=cfg.get("epsilon", 0.1),
+        alpha=cfg.get("alpha", 0.05),
+        seed=cfg.get("seed", 0),
+        train_options=train_options,
+        progress=progress,
+    )
     if fail_on is not None and callable(getattr(report, "gate", None)):
         report.gate(fail_on)  # a name that selects no check: one line, nothing written
     out = Path(out)

@@ -18,9 +18,18 @@ from ..validation import check_count, check_real
 __all__ = ["binary_outcome", "checked_predictions", "decisions", "missing_values", "predictor", "validate_arguments"]
 
 
-def validate_arguments(data: Any, sfm: Any, alpha: Any, n_boot: Any, epsilon: Any = 0.1, seed: Any = 0,
-              business_necessity: Any = (), threshold: Any = 0.5, impute: Any = False,
-              reference: Any = None) -> tuple[StandardFairnessModel, float, list[Any]]:
+def validate_arguments(
+    data: Any,
+    sfm: Any,
+    alpha: Any,
+    n_boot: Any,
+    epsilon: Any = 0.1,
+    seed: Any = 0,
+    business_necessity: Any = (),
+    threshold: Any = 0.5,
+    impute: Any = False,
+    reference: Any = None,
+) -> tuple[StandardFairnessModel, float, list[Any]]:
     """Check the arguments; return the SFM, alpha and the levels of the attribute (in the data's order).
 
     Parameters
@@ -60,9 +69,17 @@ def validate_arguments(data: Any, sfm: Any, alpha: Any, n_boot: Any, epsilon: An
     if not isinstance(seed, np.random.Generator):
         check_count(seed, "seed", minimum=0)
     if isinstance(business_necessity, str):
-        raise TypeError(f"business_necessity must be a list of effects such as ['SE'], got the string {business_necessity!r}")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)) or not 0 < float(threshold) < 1:
-        raise ValueError(f"threshold must be a number in (0, 1) (scores at or above it count as decision 1), got {threshold!r}")
+        raise TypeError(
+            f"business_necessity must be a list of effects such as ['SE'], got the string {business_necessity!r}"
+        )
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float, np.floating))
+        or not 0 < float(threshold) < 1
+    ):
+        raise ValueError(
+            f"threshold must be a number in (0, 1) (scores at or above it count as decision 1), got {threshold!r}"
+        )
     if not isinstance(impute, (bool, np.bool_)):
         raise TypeError(f"impute must be true or false, got {impute!r}")
     if not isinstance(data, pd.DataFrame):
@@ -70,7 +87,9 @@ def validate_arguments(data: Any, sfm: Any, alpha: Any, n_boot: Any, epsilon: An
     if len(data) == 0:
         raise ValueError("data is empty: the audit needs rows")
     if not isinstance(sfm, StandardFairnessModel):
-        raise TypeError(f"sfm must be a cflib.fairness.StandardFairnessModel (the x, z, w, y roles), got {type(sfm).__name__}")
+        raise TypeError(
+            f"sfm must be a cflib.fairness.StandardFairnessModel (the x, z, w, y roles), got {type(sfm).__name__}"
+        )
     alpha = check_alpha(alpha)
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise ValueError(f"n_boot must be a whole number >= 0, got {n_boot!r}")
@@ -82,16 +101,24 @@ def validate_arguments(data: Any, sfm: Any, alpha: Any, n_boot: Any, epsilon: An
         raise ValueError(f"sfm.x: the protected attribute {sfm.x!r} is constant; the audit compares its levels")
     if reference is not None:
         if sfm.x0 is not None:
-            raise ValueError("reference: give either sfm's x0 and x1 (one pair) or reference (every level against it), not both")
+            raise ValueError(
+                "reference: give either sfm's x0 and x1 (one pair) or reference (every level against it), not both"
+            )
         if reference not in levels:
-            raise ValueError(f"reference: {reference!r} is not a level of {sfm.x!r}; its levels are {sorted(map(str, levels))[:20]}")
+            raise ValueError(
+                f"reference: {reference!r} is not a level of {sfm.x!r}; its levels are {sorted(map(str, levels))[:20]}"
+            )
     elif sfm.x0 is None and len(levels) == 2 and not (set(levels) <= {0, 1} or set(levels) <= {False, True}):
-        raise ValueError(f"sfm.x: {sfm.x!r} has levels {sorted(map(str, levels))}; name the baseline and comparison with "
-                         "x0= and x1= (config: roles.x0, roles.x1), or the baseline with reference=")
+        raise ValueError(
+            f"sfm.x: {sfm.x!r} has levels {sorted(map(str, levels))}; name the baseline and comparison with "
+            "x0= and x1= (config: roles.x0, roles.x1), or the baseline with reference="
+        )
     if sfm.x0 is not None:
         absent = [v for v in (sfm.x0, sfm.x1) if v not in levels]
         if absent:
-            raise ValueError(f"sfm.x0/x1: {absent} are not levels of {sfm.x!r}; its levels are {sorted(map(str, levels))[:20]}")
+            raise ValueError(
+                f"sfm.x0/x1: {absent} are not levels of {sfm.x!r}; its levels are {sorted(map(str, levels))[:20]}"
+            )
     return sfm, alpha, levels
 
 
@@ -123,20 +150,28 @@ def missing_values(data: pd.DataFrame, sfm: StandardFairnessModel, impute: bool)
     inf = {c: int(np.isinf(data[c].to_numpy(float)).sum()) for c in cols if pd.api.types.is_float_dtype(data[c])}
     inf = {c: n for c, n in inf.items() if n}
     if inf:
-        raise ValueError("data: infinite values in " + ", ".join(f"{c!r} ({n})" for c, n in inf.items())
-                         + "; replace or drop those rows first")
+        raise ValueError(
+            "data: infinite values in "
+            + ", ".join(f"{c!r} ({n})" for c, n in inf.items())
+            + "; replace or drop those rows first"
+        )
     na = {c: int(data[c].isna().sum()) for c in cols}
     na = {c: n for c, n in na.items() if n}
     if not na:
         return data, {}
     fixed = [c for c in (sfm.x, sfm.y) if c in na]
     if fixed:
-        raise ValueError(f"data: missing values in {', '.join(f'{c!r} ({na[c]})' for c in fixed)}; rows without the "
-                         f"protected attribute or the outcome cannot be audited: drop them (data.dropna(subset={fixed}))")
+        raise ValueError(
+            f"data: missing values in {', '.join(f'{c!r} ({na[c]})' for c in fixed)}; rows without the "
+            f"protected attribute or the outcome cannot be audited: drop them (data.dropna(subset={fixed}))"
+        )
     if not impute:
-        raise ValueError("data: missing values in " + ", ".join(f"{c!r} ({n} of {len(data)} rows)" for c, n in na.items())
-                         + "; drop those rows, or pass impute=True (config: impute: true) to fill them (median of a "
-                         "number, most frequent level of a category)")
+        raise ValueError(
+            "data: missing values in "
+            + ", ".join(f"{c!r} ({n} of {len(data)} rows)" for c, n in na.items())
+            + "; drop those rows, or pass impute=True (config: impute: true) to fill them (median of a "
+            "number, most frequent level of a category)"
+        )
     out = data.copy()
     for c in na:
         s = out[c]
@@ -173,14 +208,18 @@ def binary_outcome(values: pd.Series, y1: Any, column: str) -> np.ndarray:
         if not hit.any():
             hit = values.astype(str).str.strip() == str(y1).strip()
         if not hit.any():
-            raise ValueError(f"y1: {y1!r} is not a value of the outcome column {column!r}; its values are {sorted(map(str, vals))[:10]}")
+            raise ValueError(
+                f"y1: {y1!r} is not a value of the outcome column {column!r}; its values are {sorted(map(str, vals))[:10]}"
+            )
         return hit.to_numpy(dtype=float)
     if values.dtype == bool:
         return values.to_numpy(dtype=float)
     if not pd.api.types.is_numeric_dtype(values) or isinstance(values.dtype, pd.CategoricalDtype):
         vals = sorted(map(str, pd.unique(values)))
-        raise ValueError(f"sfm.y: the outcome column {column!r} holds labels {vals[:10]}, not numbers; name the positive "
-                         f"one with y1= (config: roles.y1), e.g. y1={vals[-1]!r}")
+        raise ValueError(
+            f"sfm.y: the outcome column {column!r} holds labels {vals[:10]}, not numbers; name the positive "
+            f"one with y1= (config: roles.y1), e.g. y1={vals[-1]!r}"
+        )
     return values.to_numpy(dtype=float)
 
 
@@ -239,7 +278,9 @@ def predictor(predict: Any, data: pd.DataFrame, columns: Sequence[str]) -> Calla
         return lambda d: np.asarray(predict.predict(d[cols]))
     if callable(predict):
         return lambda d: np.asarray(predict(d))
-    raise TypeError(f"predict must be a callable on a DataFrame or a scikit-learn estimator, got {type(predict).__name__}")
+    raise TypeError(
+        f"predict must be a callable on a DataFrame or a scikit-learn estimator, got {type(predict).__name__}"
+    )
 
 
 def checked_predictions(values: Any, n: int, name: str) -> np.ndarray:

@@ -67,7 +67,9 @@ def load_object(spec: str, base: Path, what: str) -> Any:
     return getattr(mod, attr)
 
 
-def load_images(path: str | os.PathLike, attributes_csv: str | os.PathLike | None = None) -> tuple[np.ndarray, pd.DataFrame]:
+def load_images(
+    path: str | os.PathLike, attributes_csv: str | os.PathLike | None = None
+) -> tuple[np.ndarray, pd.DataFrame]:
     """Images and their attributes from an ``.npz`` file or a folder of PNGs with a CSV.
 
     Parameters
@@ -110,10 +112,14 @@ def load_images(path: str | os.PathLike, attributes_csv: str | os.PathLike | Non
 
     csv = Path(attributes_csv) if attributes_csv is not None else path / "attributes.csv"
     if not csv.is_file():
-        raise FileNotFoundError(f"images: the attributes CSV {csv} does not exist (a folder of PNGs needs one, with a 'file' column)")
+        raise FileNotFoundError(
+            f"images: the attributes CSV {csv} does not exist (a folder of PNGs needs one, with a 'file' column)"
+        )
     frame = pd.read_csv(csv)
     if "file" not in frame.columns:
-        raise ValidationError(f"images: {csv.name} needs a 'file' column naming each PNG, got columns {list(frame.columns)[:10]}")
+        raise ValidationError(
+            f"images: {csv.name} needs a 'file' column naming each PNG, got columns {list(frame.columns)[:10]}"
+        )
     arrays = []
     for name in frame["file"]:
         p = path / str(name)
@@ -151,6 +157,8 @@ def load_classifier(spec: str, base: Path) -> Any:
         try:
             return torch.jit.load(str(p), map_location="cpu")
         except RuntimeError as exc:
-            raise ValidationError(f"classifier: {p.name} is not a TorchScript file ({str(exc).splitlines()[0]}); "
-                                  "save the model with torch.jit.script(model).save(path)") from None
+            raise ValidationError(
+                f"classifier: {p.name} is not a TorchScript file ({str(exc).splitlines()[0]}); "
+                "save the model with torch.jit.script(model).save(path)"
+            ) from None
     return load_object(spec, base, "classifier")

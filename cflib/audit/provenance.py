@@ -71,7 +71,9 @@ def model_hash(predict: Any) -> str:
         try:
             return "sha256:" + hashlib.sha256(inspect.getsource(predict).encode()).hexdigest()
         except (OSError, TypeError):
-            return "repr:" + re.sub(r" at 0x[0-9a-fA-F]+", "", repr(predict))[:200]  # no memory address: same run, same text
+            return (
+                "repr:" + re.sub(r" at 0x[0-9a-fA-F]+", "", repr(predict))[:200]
+            )  # no memory address: same run, same text
 
 
 def data_hash(data: pd.DataFrame) -> str:

@@ -86,12 +86,17 @@ class AuditReport:
         out = self.rows[["estimate", "ci_low", "ci_high", "pvalue", "verdict"]].copy()
         if not formatted:
             return out
-        return pd.DataFrame({
-            "estimate": [format_number(_num(v)) for v in out["estimate"]],
-            f"{1 - self.alpha:.0%} interval": [format_interval(_num(lo), _num(hi)) for lo, hi in zip(out["ci_low"], out["ci_high"], strict=True)],
-            "p-value": [_p_text(_num(v)) for v in out["pvalue"]],
-            "verdict": out["verdict"].astype(str).to_numpy(),
-        }, index=out.index)
+        return pd.DataFrame(
+            {
+                "estimate": [format_number(_num(v)) for v in out["estimate"]],
+                f"{1 - self.alpha:.0%} interval": [
+                    format_interval(_num(lo), _num(hi)) for lo, hi in zip(out["ci_low"], out["ci_high"], strict=True)
+                ],
+                "p-value": [_p_text(_num(v)) for v in out["pvalue"]],
+                "verdict": out["verdict"].astype(str).to_numpy(),
+            },
+            index=out.index,
+        )
 
     def flagged(self) -> pd.Series:
         """Whether each check is flagged: it found what it looks for at level ``alpha``.
@@ -159,8 +164,10 @@ class AuditReport:
         level = f"{1 - self.alpha:.0%}"
         pairs = prov.get("comparisons") or ([[roles.get("x1"), roles.get("x0")]] if roles.get("x1") is not None else [])
         what = "; ".join(f"{a} against {b}" for a, b in pairs) if pairs else "its levels"
-        parts = [f"cflib audited {prov.get('n_rows', '?')} rows, comparing {roles.get('x', 'the protected attribute')} "
-                 f"({what}) at level {self.alpha} ({level} intervals)."]
+        parts = [
+            f"cflib audited {prov.get('n_rows', '?')} rows, comparing {roles.get('x', 'the protected attribute')} "
+            f"({what}) at level {self.alpha} ({level} intervals)."
+        ]
         mult = prov.get("multiplicity")
         if mult:
             parts.append(mult)
@@ -179,8 +186,11 @@ class AuditReport:
         if self.groups is not None and len(self.groups):
             small = [str(g) for g, r in self.groups.iterrows() if r.get("note")]
             if small:
-                parts.append("Some group rates are not estimable: " + "; ".join(
-                    f"{g}: {self.groups.loc[g, 'note']}" for g in small) + ".")
+                parts.append(
+                    "Some group rates are not estimable: "
+                    + "; ".join(f"{g}: {self.groups.loc[g, 'note']}" for g in small)
+                    + "."
+                )
         for w in self.warnings:
             parts.append(f"Warning: {w}")
         return "\n".join(parts)
@@ -215,8 +225,14 @@ class AuditReport:
         for p, n in zip(pos, names, strict=True):
             est, lo, hi = r.loc[n, ["estimate", "ci_low", "ci_high"]]
             flagged = lo > 0 or hi < 0
-            ax.errorbar([est], [p], xerr=[[est - lo], [hi - est]], fmt="o", capsize=4,
-                        color=plotting.PALETTE[3] if flagged else plotting.PALETTE[0])
+            ax.errorbar(
+                [est],
+                [p],
+                xerr=[[est - lo], [hi - est]],
+                fmt="o",
+                capsize=4,
+                color=plotting.PALETTE[3] if flagged else plotting.PALETTE[0],
+            )
         ax.axvline(0.0, color="0.5", lw=0.8)
         ax.set_yticks(pos, names)
         ax.set_xlabel(f"effect on the prediction's scale ({1 - self.alpha:.0%} interval)")
@@ -233,13 +249,27 @@ class AuditReport:
         checks = []
         flags = self.flagged()
         for name, row in self.rows.iterrows():
-            checks.append({"check": str(name), **{c: plain(row[c]) for c in COLUMNS}, "flagged": bool(flags[name]),
-                           "link": reference_link(str(row["reference"]))})
-        out = {"schema_version": SCHEMA_VERSION, "alpha": self.alpha, "checks": checks,
-               "warnings": list(self.warnings), "provenance": self.provenance, "timing": self.timing,
-               "summary": self.plain_summary()}
+            checks.append(
+                {
+                    "check": str(name),
+                    **{c: plain(row[c]) for c in COLUMNS},
+                    "flagged": bool(flags[name]),
+                    "link": reference_link(str(row["reference"])),
+                }
+            )
+        out = {
+            "schema_version": SCHEMA_VERSION,
+            "alpha": self.alpha,
+            "checks": checks,
+            "warnings": list(self.warnings),
+            "provenance": self.provenance,
+            "timing": self.timing,
+            "summary": self.plain_summary(),
+        }
         if self.groups is not None:
-            out["groups"] = [{"group": str(g), **{c: plain(v) for c, v in row.items()}} for g, row in self.groups.iterrows()]
+            out["groups"] = [
+                {"group": str(g), **{c: plain(v) for c, v in row.items()}} for g, row in self.groups.iterrows()
+            ]
         return out
 
     def to_json(self, path: str | os.PathLike) -> Path:
@@ -265,33 +295,69 @@ class AuditReport:
         """
         prov, roles = self.provenance, self.provenance.get("roles", {})
         flags, lines = self.flagged(), []
-        lines += ["# Model card: fairness audit", "", "## Summary", "", self.plain_summary(), "", "## Model", "",
-                  f"- model: `{prov.get('model')}`" + (f" ({prov['model_type']})" if prov.get("model_type") else ""),
-                  f"- predictions read as decisions: {prov.get('decisions', 'as given')}", "", "## Data", "",
-                  f"- rows: {prov.get('n_rows')}; data sha256: `{prov.get('data_sha256')}`",
-                  f"- protected attribute: `{roles.get('x')}`; confounders: {', '.join(map(str, roles.get('z', []))) or 'none'}; "
-                  f"mediators: {', '.join(map(str, roles.get('w', []))) or 'none'}; outcome: `{roles.get('y')}`"
-                  + (f" (positive label {roles['y1']!r})" if roles.get("y1") is not None else "")]
+        lines += [
+            "# Model card: fairness audit",
+            "",
+            "## Summary",
+            "",
+            self.plain_summary(),
+            "",
+            "## Model",
+            "",
+            f"- model: `{prov.get('model')}`" + (f" ({prov['model_type']})" if prov.get("model_type") else ""),
+            f"- predictions read as decisions: {prov.get('decisions', 'as given')}",
+            "",
+            "## Data",
+            "",
+            f"- rows: {prov.get('n_rows')}; data sha256: `{prov.get('data_sha256')}`",
+            f"- protected attribute: `{roles.get('x')}`; confounders: {', '.join(map(str, roles.get('z', []))) or 'none'}; "
+            f"mediators: {', '.join(map(str, roles.get('w', []))) or 'none'}; outcome: `{roles.get('y')}`"
+            + (f" (positive label {roles['y1']!r})" if roles.get("y1") is not None else ""),
+        ]
         if prov.get("imputed"):
             lines.append("- imputed: " + ", ".join(f"{c} ({n} values)" for c, n in prov["imputed"].items()))
         lines += ["", "## Intended groups", ""]
         lines += [f"- {g}: {n} rows" for g, n in prov.get("group_counts", {}).items()]
         lines += ["", "## Flagged checks", ""]
         head = ["check", "estimate", f"{1 - self.alpha:.0%} interval", "p-value", "verdict", "reference"]
-        body = [[c, format_number(_num(r["estimate"])), format_interval(_num(r["ci_low"]), _num(r["ci_high"])),
-                 _p_text(_num(r["pvalue"])), str(r["verdict"]), _md_link(str(r["reference"]))]
-                for c, r in self.rows.iterrows() if flags[c]]
+        body = [
+            [
+                c,
+                format_number(_num(r["estimate"])),
+                format_interval(_num(r["ci_low"]), _num(r["ci_high"])),
+                _p_text(_num(r["pvalue"])),
+                str(r["verdict"]),
+                _md_link(str(r["reference"])),
+            ]
+            for c, r in self.rows.iterrows()
+            if flags[c]
+        ]
         lines += _md_table(head, body) if body else ["No check is flagged."]
         lines += ["", "## All checks", ""]
-        lines += _md_table(head, [[c, format_number(_num(r["estimate"])), format_interval(_num(r["ci_low"]), _num(r["ci_high"])),
-                                   _p_text(_num(r["pvalue"])), str(r["verdict"]), _md_link(str(r["reference"]))]
-                                  for c, r in self.rows.iterrows()])
+        lines += _md_table(
+            head,
+            [
+                [
+                    c,
+                    format_number(_num(r["estimate"])),
+                    format_interval(_num(r["ci_low"]), _num(r["ci_high"])),
+                    _p_text(_num(r["pvalue"])),
+                    str(r["verdict"]),
+                    _md_link(str(r["reference"])),
+                ]
+                for c, r in self.rows.iterrows()
+            ],
+        )
         if self.groups is not None:
             lines += ["", "## Group rates", ""]
             lines += _md_table(*_group_cells(self.groups, self.alpha))
-        lines += ["", "## How this was made", "",
-                  f"cflib {prov.get('cflib_version')}, report schema {SCHEMA_VERSION}, seed {prov.get('seed')}, "
-                  f"{prov.get('n_boot')} bootstrap replicates, started {self.timing.get('started_utc')}."]
+        lines += [
+            "",
+            "## How this was made",
+            "",
+            f"cflib {prov.get('cflib_version')}, report schema {SCHEMA_VERSION}, seed {prov.get('seed')}, "
+            f"{prov.get('n_boot')} bootstrap replicates, started {self.timing.get('started_utc')}.",
+        ]
         return "\n".join(lines) + "\n"
 
     def to_markdown(self, path: str | os.PathLike) -> Path:
@@ -336,21 +402,26 @@ class AuditReport:
                 inner = f"<skipped message={quoteattr(str(r['verdict']))}/>"
             elif flags[c] and c in gated:
                 n_fail += 1
-                inner = f"<failure type=\"flagged\" message={quoteattr(str(r['verdict']))}>{text}</failure>"
+                inner = f'<failure type="flagged" message={quoteattr(str(r["verdict"]))}>{text}</failure>'
             elif flags[c]:
                 inner = f"<system-out>flagged, not in --fail-on: {text}</system-out>"
             else:
                 inner = f"<system-out>{text}</system-out>"
             cases.append(f'  <testcase classname="cflib.audit" name={quoteattr(str(c))} time="0">{inner}</testcase>')
-        props = "".join(f"<property name={quoteattr(k)} value={quoteattr(_short(v))}/>"
-                        for k, v in self.provenance.items() if k in ("data_sha256", "model", "cflib_version", "seed", "n_rows"))
+        props = "".join(
+            f"<property name={quoteattr(k)} value={quoteattr(_short(v))}/>"
+            for k, v in self.provenance.items()
+            if k in ("data_sha256", "model", "cflib_version", "seed", "n_rows")
+        )
         n = len(self.rows)
         wall = self.timing.get("wall_seconds", 0)
-        xml = ('<?xml version="1.0" encoding="UTF-8"?>\n'
-               f'<testsuites name="cflib audit" tests="{n}" failures="{n_fail}" errors="0" skipped="{n_skip}" time="{wall}">\n'
-               f' <testsuite name="cflib audit" tests="{n}" failures="{n_fail}" errors="0" skipped="{n_skip}" time="{wall}" '
-               f'timestamp={quoteattr(str(self.timing.get("started_utc", "")).rstrip("Z"))}>\n'
-               f'  <properties>{props}</properties>\n' + "\n".join(cases) + "\n </testsuite>\n</testsuites>\n")
+        xml = (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<testsuites name="cflib audit" tests="{n}" failures="{n_fail}" errors="0" skipped="{n_skip}" time="{wall}">\n'
+            f' <testsuite name="cflib audit" tests="{n}" failures="{n_fail}" errors="0" skipped="{n_skip}" time="{wall}" '
+            f"timestamp={quoteattr(str(self.timing.get('started_utc', '')).rstrip('Z'))}>\n"
+            f"  <properties>{props}</properties>\n" + "\n".join(cases) + "\n </testsuite>\n</testsuites>\n"
+        )
         return _atomic_write(Path(path), xml)
 
     def to_html(self, path: str | os.PathLike) -> Path:
@@ -382,25 +453,41 @@ class AuditReport:
             ref = html.escape(str(r["reference"]))
             ref = f'<a href="{html.escape(link)}">{ref}</a>' if link else ref
             cls = ' class="flag"' if flags[c] else ""
-            cells = [html.escape(str(c)), format_number(_num(r["estimate"])),
-                     format_interval(_num(r["ci_low"]), _num(r["ci_high"])), _p_text(_num(r["pvalue"])),
-                     html.escape(str(r["verdict"])), html.escape(str(r["method"])), ref]
+            cells = [
+                html.escape(str(c)),
+                format_number(_num(r["estimate"])),
+                format_interval(_num(r["ci_low"]), _num(r["ci_high"])),
+                _p_text(_num(r["pvalue"])),
+                html.escape(str(r["verdict"])),
+                html.escape(str(r["method"])),
+                ref,
+            ]
             rows_html.append(f"<tr{cls}>" + "".join(f"<td>{v}</td>" for v in cells) + "</tr>")
-        checks = ("<table class=\"checks\"><thead><tr><th>check</th><th>estimate</th>"
-                  f"<th>{1 - self.alpha:.0%} interval</th><th>p-value</th><th>verdict</th><th>method</th><th>reference</th>"
-                  "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table>")
+        checks = (
+            '<table class="checks"><thead><tr><th>check</th><th>estimate</th>'
+            f"<th>{1 - self.alpha:.0%} interval</th><th>p-value</th><th>verdict</th><th>method</th><th>reference</th>"
+            "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table>"
+        )
         groups = ""
         if self.groups is not None:
             head, body = _group_cells(self.groups, self.alpha)
-            groups = ("<h2>Groups</h2><p>Rates per level of the protected attribute with "
-                      f"{1 - self.alpha:.0%} Wilson intervals; a rate whose denominator is empty is not estimable.</p>"
-                      "<table class=\"groups\"><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head)
-                      + "</tr></thead><tbody>" + "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in b) + "</tr>"
-                                                          for b in body) + "</tbody></table>")
-        summary = "".join(f"<li>{html.escape(s[2:])}</li>" if s.startswith("- ") else f"<p>{html.escape(s)}</p>"
-                          for s in self.plain_summary().splitlines())
-        prov = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_short(v))}</td></tr>"
-                       for k, v in {**self.provenance, **self.timing}.items())
+            groups = (
+                "<h2>Groups</h2><p>Rates per level of the protected attribute with "
+                f"{1 - self.alpha:.0%} Wilson intervals; a rate whose denominator is empty is not estimable.</p>"
+                '<table class="groups"><thead><tr>'
+                + "".join(f"<th>{html.escape(h)}</th>" for h in head)
+                + "</tr></thead><tbody>"
+                + "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in b) + "</tr>" for b in body)
+                + "</tbody></table>"
+            )
+        summary = "".join(
+            f"<li>{html.escape(s[2:])}</li>" if s.startswith("- ") else f"<p>{html.escape(s)}</p>"
+            for s in self.plain_summary().splitlines()
+        )
+        prov = "".join(
+            f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_short(v))}</td></tr>"
+            for k, v in {**self.provenance, **self.timing}.items()
+        )
         page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>cflib audit report</title>
 <style>body{{font-family:sans-serif;max-width:64em;margin:2em auto;color:#222}}
@@ -443,7 +530,8 @@ def _md_table(head: Sequence[str], body: Sequence[Sequence[Any]]) -> list[str]:
         return str(v).replace("|", "\\|").replace("\n", " ")
 
     return ["| " + " | ".join(map(cell, head)) + " |", "|" + "---|" * len(head)] + [
-        "| " + " | ".join(map(cell, row)) + " |" for row in body]
+        "| " + " | ".join(map(cell, row)) + " |" for row in body
+    ]
 
 
 def _group_cells(groups: pd.DataFrame, alpha: float) -> tuple[list[str], list[list[str]]]:
@@ -456,8 +544,11 @@ def _group_cells(groups: pd.DataFrame, alpha: float) -> tuple[list[str], list[li
         cells = [str(g), str(int(row["n"]))]
         for r in RATES:
             v = _num(row[r])
-            cells.append("not estimable" if not np.isfinite(v) else
-                         f"{format_number(v)} {format_interval(_num(row[r + '_low']), _num(row[r + '_high']))}")
+            cells.append(
+                "not estimable"
+                if not np.isfinite(v)
+                else f"{format_number(v)} {format_interval(_num(row[r + '_low']), _num(row[r + '_high']))}"
+            )
         cells.append(str(row.get("note", "")))
         body.append(cells)
     return head, body

@@ -129,8 +129,12 @@ def audit(
 
     t0 = time.perf_counter()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    sfm, alpha, levels = validate_arguments(data, sfm, alpha, n_boot, epsilon, seed, business_necessity, threshold, impute, reference)
-    data, bn, z, n_jobs = _checked_call(predict, data, sfm, levels, counterfactual, z, scores, business_necessity, n_jobs)
+    sfm, alpha, levels = validate_arguments(
+        data, sfm, alpha, n_boot, epsilon, seed, business_necessity, threshold, impute, reference
+    )
+    data, bn, z, n_jobs = _checked_call(
+        predict, data, sfm, levels, counterfactual, z, scores, business_necessity, n_jobs
+    )
     has_y = sfm.y in data.columns
     filled, imputed = missing_values(data, sfm, bool(impute))
     y01 = binary_outcome(data[sfm.y], y1, sfm.y) if has_y else None
@@ -148,16 +152,37 @@ def audit(
     details: dict[str, Any] = {}
     notes: tuple[str, ...] = ()
     if imputed:
-        notes += (f"imputed missing values in {', '.join(f'{c!r} ({n})' for c, n in imputed.items())} for the audit's own "
-                  "models (median of a number, most frequent level of a category); the model saw the data as given",)
+        notes += (
+            f"imputed missing values in {', '.join(f'{c!r} ({n})' for c, n in imputed.items())} for the audit's own "
+            "models (median of a number, most frequent level of a category); the model saw the data as given",
+        )
     for x0, x1 in pairs:
         suffix = f" [{x1} vs {x0}]" if k > 1 else ""
         keep = data[sfm.x].isin([x0, x1]).to_numpy()
         pair_sfm = sfm if sfm.x0 is not None or (x0, x1) == (0, 1) else replace(sfm, x0=x0, x1=x1)
         got = audit_pair(
-            f, data.loc[keep].reset_index(drop=True), filled.loc[keep].reset_index(drop=True), y_hat[keep],
-            None if y01 is None else y01[keep], None if decision is None else decision[keep], decided_by, pair_sfm,
-            x0, x1, alpha_pair, level, n_boot, seed, learner, bn, epsilon, counterfactual, z, bar, int(n_jobs))
+            f,
+            data.loc[keep].reset_index(drop=True),
+            filled.loc[keep].reset_index(drop=True),
+            y_hat[keep],
+            None if y01 is None else y01[keep],
+            None if decision is None else decision[keep],
+            decided_by,
+            pair_sfm,
+            x0,
+            x1,
+            alpha_pair,
+            level,
+            n_boot,
+            seed,
+            learner,
+            bn,
+            epsilon,
+            counterfactual,
+            z,
+            bar,
+            int(n_jobs),
+        )
         for name, row in got[0].items():
             rows[name + suffix] = row
         details.update({key + suffix: v for key, v in got[1].items()})
@@ -165,18 +190,41 @@ def audit(
     bar.set_postfix_str("report")
     table = pd.DataFrame.from_dict(rows, orient="index")[[*COLUMNS, "flagged"]]
     table.index.name = "check"
-    provenance = _provenance(data, sfm, pairs, alpha=alpha, has_y=has_y, reference=reference, predict=predict,
-                             counterfactual=counterfactual, z=z, bn=bn, y1=y1, seed=seed, n_boot=n_boot,
-                             decided_by=decided_by, threshold=threshold, imputed=imputed)
+    provenance = _provenance(
+        data,
+        sfm,
+        pairs,
+        alpha=alpha,
+        has_y=has_y,
+        reference=reference,
+        predict=predict,
+        counterfactual=counterfactual,
+        z=z,
+        bn=bn,
+        y1=y1,
+        seed=seed,
+        n_boot=n_boot,
+        decided_by=decided_by,
+        threshold=threshold,
+        imputed=imputed,
+    )
     bar.update(1)
     bar.close()
     timing = {"started_utc": started, "wall_seconds": round(time.perf_counter() - t0, 2)}
     return AuditReport(table, alpha, provenance, timing, details, notes, groups)
 
 
-def _checked_call(predict: Any, data: pd.DataFrame, sfm: StandardFairnessModel, levels: list[Any], counterfactual: Any,
-                  z: Sequence[str] | None, scores: Any, business_necessity: Sequence[str],
-                  n_jobs: int | None) -> tuple[pd.DataFrame, tuple[str, ...], list[str] | None, int]:
+def _checked_call(
+    predict: Any,
+    data: pd.DataFrame,
+    sfm: StandardFairnessModel,
+    levels: list[Any],
+    counterfactual: Any,
+    z: Sequence[str] | None,
+    scores: Any,
+    business_necessity: Sequence[str],
+    n_jobs: int | None,
+) -> tuple[pd.DataFrame, tuple[str, ...], list[str] | None, int]:
     """The rest of the call checked: the rows of one named pair, business necessity, the model or its scores, ``z``
     and ``n_jobs`` (its default: one process per core, at most 5, from 5000 rows on)."""
     if sfm.x0 is not None and len(levels) > 2:  # one named pair: the other levels are left out (and not hashed)
@@ -201,8 +249,9 @@ def _checked_call(predict: Any, data: pd.DataFrame, sfm: StandardFairnessModel, 
     return data, bn, z, n_jobs
 
 
-def _predictions(predict: Any, scores: Any, data: pd.DataFrame,
-                 sfm: StandardFairnessModel) -> tuple[Callable[[pd.DataFrame], np.ndarray] | None, np.ndarray]:
+def _predictions(
+    predict: Any, scores: Any, data: pd.DataFrame, sfm: StandardFairnessModel
+) -> tuple[Callable[[pd.DataFrame], np.ndarray] | None, np.ndarray]:
     """The model as a function of a frame (``None`` without one) and its predictions on ``data`` (or the scores given)."""
     cols = [sfm.x, *sfm.z, *sfm.w]
     f = predictor(predict, data, cols) if predict is not None else None
@@ -217,7 +266,9 @@ def _predictions(predict: Any, scores: Any, data: pd.DataFrame,
     return f, y_hat
 
 
-def _comparisons(data: pd.DataFrame, sfm: StandardFairnessModel, levels: list[Any], reference: Any) -> list[tuple[Any, Any]]:
+def _comparisons(
+    data: pd.DataFrame, sfm: StandardFairnessModel, levels: list[Any], reference: Any
+) -> list[tuple[Any, Any]]:
     """The comparisons: one pair (x0, x1), or every level against the reference (Bonferroni over the pairs)."""
     if sfm.x0 is not None:
         pairs = [(sfm.x0, sfm.x1)]
@@ -230,23 +281,50 @@ def _comparisons(data: pd.DataFrame, sfm: StandardFairnessModel, levels: list[An
     return pairs
 
 
-def _group_table(data: pd.DataFrame, sfm: StandardFairnessModel, decision: np.ndarray | None, y01: np.ndarray | None,
-                 alpha: float, bar: Any) -> pd.DataFrame:
+def _group_table(
+    data: pd.DataFrame,
+    sfm: StandardFairnessModel,
+    decision: np.ndarray | None,
+    y01: np.ndarray | None,
+    alpha: float,
+    bar: Any,
+) -> pd.DataFrame:
     """Each level's size and rates with Wilson intervals (:func:`cflib.stats.rates.group_rates`), one step of the bar."""
     from ..stats.rates import group_rates
 
     binary_y = y01 is not None and set(np.unique(y01)) <= {0.0, 1.0}
     bar.set_postfix_str("group table")
-    groups = group_rates(data[sfm.x].astype(str).to_numpy(), decision, y01.astype(int) if binary_y else None, level=1 - alpha,
-                         no_decision="predictions outside [0, 1] are not decisions",
-                         no_outcome="no outcome column" if y01 is None else "the outcome is not 0/1: name its positive label with y1=")
+    groups = group_rates(
+        data[sfm.x].astype(str).to_numpy(),
+        decision,
+        y01.astype(int) if binary_y else None,
+        level=1 - alpha,
+        no_decision="predictions outside [0, 1] are not decisions",
+        no_outcome="no outcome column" if y01 is None else "the outcome is not 0/1: name its positive label with y1=",
+    )
     bar.update(1)
     return groups
 
 
-def _provenance(data: pd.DataFrame, sfm: StandardFairnessModel, pairs: list[tuple[Any, Any]], *, alpha: float, has_y: bool,
-                reference: Any, predict: Any, counterfactual: Any, z: list[str] | None, bn: tuple[str, ...], y1: Any,
-                seed: int, n_boot: int, decided_by: str, threshold: float, imputed: dict[str, int]) -> dict[str, Any]:
+def _provenance(
+    data: pd.DataFrame,
+    sfm: StandardFairnessModel,
+    pairs: list[tuple[Any, Any]],
+    *,
+    alpha: float,
+    has_y: bool,
+    reference: Any,
+    predict: Any,
+    counterfactual: Any,
+    z: list[str] | None,
+    bn: tuple[str, ...],
+    y1: Any,
+    seed: int,
+    n_boot: int,
+    decided_by: str,
+    threshold: float,
+    imputed: dict[str, int],
+) -> dict[str, Any]:
     """The report's provenance: data and model hashes, roles, versions, seed, comparisons and their level."""
     k = len(pairs)
     alpha_pair = alpha / k
@@ -256,9 +334,18 @@ def _provenance(data: pd.DataFrame, sfm: StandardFairnessModel, pairs: list[tupl
         "data_sha256": data_hash(data),
         "n_rows": int(len(data)),
         "group_counts": {str(k_): int(v) for k_, v in sorted(counts.items(), key=lambda kv: str(kv[0]))},
-        "roles": {"x": sfm.x, "z": list(sfm.z), "w": list(sfm.w), "y": sfm.y if has_y else None,
-                  "x0": plain(x0_all), "x1": plain(x1_all), "cit_z": z, "business_necessity": list(bn),
-                  "y1": plain(y1), "reference": plain(pairs[0][0]) if k > 1 or reference is not None else None},
+        "roles": {
+            "x": sfm.x,
+            "z": list(sfm.z),
+            "w": list(sfm.w),
+            "y": sfm.y if has_y else None,
+            "x0": plain(x0_all),
+            "x1": plain(x1_all),
+            "cit_z": z,
+            "business_necessity": list(bn),
+            "y1": plain(y1),
+            "reference": plain(pairs[0][0]) if k > 1 or reference is not None else None,
+        },
         "model": model_hash(predict) if predict is not None else "scores given",
         "model_type": model_type(predict),
         "counterfactual": None if counterfactual is None else model_hash(counterfactual),
@@ -268,9 +355,12 @@ def _provenance(data: pd.DataFrame, sfm: StandardFairnessModel, pairs: list[tupl
         "device": "cpu",
         "environment": environment(),
         "comparisons": [[plain(b), plain(a)] for a, b in pairs],
-        "multiplicity": (f"{k} comparisons with the reference level {pairs[0][0]!r}: each test and interval is at level "
-                         f"{alpha}/{k} = {alpha_pair:.4g} (Bonferroni), so the report as a whole keeps level {alpha}"
-                         if k > 1 else None),
+        "multiplicity": (
+            f"{k} comparisons with the reference level {pairs[0][0]!r}: each test and interval is at level "
+            f"{alpha}/{k} = {alpha_pair:.4g} (Bonferroni), so the report as a whole keeps level {alpha}"
+            if k > 1
+            else None
+        ),
         "decisions": decided_by,
         "threshold": float(threshold),
         "imputed": {c: int(n) for c, n in imputed.items()},

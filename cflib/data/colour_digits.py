@@ -106,7 +106,9 @@ def _bank(resolution: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         import torch
         import torch.nn.functional as F
 
-        t = F.interpolate(torch.from_numpy(imgs)[:, None], size=(resolution, resolution), mode="bilinear", align_corners=False)
+        t = F.interpolate(
+            torch.from_numpy(imgs)[:, None], size=(resolution, resolution), mode="bilinear", align_corners=False
+        )
         imgs = t[:, 0].clamp(0, 1).numpy()
     labels = d.target.astype(np.int64)
     # The exogenous style: index j of the exemplar in its class, sorted by ink mass. Every class keeps
@@ -147,7 +149,14 @@ def digit_bank(resolution: int = 16) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return imgs.copy(), labels.copy(), rank.copy()
 
 
-def sample_hue(digits: np.ndarray, scm: str, rng: int | np.random.Generator | None = None, *, sigma: float = 0.05, outlier_p: float = 0.05) -> np.ndarray:
+def sample_hue(
+    digits: np.ndarray,
+    scm: str,
+    rng: int | np.random.Generator | None = None,
+    *,
+    sigma: float = 0.05,
+    outlier_p: float = 0.05,
+) -> np.ndarray:
     """Draw hues under one of the paper's SCMs (App. D.1), wrapped into ``[0, 1)``.
 
     Parameters
@@ -251,7 +260,9 @@ class ColourDigits:
     def subset(self, idx: np.ndarray) -> ColourDigits:
         """Rows ``idx`` (with repeats) as a new split."""
         idx = np.asarray(idx)
-        return ColourDigits(self.x[idx], self.digit[idx], self.hue[idx], self.style[idx], self.base[idx], self.scm, self.resolution)
+        return ColourDigits(
+            self.x[idx], self.digit[idx], self.hue[idx], self.style[idx], self.base[idx], self.scm, self.resolution
+        )
 
     def frame(self) -> pd.DataFrame:
         """The parents (and the hidden style) as a DataFrame."""
@@ -277,7 +288,11 @@ class ColourDigits:
             ``{"digit", "hue", "x"}`` counterfactual values.
         """
         unit = self if idx is None else self.subset(idx)
-        vals = {"digit": unit.digit.copy(), "hue": unit.hue.copy(), **check_do(do, ("digit", "hue"), len(unit), "Colour-Digits")}
+        vals = {
+            "digit": unit.digit.copy(),
+            "hue": unit.hue.copy(),
+            **check_do(do, ("digit", "hue"), len(unit), "Colour-Digits"),
+        }
         vals["digit"] = vals["digit"].astype(np.int64)
         return {**vals, "x": true_counterfactual(unit.x, unit.parents, vals, resolution=unit.resolution)}
 
@@ -325,7 +340,11 @@ def colour_digits(
         raise ValueError(f"replicas must be a positive integer, got {replicas!r}")
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
-    imgs, labels, rank = _bank(int(resolution)) if isinstance(resolution, (int, np.integer)) and resolution >= 4 else digit_bank(resolution)
+    imgs, labels, rank = (
+        _bank(int(resolution))
+        if isinstance(resolution, (int, np.integer)) and resolution >= 4
+        else digit_bank(resolution)
+    )
     perm = np.random.default_rng(12345).permutation(len(imgs))  # fixed split, whatever the seed
     n_test = int(round(test_fraction * len(imgs)))
     base = {"test": perm[:n_test], "train": perm[n_test:], "all": perm}[split]
@@ -355,7 +374,9 @@ def _as_parents(pa: Mapping[str, Any], n: int, name: str) -> tuple[np.ndarray, n
     return d, h
 
 
-def true_counterfactual(x: np.ndarray, pa: Mapping[str, Any], pa_star: Mapping[str, Any], *, resolution: int | None = None) -> np.ndarray:
+def true_counterfactual(
+    x: np.ndarray, pa: Mapping[str, Any], pa_star: Mapping[str, Any], *, resolution: int | None = None
+) -> np.ndarray:
     """The ground-truth counterfactual function of the Colour-Digits SCM.
 
     Abduction is exact: the grey exemplar is ``max`` over the colour channels and its style rank is
@@ -455,7 +476,9 @@ def hue_error(pred: np.ndarray, target: np.ndarray, circular: bool = True) -> np
 # ---------------------------------------------------------------------------------------------------
 # Full support and simulated interventions (Sec. 3.3, eq. 4)
 # ---------------------------------------------------------------------------------------------------
-def _binned(parents: Mapping[str, Any], bins: Mapping[str, Any] | int, discrete: Iterable[str] | None) -> tuple[list[str], list[np.ndarray], list[np.ndarray], list[int]]:
+def _binned(
+    parents: Mapping[str, Any], bins: Mapping[str, Any] | int, discrete: Iterable[str] | None
+) -> tuple[list[str], list[np.ndarray], list[np.ndarray], list[int]]:
     if not isinstance(parents, Mapping) or not parents:
         raise TypeError("parents must be a non-empty dict name -> (n,) array")
     names = sorted(parents)
@@ -463,7 +486,11 @@ def _binned(parents: Mapping[str, Any], bins: Mapping[str, Any] | int, discrete:
     n = len(arrays[0])
     if any(len(a) != n for a in arrays):
         raise ValueError("every parent array must have the same length")
-    discrete = set(discrete) if discrete is not None else {k for k, a in zip(names, arrays, strict=True) if np.issubdtype(a.dtype, np.integer)}
+    discrete = (
+        set(discrete)
+        if discrete is not None
+        else {k for k, a in zip(names, arrays, strict=True) if np.issubdtype(a.dtype, np.integer)}
+    )
     unknown = discrete - set(names)
     if unknown:
         raise ValueError(f"discrete names unknown parent(s) {sorted(unknown)}; parents are {names}")
@@ -483,7 +510,9 @@ def _binned(parents: Mapping[str, Any], bins: Mapping[str, Any] | int, discrete:
     return names, codes, edges, sizes
 
 
-def cell_index(parents: Mapping[str, Any], bins: Mapping[str, int] | int = 5, discrete: Iterable[str] | None = None) -> np.ndarray:
+def cell_index(
+    parents: Mapping[str, Any], bins: Mapping[str, int] | int = 5, discrete: Iterable[str] | None = None
+) -> np.ndarray:
     """Flat index of each row's cell in the binned joint (see :func:`joint_histogram`).
 
     Returns
@@ -494,7 +523,9 @@ def cell_index(parents: Mapping[str, Any], bins: Mapping[str, int] | int = 5, di
     return np.ravel_multi_index(tuple(codes), tuple(sizes))
 
 
-def joint_histogram(parents: Mapping[str, Any], bins: Mapping[str, int] | int = 5, discrete: Iterable[str] | None = None) -> tuple[np.ndarray, list[str], list[np.ndarray]]:
+def joint_histogram(
+    parents: Mapping[str, Any], bins: Mapping[str, int] | int = 5, discrete: Iterable[str] | None = None
+) -> tuple[np.ndarray, list[str], list[np.ndarray]]:
     """Counts of the binned parents' joint (discrete parents by class, continuous by equal-width bins).
 
     Parameters
@@ -548,7 +579,16 @@ class SupportReport(BaseTestResult):
     def summary(self) -> pd.DataFrame:
         """One row: cells, empty cells, smallest non-empty count, full support."""
         nz = self.counts[self.counts > 0]
-        return pd.DataFrame([{"cells": int(self.counts.size), "empty cells": self.statistic, "min non-empty count": int(nz.min()) if nz.size else 0, "full support": self.full_support}])
+        return pd.DataFrame(
+            [
+                {
+                    "cells": int(self.counts.size),
+                    "empty cells": self.statistic,
+                    "min non-empty count": int(nz.min()) if nz.size else 0,
+                    "full support": self.full_support,
+                }
+            ]
+        )
 
     def plot(self, ax: Any = None) -> Any:
         """Heat map of the joint counts (2 parents), empty cells marked with a cross."""
@@ -569,7 +609,9 @@ class SupportReport(BaseTestResult):
         return ax
 
 
-def support_report(parents: Mapping[str, Any], bins: Mapping[str, int] | int = 5, discrete: Iterable[str] | None = None) -> SupportReport:
+def support_report(
+    parents: Mapping[str, Any], bins: Mapping[str, int] | int = 5, discrete: Iterable[str] | None = None
+) -> SupportReport:
     """Check whether the binned joint of ``parents`` covers the product of the marginals.
 
     Parameters
@@ -586,7 +628,9 @@ def support_report(parents: Mapping[str, Any], bins: Mapping[str, int] | int = 5
     return SupportReport(counts=counts, names=names, edges=edges, statistic=empty, full_support=empty == 0)
 
 
-def has_full_support(parents: Mapping[str, Any], bins: Mapping[str, int] | int = 5, discrete: Iterable[str] | None = None) -> bool:
+def has_full_support(
+    parents: Mapping[str, Any], bins: Mapping[str, int] | int = 5, discrete: Iterable[str] | None = None
+) -> bool:
     """True when every cell of the binned joint of ``parents`` is populated (see :func:`support_report`)."""
     return support_report(parents, bins, discrete).full_support
 

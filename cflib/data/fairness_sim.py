@@ -118,7 +118,9 @@ def linear_sfm_truth(params: LinearSFMParams = LinearSFMParams()) -> dict[str, f
     return {"TV": de - ie - se, "DE": de, "IE": ie, "SE": se}
 
 
-def linear_sfm(n: int, params: LinearSFMParams = LinearSFMParams(), *, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
+def linear_sfm(
+    n: int, params: LinearSFMParams = LinearSFMParams(), *, seed: int | np.random.Generator | None = None
+) -> pd.DataFrame:
     """Draw ``n`` units from the linear SFM.
 
     Parameters
@@ -147,7 +149,13 @@ def linear_sfm(n: int, params: LinearSFMParams = LinearSFMParams(), *, seed: int
 
 
 def linear_mediation_scm(
-    n: int, *, a_xw: float = 0.8, a_wy: float = 1.5, a_xy: float = 0.5, p: float = 0.5, seed: int | np.random.Generator | None = None
+    n: int,
+    *,
+    a_xw: float = 0.8,
+    a_wy: float = 1.5,
+    a_xy: float = 0.5,
+    p: float = 0.5,
+    seed: int | np.random.Generator | None = None,
 ) -> pd.DataFrame:
     """The linear SCM of Corollary 1: ``W = a_xw X + U_W``, ``Y = a_xy X + a_wy W + U_Y`` (``Z`` empty).
 
@@ -197,7 +205,9 @@ def a2_oracle_predictor(x: np.ndarray, w1: np.ndarray, w2: np.ndarray, beta: flo
     return np.asarray(w1) * np.asarray(w2) / 6.0 + np.asarray(w1) + beta * np.asarray(x)
 
 
-def appendix_a2_scm(n: int, *, alpha: float = 1.0, beta: float = 0.5, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
+def appendix_a2_scm(
+    n: int, *, alpha: float = 1.0, beta: float = 0.5, seed: int | np.random.Generator | None = None
+) -> pd.DataFrame:
     """The SCM of the paper's App. A.2 (Eqs. 44-49), with every unit's counterfactuals.
 
     ``X ~ Bern(1/2)``, ``W1 = alpha X + U1``, ``W2 = W1^2 / 4 - X / 3 + U2``,

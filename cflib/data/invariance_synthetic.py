@@ -45,8 +45,15 @@ import numpy as np
 from cflib.runtime import as_generator
 
 __all__ = [
-    "KINDS", "SyntheticParams", "InvarianceData", "draw_params", "invariance_synthetic", "structural_x", "label_logits",
-    "ParityWorld", "parity_world",
+    "KINDS",
+    "SyntheticParams",
+    "InvarianceData",
+    "draw_params",
+    "invariance_synthetic",
+    "structural_x",
+    "label_logits",
+    "ParityWorld",
+    "parity_world",
 ]
 
 #: The six transformations f_Y of App. F.1 ("log-exp" is the paper's "log-scale" dataset).
@@ -129,9 +136,18 @@ class SyntheticParams:
             raise ValueError("cannot rescale parameters drawn with a_effect=0: draw them with a_effect != 0 first")
         n_raw = self.M + (self.N - self.M) / self.a_effect
         return SyntheticParams(
-            kind=self.kind, M=self.M, N=self.M + a_effect * (n_raw - self.M), M_X=self.M_X, r=self.r,
-            omega=self.omega, b=self.b, p_a=self.p_a, sigma=self.sigma, a_effect=float(a_effect),
-            label_mode=self.label_mode, variant=self.variant,
+            kind=self.kind,
+            M=self.M,
+            N=self.M + a_effect * (n_raw - self.M),
+            M_X=self.M_X,
+            r=self.r,
+            omega=self.omega,
+            b=self.b,
+            p_a=self.p_a,
+            sigma=self.sigma,
+            a_effect=float(a_effect),
+            label_mode=self.label_mode,
+            variant=self.variant,
         )
 
 
@@ -320,8 +336,18 @@ def draw_params(
     if kind == "interactive":
         np.fill_diagonal(omega, 0.0)  # the sum runs over i != j
     return SyntheticParams(
-        kind=kind, M=M, N=N, M_X=M_X, r=r, omega=omega, b=b, p_a=float(p_a), sigma=float(sigma),
-        a_effect=float(a_effect), label_mode=label_mode, variant=variant,
+        kind=kind,
+        M=M,
+        N=N,
+        M_X=M_X,
+        r=r,
+        omega=omega,
+        b=b,
+        p_a=float(p_a),
+        sigma=float(sigma),
+        a_effect=float(a_effect),
+        label_mode=label_mode,
+        variant=variant,
     )
 
 
@@ -460,8 +486,15 @@ def invariance_synthetic(
     rng = as_generator(seed)
     if params is None:
         params = draw_params(
-            kind, k=k, n_layers=n_layers, sigma=sigma, p_a=p_a, a_effect=a_effect,
-            label_mode=label_mode, variant=variant, seed=rng,
+            kind,
+            k=k,
+            n_layers=n_layers,
+            sigma=sigma,
+            p_a=p_a,
+            a_effect=a_effect,
+            label_mode=label_mode,
+            variant=variant,
+            seed=rng,
         )
     else:
         if not isinstance(params, SyntheticParams):
@@ -584,7 +617,9 @@ def parity_world(
     fp = (rng.random(n) < np.asarray(false_positive, dtype=float)[a]) & (d == 0)
     y = np.where(fp, 1, d)
     z = np.column_stack([d, u])
-    world = ParityWorld(x=np.empty((0, 3)), x_cf=np.empty((0, 3)), a=a, d=d, y=y, z=z, trace=float(trace), signal_sd=float(signal_sd))
+    world = ParityWorld(
+        x=np.empty((0, 3)), x_cf=np.empty((0, 3)), a=a, d=d, y=y, z=z, trace=float(trace), signal_sd=float(signal_sd)
+    )
     x = world.sample_x(z, a)
     x_cf = world.sample_x(z, 1 - a)
     return ParityWorld(x=x, x_cf=x_cf, a=a, d=d, y=y, z=z, trace=float(trace), signal_sd=float(signal_sd))

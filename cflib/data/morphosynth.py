@@ -93,8 +93,14 @@ def _zhang_suen(mask: np.ndarray) -> np.ndarray:
             p = img
             # neighbours P2..P9 clockwise from north
             n = [
-                p[:-2, 1:-1], p[:-2, 2:], p[1:-1, 2:], p[2:, 2:],
-                p[2:, 1:-1], p[2:, :-2], p[1:-1, :-2], p[:-2, :-2],
+                p[:-2, 1:-1],
+                p[:-2, 2:],
+                p[1:-1, 2:],
+                p[2:, 2:],
+                p[2:, 1:-1],
+                p[2:, :-2],
+                p[1:-1, :-2],
+                p[:-2, :-2],
             ]
             b = sum(n)
             a = sum(((n[k] == 0) & (n[(k + 1) % 8] == 1)).astype(np.uint8) for k in range(8))
@@ -356,12 +362,18 @@ class MorphoSynth:
         """The units ``idx`` (with their noise) as a new :class:`MorphoSynth`."""
         idx = np.arange(len(self))[idx]
         return MorphoSynth(
-            x=self.x[idx], t=self.t[idx], i=self.i[idx], d=self.d[idx],
+            x=self.x[idx],
+            t=self.t[idx],
+            i=self.i[idx],
+            d=self.d[idx],
             noise={k: v[idx] for k, v in self.noise.items()},
-            style={k: v[idx] for k, v in self.style.items()}, size=self.size,
+            style={k: v[idx] for k, v in self.style.items()},
+            size=self.size,
         )
 
-    def true_counterfactual(self, do: Mapping[str, np.ndarray | float], idx: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    def true_counterfactual(
+        self, do: Mapping[str, np.ndarray | float], idx: np.ndarray | None = None
+    ) -> dict[str, np.ndarray]:
         """The true counterfactual of each unit under ``do``: abduction is exact here.
 
         The attributes follow the SCM (``do(t)`` changes ``i`` through the unit's own ``eps``;

@@ -62,7 +62,9 @@ def check_do(do: Any, allowed: tuple[str, ...], n: int, dataset: str) -> dict[st
     out = {}
     for k, v in do.items():
         if k not in allowed:
-            raise ValueError(f"cannot intervene on {k!r}: {dataset}'s interventions are on {', '.join(map(repr, allowed))}")
+            raise ValueError(
+                f"cannot intervene on {k!r}: {dataset}'s interventions are on {', '.join(map(repr, allowed))}"
+            )
         v = np.asarray(v)
         if v.ndim > 1 or (v.ndim == 1 and len(v) != n):
             raise ValueError(f"do[{k!r}] must be a scalar or have length {n}, got shape {v.shape}")

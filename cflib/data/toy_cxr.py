@@ -36,7 +36,16 @@ from ..runtime import as_generator
 from ..validation import check_grey_images
 from .protocol import check_do
 
-__all__ = ["DISEASES", "GROUPS", "ToyCXR", "toy_cxr", "shortcut_training_set", "check_images", "prevalence_table", "plot_prevalence"]
+__all__ = [
+    "DISEASES",
+    "GROUPS",
+    "ToyCXR",
+    "toy_cxr",
+    "shortcut_training_set",
+    "check_images",
+    "prevalence_table",
+    "plot_prevalence",
+]
 
 #: Diseases drawn into the images, in the column order of ``ToyCXR.D``.
 DISEASES = ("cardiomegaly", "effusion", "consolidation")
@@ -83,7 +92,9 @@ def _check_groups(a: np.ndarray, n_groups: int, name: str = "A") -> np.ndarray:
         else:
             raise TypeError(f"{name} must hold integer group codes 0..{n_groups - 1}, got dtype {a.dtype}")
     if a.size and (a.min() < 0 or a.max() >= n_groups):
-        raise ValueError(f"{name} has a group outside 0..{n_groups - 1}: unknown attribute value {int(a.max() if a.max() >= n_groups else a.min())}")
+        raise ValueError(
+            f"{name} has a group outside 0..{n_groups - 1}: unknown attribute value {int(a.max() if a.max() >= n_groups else a.min())}"
+        )
     return a.astype(np.int64)
 
 
@@ -163,10 +174,7 @@ class ToyCXR:
             ``(len(idx), size, size)`` images; with ``A`` the true counterfactuals under ``do(A)``.
         """
         idx = np.arange(self.n) if idx is None else np.asarray(idx)
-        if A is None:
-            a = self.A[idx]
-        else:
-            a = _check_groups(np.broadcast_to(np.asarray(A), idx.shape), self.n_groups)
+        a = self.A[idx] if A is None else _check_groups(np.broadcast_to(np.asarray(A), idx.shape), self.n_groups)
         u = {k: v[idx] for k, v in self.U.items()}
         return _render(u, self.D[idx], a, self.size, self.trace_strength)
 

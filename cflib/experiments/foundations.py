@@ -30,21 +30,30 @@ AXIOM_TOLERANCE = 1e-9
 
 _PAPER = "Monteiro et al. 2023 (003)"
 _AXIOMS = {
-    "F1": ("composition_error", "Composition: a null intervention leaves the unit unchanged.",
-           "Composition: Intervening on a variable to have the value it would otherwise have without the intervention "
-           "will not affect other variables in the system. This implies the existence of a null transformation "
-           "f(x, pa, pa) = x since if $pa^* = pa$, then x is not affected.",
-           "max |i after do(t = t) - i|"),
-    "F2": ("effectiveness_error", "Effectiveness: after do(t = t*) the thickness equals t*.",
-           "Effectiveness: Intervening on a variable to have a specific value will cause the variable to take on that "
-           "value. Thus, suppose $Pa(\\cdot)$ is an oracle function that returns the parents of a variable, then we have "
-           "the following equality: $Pa(f(x, pa, pa^*)) = pa^*$.",
-           "max |t after do(t = t*) - t*|"),
-    "F3": ("reversibility_error", "Reversibility: changing t and changing it back recovers the unit.",
-           "If a mechanism is invertible, taking a twin network conception of the SCM (see Pearl, 2009, Sec. 7.1.4) and "
-           "replacing the previous variables with the observation x and its counterfactual x^* , it follows that if "
-           "$x^* := f(x, pa, pa^*)$, then $x = f(x^*, pa^*, pa)$.",
-           "max |i after t -> t* -> t - i|"),
+    "F1": (
+        "composition_error",
+        "Composition: a null intervention leaves the unit unchanged.",
+        "Composition: Intervening on a variable to have the value it would otherwise have without the intervention "
+        "will not affect other variables in the system. This implies the existence of a null transformation "
+        "f(x, pa, pa) = x since if $pa^* = pa$, then x is not affected.",
+        "max |i after do(t = t) - i|",
+    ),
+    "F2": (
+        "effectiveness_error",
+        "Effectiveness: after do(t = t*) the thickness equals t*.",
+        "Effectiveness: Intervening on a variable to have a specific value will cause the variable to take on that "
+        "value. Thus, suppose $Pa(\\cdot)$ is an oracle function that returns the parents of a variable, then we have "
+        "the following equality: $Pa(f(x, pa, pa^*)) = pa^*$.",
+        "max |t after do(t = t*) - t*|",
+    ),
+    "F3": (
+        "reversibility_error",
+        "Reversibility: changing t and changing it back recovers the unit.",
+        "If a mechanism is invertible, taking a twin network conception of the SCM (see Pearl, 2009, Sec. 7.1.4) and "
+        "replacing the previous variables with the observation x and its counterfactual x^* , it follows that if "
+        "$x^* := f(x, pa, pa^*)$, then $x = f(x^*, pa^*, pa)$.",
+        "max |i after t -> t* -> t - i|",
+    ),
 }
 
 
@@ -65,27 +74,44 @@ def claims_01(r: Mapping[str, Any]) -> pd.DataFrame:
         The claims recorded (F1-F4).
     """
     comp, eff, rev, n, corr_cf, corr_int = claims.require(
-        r, ["composition_error", "effectiveness_error", "reversibility_error", "n_units", "corr_cf", "corr_int"], "claims_01")
+        r,
+        ["composition_error", "effectiveness_error", "reversibility_error", "n_units", "corr_cf", "corr_int"],
+        "claims_01",
+    )
     values = {"composition_error": comp, "effectiveness_error": eff, "reversibility_error": rev}
     for key, (name, statement, quote, quantity) in _AXIOMS.items():
         value = float(values[name])
         claims.claim(
-            key, statement, paper="exact (soundness: the axioms hold in every causal model)", ours=value,
-            decision=vd.decide_below(vd.exact(value, method=f"largest deviation over all {n} units, computed exactly"),
-                                     AXIOM_TOLERANCE, inclusive=True, quantity=quantity),
-            quote=quote, source=f"{_PAPER}, Sec. 3.1.1", kind="sanity check",
+            key,
+            statement,
+            paper="exact (soundness: the axioms hold in every causal model)",
+            ours=value,
+            decision=vd.decide_below(
+                vd.exact(value, method=f"largest deviation over all {n} units, computed exactly"),
+                AXIOM_TOLERANCE,
+                inclusive=True,
+                quantity=quantity,
+            ),
+            quote=quote,
+            source=f"{_PAPER}, Sec. 3.1.1",
+            kind="sanity check",
             evidence=f"the true attribute SCM (invertible mechanisms) through cflib.scm and cflib.metrics.axioms on {n} units; "
-                     f"{AXIOM_TOLERANCE:g} is floating-point round-off",
+            f"{AXIOM_TOLERANCE:g} is floating-point round-off",
         )
     cf = vd.decide_above(vd.correlation_interval(corr_cf, n), 0.5, quantity="corr(factual i, counterfactual i)")
-    fresh = vd.decide_within(vd.correlation_interval(corr_int, n), -0.1, 0.1, quantity="corr(factual i, interventional i)")
+    fresh = vd.decide_within(
+        vd.correlation_interval(corr_int, n), -0.1, 0.1, quantity="corr(factual i, interventional i)"
+    )
     claims.claim(
-        "F4", "Counterfactuals keep the unit's noise: they correlate with the factual outcome, interventions on fresh units do not.",
-        paper="x := g(eps, pa) and x* := g(eps, pa*) share eps", ours=f"r = {corr_cf:.3f} vs {corr_int:.3f}",
+        "F4",
+        "Counterfactuals keep the unit's noise: they correlate with the factual outcome, interventions on fresh units do not.",
+        paper="x := g(eps, pa) and x* := g(eps, pa*) share eps",
+        ours=f"r = {corr_cf:.3f} vs {corr_int:.3f}",
         decision=vd.combine([cf, fresh], rule="both parts", detail=True),
         quote="The functional assignment for x is given by $x := g(\\epsilon, \\mathbf{pa})$, and for its counterfactual by "
-              "$x^* := g(\\epsilon, \\mathbf{pa}^*)$.",
-        source=f"{_PAPER}, Sec. 3.1", kind="sanity check",
+        "$x^* := g(\\epsilon, \\mathbf{pa}^*)$.",
+        source=f"{_PAPER}, Sec. 3.1",
+        kind="sanity check",
         evidence=f"Pearson r over {n} units; the counterfactual reuses each unit's abducted noise, the intervention draws new noise",
     )
     return claims.rows(["F1", "F2", "F3", "F4"])
@@ -110,8 +136,11 @@ def seed_slopes(table: pd.DataFrame) -> pd.Series:
     ok = table[table["status"] != "failed"] if "status" in table.columns else table
     if (ok["cf_error"] <= 0).any() or (ok["n_fit"] <= 0).any():
         raise ValueError("table must hold positive n_fit and cf_error (their logarithms are regressed)")
-    slopes = {s: float(np.polyfit(np.log(g["n_fit"].astype(float)), np.log(g["cf_error"].astype(float)), 1)[0])
-              for s, g in ok.groupby("seed") if g["n_fit"].nunique() >= 2}
+    slopes = {
+        s: float(np.polyfit(np.log(g["n_fit"].astype(float)), np.log(g["cf_error"].astype(float)), 1)[0])
+        for s, g in ok.groupby("seed")
+        if g["n_fit"].nunique() >= 2
+    }
     return pd.Series(slopes, name="slope", dtype=float).rename_axis("seed")
 
 
@@ -123,8 +152,12 @@ def _seeds_note(slopes: pd.Series, level: float = 0.95) -> str:
         return "fewer than two seeds give no spread: at least three seeds (the book scale) decide it"
     mean, sd = float(slopes.mean()), float(slopes.std(ddof=1))
     n = next((k for k in range(2, 1001) if t.ppf(0.5 + level / 2, k - 1) * sd / math.sqrt(k) < abs(mean)), None)
-    return (f"at the observed mean slope {mean:.2f} and spread {sd:.2f}, about {n} seeds would decide it "
-            "(notebooks/params/full.yaml runs 8)" if n else f"the observed mean slope {mean:.2f} is too close to 0 to decide")
+    return (
+        f"at the observed mean slope {mean:.2f} and spread {sd:.2f}, about {n} seeds would decide it "
+        "(notebooks/params/full.yaml runs 8)"
+        if n
+        else f"the observed mean slope {mean:.2f} is too close to 0 to decide"
+    )
 
 
 def claims_02(r: Mapping[str, Any]) -> pd.DataFrame:
@@ -146,15 +179,17 @@ def claims_02(r: Mapping[str, Any]) -> pd.DataFrame:
     iv = vd.mean_interval(slopes.to_numpy(), unit="seeds")
     decision = vd.decide_below(iv, 0.0, quantity="mean over seeds of the log-log slope of the error on n_fit")
     claims.claim(
-        "F5", "The counterfactual error of an estimated mechanism shrinks as the sample it is fitted on grows.",
+        "F5",
+        "The counterfactual error of an estimated mechanism shrinks as the sample it is fitted on grows.",
         paper="consistency of least squares (error of order n^-1/2)",
         ours=f"mean log-log slope {iv.estimate:.2f} over {len(slopes)} seeds",
         decision=decision,
         quote="A least-squares fit of the mechanism has parameter error of order $n^{-1/2}$, so on log-log axes the mean "
-              "error should fall with a slope near $-1/2$.",
-        source="the book's own statement (foundations/02, 'The error curve'); not in the paper", kind="sanity check",
+        "error should fall with a slope near $-1/2$.",
+        source="the book's own statement (foundations/02, 'The error curve'); not in the paper",
+        kind="sanity check",
         evidence=f"one slope per seed over n_fit = {sorted(table['n_fit'].unique().tolist())}; the points of one seed share "
-                 "its data, so seeds, not points, are the independent units",
+        "its data, so seeds, not points, are the independent units",
         note=_seeds_note(slopes) if decision.verdict == vd.UNDECIDED else "",
     )
     return claims.rows(["F5"])

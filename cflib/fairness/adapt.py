@@ -60,7 +60,11 @@ def _support(v: np.ndarray, max_levels: int, min_count: int = 10) -> np.ndarray:
     only points with at least ``min_count`` units on each side so every classifier sees both classes.
     """
     u = np.unique(v)
-    cand = u[:-1] if u.size <= max_levels + 1 else np.unique(np.quantile(v, np.linspace(0, 1, max_levels + 2)[1:-1], method="lower"))
+    cand = (
+        u[:-1]
+        if u.size <= max_levels + 1
+        else np.unique(np.quantile(v, np.linspace(0, 1, max_levels + 2)[1:-1], method="lower"))
+    )
     below = np.searchsorted(np.sort(v), cand, side="right")
     return cand[(below >= min_count) & (v.size - below >= min_count)]
 
@@ -69,12 +73,16 @@ def _cdf(models, feats: np.ndarray) -> np.ndarray:
     """``(n, k)`` monotone conditional CDF at the modelled support points."""
     cols = []
     for _, m in models:
-        cols.append(np.full(feats.shape[0], m) if isinstance(m, float) else m.predict_proba(feats)[:, list(m.classes_).index(1)])
+        cols.append(
+            np.full(feats.shape[0], m) if isinstance(m, float) else m.predict_proba(feats)[:, list(m.classes_).index(1)]
+        )
     F = np.column_stack(cols) if cols else np.zeros((feats.shape[0], 0))
     return np.maximum.accumulate(F, axis=1)  # separate classifiers need not be monotone
 
 
-def _discrete_transport(models, x0_sorted: np.ndarray, val: np.ndarray, f_obs: np.ndarray, f_new: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _discrete_transport(
+    models, x0_sorted: np.ndarray, val: np.ndarray, f_obs: np.ndarray, f_new: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     ts = np.array([t for t, _ in models])
     n = val.size
     ar = np.arange(n)
@@ -184,7 +192,11 @@ class SequentialTransport:
                 kind = _kind(val)
                 self.kinds_[v] = kind
                 if kind == "continuous":
-                    m = make_learner(self.learner, "regressor", self._rng_seed) if isinstance(self.learner, str) else make_learner(self.learner, "regressor")
+                    m = (
+                        make_learner(self.learner, "regressor", self._rng_seed)
+                        if isinstance(self.learner, str)
+                        else make_learner(self.learner, "regressor")
+                    )
                     m.fit(feats, val)
                 else:
                     ts = _support(val, self.max_levels)
@@ -195,7 +207,11 @@ class SequentialTransport:
                         if lab.min() == lab.max():  # degenerate threshold: constant CDF value
                             m.append((t, float(lab[0])))
                             continue
-                        c = make_learner(self.learner, "classifier", self._rng_seed) if isinstance(self.learner, str) else make_learner(self.learner, "classifier")
+                        c = (
+                            make_learner(self.learner, "classifier", self._rng_seed)
+                            if isinstance(self.learner, str)
+                            else make_learner(self.learner, "classifier")
+                        )
                         m.append((t, c.fit(feats, lab)))
                 self.models_[v] = (pa, m)
         return self
@@ -265,7 +281,9 @@ class SequentialTransport:
         return self.fit(data).transform(data)
 
 
-def transport_graph(sfm: StandardFairnessModel, w_parents: Mapping[str, Sequence[str]] | None = None, bn: Sequence[str] | set[str] = ()) -> tuple[dict[str, list[str]], list[str]]:
+def transport_graph(
+    sfm: StandardFairnessModel, w_parents: Mapping[str, Sequence[str]] | None = None, bn: Sequence[str] | set[str] = ()
+) -> tuple[dict[str, list[str]], list[str]]:
     """The transport graph and resolving variables that remove the effects outside ``bn``.
 
     Parameters
@@ -300,7 +318,9 @@ def transport_graph(sfm: StandardFairnessModel, w_parents: Mapping[str, Sequence
     return parents, resolving
 
 
-def _crossfit_proba(feats: np.ndarray, target: np.ndarray, learner: Any, n_folds: int, rng: np.random.Generator) -> np.ndarray:
+def _crossfit_proba(
+    feats: np.ndarray, target: np.ndarray, learner: Any, n_folds: int, rng: np.random.Generator
+) -> np.ndarray:
     """Out-of-fold predicted P(target = 1) (the script's out-of-bag forest predictions)."""
     n = target.size
     fold = rng.permutation(np.arange(n) % n_folds)
@@ -330,7 +350,9 @@ def _check_sfm_folds(data: pd.DataFrame, sfm: StandardFairnessModel, n_folds: An
     sfm.validate(data)
     smaller = int(data[sfm.x].value_counts().min())
     if smaller < 2 * n_folds:
-        raise ValueError(f"data: the smaller group of {sfm.x!r} has {smaller} units; n_folds={n_folds} needs at least {2 * n_folds}")
+        raise ValueError(
+            f"data: the smaller group of {sfm.x!r} has {smaller} units; n_folds={n_folds} needs at least {2 * n_folds}"
+        )
 
 
 def fair_predictor(
@@ -375,7 +397,9 @@ def fair_predictor(
     rng = as_generator(seed)
     parents, resolving = transport_graph(sfm, w_parents, bn)
     cols = list(parents)
-    ad = SequentialTransport(parents, sfm.x, resolving=resolving, learner=transport_learner, seed=rng).fit_transform(data[cols])
+    ad = SequentialTransport(parents, sfm.x, resolving=resolving, learner=transport_learner, seed=rng).fit_transform(
+        data[cols]
+    )
     feats = ad[[sfm.x, *sfm.z, *sfm.w]].to_numpy(float)
     feats[:, 0] = data[sfm.x].to_numpy(float)  # X restored, as in the paper's script
     with thread_cap(1):

@@ -50,7 +50,9 @@ def prepare_compas(raw: pd.DataFrame | None = None) -> tuple[pd.DataFrame, Stand
         raw = load_compas()
     need = ["race", "sex", "age", *_J, "priors_count", "c_charge_degree", "two_year_recid", "decile_score"]
     if not isinstance(raw, pd.DataFrame):
-        raise TypeError(f"raw must be a pandas DataFrame (ProPublica's compas-scores-two-years.csv), got {type(raw).__name__}")
+        raise TypeError(
+            f"raw must be a pandas DataFrame (ProPublica's compas-scores-two-years.csv), got {type(raw).__name__}"
+        )
     miss = [c for c in need if c not in raw.columns]
     if miss:
         raise ValueError(f"raw COMPAS table lacks columns {miss}; pass ProPublica's compas-scores-two-years.csv")

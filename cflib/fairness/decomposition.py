@@ -132,7 +132,9 @@ def ppm_table(x, y, score, bins: int | np.ndarray = 10) -> pd.DataFrame:
     with np.errstate(invalid="ignore", divide="ignore"):
         m0 = np.where(n0 > 0, s0 / np.maximum(n0, 1), np.nan)
         m1 = np.where(n1 > 0, s1 / np.maximum(n1, 1), np.nan)
-    return pd.DataFrame({"n0": n0, "n1": n1, "mean_y0": m0, "mean_y1": m1, "ppm": m1 - m0}, index=pd.RangeIndex(k, name="bin"))
+    return pd.DataFrame(
+        {"n0": n0, "n1": n1, "mean_y0": m0, "mean_y1": m1, "ppm": m1 - m0}, index=pd.RangeIndex(k, name="bin")
+    )
 
 
 def ippm(x, y, score, bins: int | np.ndarray = 10, *, weights: str = "equal") -> float:
@@ -234,7 +236,10 @@ def _bin_means(idx, mask, v, k):
 
 
 def _integrate(table: pd.DataFrame) -> dict:
-    return {c: float(np.nanmean(table[c])) if table[c].notna().any() else float("nan") for c in ("term_I", "term_II", "term_III", "ppm")}
+    return {
+        c: float(np.nanmean(table[c])) if table[c].notna().any() else float("nan")
+        for c in ("term_I", "term_II", "term_III", "ppm")
+    }
 
 
 def pp_decomposition(x, y, score, y_x0, bins: int | np.ndarray = 20) -> PPDecomposition:

@@ -151,7 +151,15 @@ def make_learner(spec: Any, kind: str, seed: int | None = None):
             cls = HistGradientBoostingRegressor if kind == "regressor" else HistGradientBoostingClassifier
             # Early stopping on a 10% validation split keeps the fits fast and the propensities from
             # overfitting into extreme inverse weights.
-            return cls(max_iter=200, learning_rate=0.1, min_samples_leaf=20, early_stopping=True, validation_fraction=0.1, n_iter_no_change=5, random_state=seed)
+            return cls(
+                max_iter=200,
+                learning_rate=0.1,
+                min_samples_leaf=20,
+                early_stopping=True,
+                validation_fraction=0.1,
+                n_iter_no_change=5,
+                random_state=seed,
+            )
         from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
         cls = RandomForestRegressor if kind == "regressor" else RandomForestClassifier
@@ -242,8 +250,14 @@ class EffectEstimates:
         """
         if measure not in MEASURES:
             raise ValueError(f"measure must be one of {MEASURES}, got {measure!r}")
-        return Estimate(self.estimate[measure], self.se[measure], self.ci[measure], self.level,
-                        name=f"{measure}({self.outcome})", method=self.method)
+        return Estimate(
+            self.estimate[measure],
+            self.se[measure],
+            self.ci[measure],
+            self.level,
+            name=f"{measure}({self.outcome})",
+            method=self.method,
+        )
 
     def as_test(self, measure: str) -> TestResult:
         """The test of ``measure = 0`` as a :class:`~cflib.results.TestResult` (z statistic, p-value).
@@ -295,7 +309,9 @@ class EffectEstimates:
             df["warning"] = "; ".join(self.warnings)
         return df
 
-    def plot(self, ax=None, *, color: str | None = None, label: str | None = None, offset: float = 0.0, width: float = 0.6):
+    def plot(
+        self, ax=None, *, color: str | None = None, label: str | None = None, offset: float = 0.0, width: float = 0.6
+    ):
         """Bar chart of the four measures with their intervals.
 
         Parameters
@@ -373,8 +389,11 @@ def _designs(data: pd.DataFrame, sfm: StandardFairnessModel, arr: Any, specs: Se
     out = {"onehot": _Design(arr.z, np.hstack([arr.z, arr.w]))}
     cols = [*sfm.z, *sfm.w]
     cats = [c for c in cols if _is_categorical(data[c])]
-    if any(isinstance(s, str) and s == "hgb" for s in specs) and cats and all(
-            data[c].nunique() <= _MAX_NATIVE_LEVELS for c in cats):
+    if (
+        any(isinstance(s, str) and s == "hgb" for s in specs)
+        and cats
+        and all(data[c].nunique() <= _MAX_NATIVE_LEVELS for c in cats)
+    ):
         parts, mask = [], []
         for c in cols:
             s = data[c]
@@ -416,8 +435,18 @@ def _fit_predict_mean(spec, feats, y, tr, te, seed, categorical=None) -> np.ndar
     return np.asarray(reg.predict(feats[te]), dtype=float)
 
 
-def _fold_fits(k: int, fold: np.ndarray, x: np.ndarray, dp: _Design, dl: _Design, outcomes: dict[str, np.ndarray],
-               learner: Any, propensity_learner: Any, seed: int, n_threads: int | None) -> dict[str, Any]:
+def _fold_fits(
+    k: int,
+    fold: np.ndarray,
+    x: np.ndarray,
+    dp: _Design,
+    dl: _Design,
+    outcomes: dict[str, np.ndarray],
+    learner: Any,
+    propensity_learner: Any,
+    seed: int,
+    n_threads: int | None,
+) -> dict[str, Any]:
     """Every nuisance of fold ``k``, fitted on the other folds: the two propensities and each outcome's two regressions."""
     with thread_cap(n_threads):  # again here: a worker process does not inherit the caller's cap
         te = fold == k
@@ -427,12 +456,24 @@ def _fold_fits(k: int, fold: np.ndarray, x: np.ndarray, dp: _Design, dl: _Design
             "p_z": _fit_predict_proba(propensity_learner, dp.z, x, tr, te, seed, dp.cat_z),
             "p_zw": _fit_predict_proba(propensity_learner, dp.zw, x, tr, te, seed, dp.cat_zw),
             "m1": {name: _fit_predict_mean(learner, dl.z, y, tr1, te, seed, dl.cat_z) for name, y in outcomes.items()},
-            "mu1": {name: _fit_predict_mean(learner, dl.zw, y, tr1, te, seed, dl.cat_zw) for name, y in outcomes.items()},
+            "mu1": {
+                name: _fit_predict_mean(learner, dl.zw, y, tr1, te, seed, dl.cat_zw) for name, y in outcomes.items()
+            },
         }
 
 
-def _nuisances(arr, outcomes: dict[str, np.ndarray], learner, propensity_learner, n_folds, rng, seed, designs=None,
-               n_jobs: int = 1, n_threads: int | None = 1):
+def _nuisances(
+    arr,
+    outcomes: dict[str, np.ndarray],
+    learner,
+    propensity_learner,
+    n_folds,
+    rng,
+    seed,
+    designs=None,
+    n_jobs: int = 1,
+    n_threads: int | None = 1,
+):
     x = arr.x
     designs = designs or {"onehot": _Design(arr.z, np.hstack([arr.z, arr.w]))}
     dp, dl = _design_for(designs, propensity_learner), _design_for(designs, learner)
@@ -450,7 +491,9 @@ def _nuisances(arr, outcomes: dict[str, np.ndarray], learner, propensity_learner
     if n_jobs > 1:
         from joblib import Parallel, delayed
 
-        fits = Parallel(n_jobs=min(n_jobs, n_folds), backend="loky")(delayed(_fold_fits)(k, *args) for k in range(n_folds))
+        fits = Parallel(n_jobs=min(n_jobs, n_folds), backend="loky")(
+            delayed(_fold_fits)(k, *args) for k in range(n_folds)
+        )
     else:
         fits = [_fold_fits(k, *args) for k in range(n_folds)]
     for k, f in enumerate(fits):
@@ -509,8 +552,11 @@ def _estimate(x, y, p_z, p_zw, m1, mu1, n_boot, level, ci, rng, name, method, n_
             s = float(se_if[j])
             lo, hi = est[m] - zq * s, est[m] + zq * s
         se[m] = s
-        cis[m] = Interval.of((float(lo), float(hi)), estimate=float(est[m]),
-                             method=f"{100 * level:g}% {'percentile bootstrap' if ci == 'percentile' else 'normal, influence-function SE'}")
+        cis[m] = Interval.of(
+            (float(lo), float(hi)),
+            estimate=float(est[m]),
+            method=f"{100 * level:g}% {'percentile bootstrap' if ci == 'percentile' else 'normal, influence-function SE'}",
+        )
         pv[m] = float(2 * stats.norm.sf(abs(est[m]) / s)) if s > 0 else (0.0 if est[m] != 0 else 1.0)
     return EffectEstimates(
         outcome=name,
@@ -640,17 +686,29 @@ def ctf_effects(
     notes: tuple[str, ...] = ()
     need = max(RELIABLE_UNITS, RELIABLE_UNITS_PER_FOLD * n_folds)
     if smaller < need:
-        notes = (warn(
-            f"ctf_effects: the smaller group of {sfm.x!r} has {smaller} units; intervals and p-values are unreliable "
-            f"below {need} ({RELIABLE_UNITS} units, and {RELIABLE_UNITS_PER_FOLD} per fold with n_folds={n_folds})"
-        ),)
+        notes = (
+            warn(
+                f"ctf_effects: the smaller group of {sfm.x!r} has {smaller} units; intervals and p-values are unreliable "
+                f"below {need} ({RELIABLE_UNITS} units, and {RELIABLE_UNITS_PER_FOLD} per fold with n_folds={n_folds})"
+            ),
+        )
     outs = {nm: data[nm].to_numpy(dtype=float) for nm in names}
     rng = as_generator(seed)
     lseed = int(rng.integers(2**31 - 1))
     designs = _designs(data, sfm, arr, (learner, propensity_learner))
     with thread_cap(n_threads):
-        p_z, p_zw, m1, mu1 = _nuisances(arr, outs, learner, propensity_learner, n_folds, rng, lseed, designs,
-                                        n_jobs=int(n_jobs), n_threads=n_threads)
+        p_z, p_zw, m1, mu1 = _nuisances(
+            arr,
+            outs,
+            learner,
+            propensity_learner,
+            n_folds,
+            rng,
+            lseed,
+            designs,
+            n_jobs=int(n_jobs),
+            n_threads=n_threads,
+        )
     for dname, (a, b) in differences.items():
         outs[dname] = outs[a] - outs[b]
         m1[dname], mu1[dname] = m1[a] - m1[b], mu1[a] - mu1[b]
@@ -663,8 +721,9 @@ def ctf_effects(
     # Same bootstrap weights for every outcome (one draw from one shared seed): the replicates are paired.
     wts = _boot_weights(arr.x.size, n_boot, np.random.default_rng(lseed + 1)) if n_boot > 0 else None
     for nm in [*names, *differences]:
-        res[nm] = _estimate(arr.x, outs[nm], p_z, p_zw, m1[nm], mu1[nm], n_boot, level, ci, None, nm, method, n_clipped,
-                            wts=wts)
+        res[nm] = _estimate(
+            arr.x, outs[nm], p_z, p_zw, m1[nm], mu1[nm], n_boot, level, ci, None, nm, method, n_clipped, wts=wts
+        )
         if notes:
             res[nm] = replace(res[nm], warnings=notes)
     return res[names[0]] if single else res
@@ -674,13 +733,24 @@ def _check_differences(differences: Any, names: list[str], single: bool) -> dict
     if differences is None:
         return {}
     if not isinstance(differences, Mapping):
-        raise TypeError(f"differences must map a name to a pair of outcomes, e.g. {{'diff': ('y', 'y_hat')}}, got {type(differences).__name__}")
+        raise TypeError(
+            f"differences must map a name to a pair of outcomes, e.g. {{'diff': ('y', 'y_hat')}}, got {type(differences).__name__}"
+        )
     if single and differences:
-        raise ValueError("differences need outcome to be a list of the columns they subtract, e.g. outcome=['y', 'y_hat']")
+        raise ValueError(
+            "differences need outcome to be a list of the columns they subtract, e.g. outcome=['y', 'y_hat']"
+        )
     out = {}
     for k, v in differences.items():
-        if not isinstance(k, str) or not isinstance(v, (tuple, list)) or len(v) != 2 or not all(isinstance(c, str) for c in v):
-            raise TypeError(f"differences: entry {k!r} must be a name mapped to two outcome columns (a, b) for a - b, got {v!r}")
+        if (
+            not isinstance(k, str)
+            or not isinstance(v, (tuple, list))
+            or len(v) != 2
+            or not all(isinstance(c, str) for c in v)
+        ):
+            raise TypeError(
+                f"differences: entry {k!r} must be a name mapped to two outcome columns (a, b) for a - b, got {v!r}"
+            )
         bad = [c for c in v if c not in names]
         if bad:
             raise ValueError(f"differences: {k!r} subtracts {bad}, which are not among the outcomes {names}")
@@ -690,7 +760,9 @@ def _check_differences(differences: Any, names: list[str], single: bool) -> dict
     return out
 
 
-def whitebox_direct_effect(data: pd.DataFrame, sfm: StandardFairnessModel, predict: Callable[[pd.DataFrame], np.ndarray]) -> float:
+def whitebox_direct_effect(
+    data: pd.DataFrame, sfm: StandardFairnessModel, predict: Callable[[pd.DataFrame], np.ndarray]
+) -> float:
     """Plug-in Ctf-DE of a known predictor ``f(X, Z, W)``: ``mean over x0 units of f(x1,.) - f(x0,.)``.
 
     For ``x = x0`` the nested counterfactual ``Y_hat_{x1, W_{x0}}`` needs no model of ``W``: the
@@ -734,7 +806,9 @@ def _predictions(predict: Callable[[pd.DataFrame], np.ndarray], frame: pd.DataFr
     return v
 
 
-def identify_discrete(joint: pd.DataFrame, *, prob: str = "p", x: str = "x", z: str = "z", w: str = "w", y: str = "y") -> dict[str, float]:
+def identify_discrete(
+    joint: pd.DataFrame, *, prob: str = "p", x: str = "x", z: str = "z", w: str = "w", y: str = "y"
+) -> dict[str, float]:
     """Ctf-DE, Ctf-IE and Ctf-SE from an exact discrete joint distribution (App. B, Eqs. 54-56).
 
     Parameters

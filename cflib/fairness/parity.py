@@ -157,7 +157,9 @@ class CPPResult:
         ax = plt.gca() if ax is None else ax
         for i, c in enumerate(self.checks):
             col = "#009E73" if c.passed else "#D55E00"
-            ax.errorbar([c.tested], [i], xerr=[[c.tested - c.ci[0]], [c.ci[1] - c.tested]], fmt="o", color=col, capsize=4)
+            ax.errorbar(
+                [c.tested], [i], xerr=[[c.tested - c.ci[0]], [c.ci[1] - c.tested]], fmt="o", color=col, capsize=4
+            )
         ax.axvline(0, color="0.3", lw=0.8)
         if self.margin is not None and self.test == "equivalence":
             for s in (-1, 1):
@@ -224,7 +226,9 @@ def causal_predictive_parity(
         raise ValueError("test='equivalence' needs a positive margin (e.g. margin=0.01 for 1 percentage point)")
     bn = bn_effects(business_necessity)
     if estimates is not None and not isinstance(estimates, Mapping):
-        raise TypeError(f"estimates must be a dict with keys 'y', 'y_hat' and 'diff' of EffectEstimates, got {type(estimates).__name__}")
+        raise TypeError(
+            f"estimates must be a dict with keys 'y', 'y_hat' and 'diff' of EffectEstimates, got {type(estimates).__name__}"
+        )
     if estimates is None:
         sfm.validate(data, [y, y_hat])
         dname = "__cflib_diff__"
@@ -246,13 +250,34 @@ def causal_predictive_parity(
         else:
             z = stats.norm.ppf(1 - alpha)
             ci = (t - z * s, t + z * s)
-            p = float(max(stats.norm.sf((t + margin) / s), stats.norm.cdf((t - margin) / s))) if s > 0 else float(abs(t) >= margin)
+            p = (
+                float(max(stats.norm.sf((t + margin) / s), stats.norm.cdf((t - margin) / s)))
+                if s > 0
+                else float(abs(t) >= margin)
+            )
             ok = bool(-margin < ci[0] and ci[1] < margin)
-        checks.append(BNCheck(e, e in bn, estimates["y"].estimate[e], estimates["y_hat"].estimate[e], float(t), float(s), Interval.of(ci, estimate=float(t), method="normal, influence-function SE"), p, ok))
+        checks.append(
+            BNCheck(
+                e,
+                e in bn,
+                estimates["y"].estimate[e],
+                estimates["y_hat"].estimate[e],
+                float(t),
+                float(s),
+                Interval.of(ci, estimate=float(t), method="normal, influence-function SE"),
+                p,
+                ok,
+            )
+        )
     return CPPResult(tuple(checks), bn, test, alpha, margin, estimates)
 
 
-def cookbook_population(truth_y: dict[str, float], truth_yhat: dict[str, float], business_necessity: Sequence[str] | set[str], atol: float = 1e-3) -> pd.DataFrame:
+def cookbook_population(
+    truth_y: dict[str, float],
+    truth_yhat: dict[str, float],
+    business_necessity: Sequence[str] | set[str],
+    atol: float = 1e-3,
+) -> pd.DataFrame:
     """Algorithm 1 at population level, on known Ctf measures (no sampling error).
 
     Parameters
@@ -282,5 +307,15 @@ def cookbook_population(truth_y: dict[str, float], truth_yhat: dict[str, float],
     for e in EFFECTS:
         target = truth_y[e] if e in bn else 0.0
         gap = truth_yhat[e] - target
-        rows.append({"effect": e, "in_bn": e in bn, "ctf_y": truth_y[e], "ctf_yhat": truth_yhat[e], "target": target, "gap": gap, "passed": bool(abs(gap) <= atol)})
+        rows.append(
+            {
+                "effect": e,
+                "in_bn": e in bn,
+                "ctf_y": truth_y[e],
+                "ctf_yhat": truth_yhat[e],
+                "target": target,
+                "gap": gap,
+                "passed": bool(abs(gap) <= atol),
+            }
+        )
     return pd.DataFrame(rows).set_index("effect")

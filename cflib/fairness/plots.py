@@ -20,16 +20,45 @@ from ..validation import check_array, check_columns, describe
 __all__ = ["plot_sfm", "plot_effect_bars", "plot_pareto", "plot_terms_vs_n", "plot_term1_by_bin", "plot_bn_spectrum"]
 
 _LAYOUTS = {
-    "sfm": ({"X": (0, 0), "Z": (1, 1), "W": (1, -1), "Y": (2, 0)}, [("X", "W"), ("X", "Y"), ("Z", "W"), ("Z", "Y"), ("W", "Y")], [("X", "Z")]),
+    "sfm": (
+        {"X": (0, 0), "Z": (1, 1), "W": (1, -1), "Y": (2, 0)},
+        [("X", "W"), ("X", "Y"), ("Z", "W"), ("Z", "Y"), ("W", "Y")],
+        [("X", "Z")],
+    ),
     "sfm_yhat": (
         {"X": (0, 0), "W": (1, 1), "Y": (2, 0.6), "Ŷ": (2, -0.6)},
         [("X", "W"), ("X", "Y"), ("W", "Y"), ("X", "Ŷ"), ("W", "Ŷ")],
         [],
     ),
     "compas": (
-        {"race": (0, 0), "sex": (0.8, 1.3), "age": (1.6, 1.3), "J": (1, -1), "P": (2, -1), "D": (3, -1), "Y": (3.2, 0.4)},
-        [("race", "J"), ("race", "P"), ("race", "D"), ("race", "Y"), ("sex", "J"), ("sex", "P"), ("sex", "D"), ("sex", "Y"),
-         ("age", "J"), ("age", "P"), ("age", "D"), ("age", "Y"), ("J", "P"), ("J", "Y"), ("P", "D"), ("P", "Y"), ("D", "Y")],
+        {
+            "race": (0, 0),
+            "sex": (0.8, 1.3),
+            "age": (1.6, 1.3),
+            "J": (1, -1),
+            "P": (2, -1),
+            "D": (3, -1),
+            "Y": (3.2, 0.4),
+        },
+        [
+            ("race", "J"),
+            ("race", "P"),
+            ("race", "D"),
+            ("race", "Y"),
+            ("sex", "J"),
+            ("sex", "P"),
+            ("sex", "D"),
+            ("sex", "Y"),
+            ("age", "J"),
+            ("age", "P"),
+            ("age", "D"),
+            ("age", "Y"),
+            ("J", "P"),
+            ("J", "Y"),
+            ("P", "D"),
+            ("P", "Y"),
+            ("D", "Y"),
+        ],
         [("race", "sex"), ("race", "age")],
     ),
     "a2": (
@@ -68,9 +97,34 @@ def plot_sfm(kind: str = "sfm", ax=None):
     ax = _axes(ax)
     for a, b in edges:
         rad = 0.25 if (a, b) in (("J", "D"), ("race", "D")) else 0.0  # avoid edges hidden behind a node
-        ax.annotate("", xy=pos[b], xytext=pos[a], arrowprops={"arrowstyle": "-|>", "color": "0.25", "lw": 1.0, "shrinkA": 14, "shrinkB": 14, "connectionstyle": f"arc3,rad={rad}"})
+        ax.annotate(
+            "",
+            xy=pos[b],
+            xytext=pos[a],
+            arrowprops={
+                "arrowstyle": "-|>",
+                "color": "0.25",
+                "lw": 1.0,
+                "shrinkA": 14,
+                "shrinkB": 14,
+                "connectionstyle": f"arc3,rad={rad}",
+            },
+        )
     for a, b in bidir:
-        ax.annotate("", xy=pos[b], xytext=pos[a], arrowprops={"arrowstyle": "<|-|>", "color": PALETTE[3], "lw": 1.2, "ls": "--", "shrinkA": 14, "shrinkB": 14, "connectionstyle": "arc3,rad=0.3"})
+        ax.annotate(
+            "",
+            xy=pos[b],
+            xytext=pos[a],
+            arrowprops={
+                "arrowstyle": "<|-|>",
+                "color": PALETTE[3],
+                "lw": 1.2,
+                "ls": "--",
+                "shrinkA": 14,
+                "shrinkB": 14,
+                "connectionstyle": "arc3,rad=0.3",
+            },
+        )
     for name, (px, py) in pos.items():
         ax.scatter([px], [py], s=900, color="white", edgecolor="0.2", zorder=3)
         ax.text(px, py, name, ha="center", va="center", zorder=4, fontsize=9 if len(name) > 2 else 11)
@@ -82,7 +136,9 @@ def plot_sfm(kind: str = "sfm", ax=None):
     return ax
 
 
-def plot_effect_bars(results: Mapping[str, Mapping[str, tuple[float, float, float]]], ax=None, colors: Sequence[str] | None = None):
+def plot_effect_bars(
+    results: Mapping[str, Mapping[str, tuple[float, float, float]]], ax=None, colors: Sequence[str] | None = None
+):
     """Grouped bars of measures with intervals, one group per measure (the layout of Fig. 5).
 
     Parameters
@@ -98,11 +154,15 @@ def plot_effect_bars(results: Mapping[str, Mapping[str, tuple[float, float, floa
     matplotlib.axes.Axes
     """
     if not isinstance(results, Mapping) or not results:
-        raise TypeError(f"results must be a non-empty mapping {{series: {{measure: (estimate, low, high)}}}}, got {describe(results)}")
+        raise TypeError(
+            f"results must be a non-empty mapping {{series: {{measure: (estimate, low, high)}}}}, got {describe(results)}"
+        )
     measures = None
     for lab, row in results.items():
         if not isinstance(row, Mapping) or not row:
-            raise TypeError(f"results[{lab!r}] must be a non-empty mapping {{measure: (estimate, low, high)}}, got {describe(row)}")
+            raise TypeError(
+                f"results[{lab!r}] must be a non-empty mapping {{measure: (estimate, low, high)}}, got {describe(row)}"
+            )
         if measures is not None and list(row) != measures:
             raise ValueError(f"results[{lab!r}] has measures {list(row)}, the first series has {measures}")
         measures = list(row)
@@ -122,7 +182,9 @@ def plot_effect_bars(results: Mapping[str, Mapping[str, tuple[float, float, floa
         hi = np.array([results[s][m][2] for m in measures], float)
         ax.bar(pos, est, width=wdt, color=colors[i % len(colors)], label=s)
         ok = np.isfinite(lo) & np.isfinite(hi)
-        ax.errorbar(pos[ok], est[ok], yerr=[est[ok] - lo[ok], hi[ok] - est[ok]], fmt="none", ecolor="0.15", capsize=3, lw=1)
+        ax.errorbar(
+            pos[ok], est[ok], yerr=[est[ok] - lo[ok], hi[ok] - est[ok]], fmt="none", ecolor="0.15", capsize=3, lw=1
+        )
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_xticks(np.arange(len(measures)))
     ax.set_xticklabels(measures)
@@ -146,7 +208,17 @@ def plot_pareto(table: pd.DataFrame, ax=None):
     check_columns(table, ["spm_mean", "spm_sd", "ippm_mean", "ippm_sd"], "table")
     ax = _axes(ax)
     for i, (lab, r) in enumerate(table.iterrows()):
-        ax.errorbar(r.spm_mean, r.ippm_mean, xerr=r.spm_sd, yerr=r.ippm_sd, fmt="o", ms=7, capsize=3, color=PALETTE[i % len(PALETTE)], label=f"BN = {lab}")
+        ax.errorbar(
+            r.spm_mean,
+            r.ippm_mean,
+            xerr=r.spm_sd,
+            yerr=r.ippm_sd,
+            fmt="o",
+            ms=7,
+            capsize=3,
+            color=PALETTE[i % len(PALETTE)],
+            label=f"BN = {lab}",
+        )
     ax.set_xlabel("SPM (statistical parity measure)")
     ax.set_ylabel("iPPM (integrated predictive parity)")
     ax.legend()
@@ -169,7 +241,11 @@ def plot_terms_vs_n(table: pd.DataFrame, ax=None):
     check_columns(table, ["n", "term_I", "term_II", "ppm"], "table")
     ax = _axes(ax)
     g = table.groupby("n")
-    for col, lab, c in (("term_I", "iTerm I", PALETTE[0]), ("term_II", "iTerm II", PALETTE[3]), ("ppm", "iPPM", PALETTE[2])):
+    for col, lab, c in (
+        ("term_I", "iTerm I", PALETTE[0]),
+        ("term_II", "iTerm II", PALETTE[3]),
+        ("ppm", "iPPM", PALETTE[2]),
+    ):
         m, s = g[col].mean(), g[col].std().fillna(0)
         line_with_band(m.index, m.values, (m - s).values, (m + s).values, label=lab, color=c, ax=ax)
     ax.set_xscale("log")
@@ -199,7 +275,9 @@ def plot_term1_by_bin(truth: np.ndarray, estimates: np.ndarray, ax=None):
     tru = check_array(truth, "truth", ndim=(1, 2), finite=False)
     est, tru = np.atleast_2d(est), np.atleast_2d(tru)
     if tru.shape[1] != est.shape[1]:
-        raise ValueError(f"truth and estimates must have the same number of bins (last axis), got {tru.shape} and {est.shape}")
+        raise ValueError(
+            f"truth and estimates must have the same number of bins (last axis), got {tru.shape} and {est.shape}"
+        )
     ax = _axes(ax)
     b = np.arange(1, est.shape[1] + 1)
     with warnings.catch_warnings():  # bins empty in every repetition (small runs) stay NaN, silently
@@ -226,7 +304,12 @@ def plot_bn_spectrum(ax=None):
     """
     ax = _axes(ax)
     ax.annotate("", xy=(1, 0), xytext=(0, 0), arrowprops={"arrowstyle": "<|-|>", "lw": 1.5, "color": "0.3"})
-    pts = [(0, "BN = ∅\nstatistical parity"), (1 / 3, "BN = {Z}\n(keep SE)"), (2 / 3, "BN = {W}\n(keep IE)"), (1, "BN = {Z, W}\n≈ predictive parity")]
+    pts = [
+        (0, "BN = ∅\nstatistical parity"),
+        (1 / 3, "BN = {Z}\n(keep SE)"),
+        (2 / 3, "BN = {W}\n(keep IE)"),
+        (1, "BN = {Z, W}\n≈ predictive parity"),
+    ]
     for i, (px, lab) in enumerate(pts):
         ax.scatter([px], [0], s=80, color=PALETTE[i], zorder=3)
         ax.text(px, 0.08 if i % 2 == 0 else -0.08, lab, ha="center", va="bottom" if i % 2 == 0 else "top", fontsize=9)

@@ -59,7 +59,9 @@ def bn_effects(bn: Sequence[str] | set[str] | frozenset[str]) -> frozenset[str]:
         elif b in BN_TO_EFFECT:
             out.add(BN_TO_EFFECT[b])
         else:
-            raise ValueError(f"unknown business-necessity element {b!r}; use effects {EFFECTS} or groups {tuple(BN_TO_EFFECT)}")
+            raise ValueError(
+                f"unknown business-necessity element {b!r}; use effects {EFFECTS} or groups {tuple(BN_TO_EFFECT)}"
+            )
     return frozenset(out)
 
 
@@ -162,12 +164,16 @@ class StandardFairnessModel:
         """
         vals = set(pd.unique(data[self.x]))
         if len(vals) != 2:
-            raise ValueError(f"protected attribute {self.x!r} must be binary, it takes {len(vals)} values: {sorted(map(str, vals))[:10]}")
+            raise ValueError(
+                f"protected attribute {self.x!r} must be binary, it takes {len(vals)} values: {sorted(map(str, vals))[:10]}"
+            )
         if self.x0 is not None:
             return self.x0, self.x1
         if vals <= {0, 1} or vals <= {False, True}:
             return 0, 1
-        raise ValueError(f"column {self.x!r} has levels {sorted(map(str, vals))}; pass x0= and x1= to name the baseline and comparison")
+        raise ValueError(
+            f"column {self.x!r} has levels {sorted(map(str, vals))}; pass x0= and x1= to name the baseline and comparison"
+        )
 
     def validate(self, data: pd.DataFrame, outcomes: Sequence[str] | None = None) -> None:
         """Check ``data`` against the SFM.
@@ -212,15 +218,21 @@ class StandardFairnessModel:
         x0, x1 = self.levels(data)
         vals = set(pd.unique(data[self.x]))
         if len(vals) != 2:
-            raise ValueError(f"protected attribute {self.x!r} must be binary, it takes {len(vals)} values: {sorted(map(str, vals))[:10]}")
+            raise ValueError(
+                f"protected attribute {self.x!r} must be binary, it takes {len(vals)} values: {sorted(map(str, vals))[:10]}"
+            )
         if vals != {x0, x1}:
-            raise ValueError(f"protected attribute {self.x!r} takes values {sorted(map(str, vals))}, expected x0={x0!r} and x1={x1!r}")
+            raise ValueError(
+                f"protected attribute {self.x!r} takes values {sorted(map(str, vals))}, expected x0={x0!r} and x1={x1!r}"
+            )
         counts = data[self.x].value_counts()
         if counts.min() < 2:
             raise ValueError(f"each level of {self.x!r} needs at least two units, got {dict(counts)}")
         for c in outcomes:
             if not pd.api.types.is_numeric_dtype(data[c]):
-                raise TypeError(f"outcome column {c!r} must be numeric (0/1 for a binary outcome), got dtype {data[c].dtype}")
+                raise TypeError(
+                    f"outcome column {c!r} must be numeric (0/1 for a binary outcome), got dtype {data[c].dtype}"
+                )
 
     def arrays(self, data: pd.DataFrame, outcome: str | None = None) -> SFMArrays:
         """Validate ``data`` and return its numeric view.

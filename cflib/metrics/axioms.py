@@ -146,7 +146,15 @@ def summarise(df: pd.DataFrame, by: Sequence[str] = ("model",)) -> pd.DataFrame:
     return g.agg(mean="mean", std=lambda v: float(np.std(v, ddof=0)), seeds="count").reset_index()
 
 
-def table1(summary: pd.DataFrame, by: Sequence[str] = ("model",), *, composition_step: int = 1, reversibility_step: int = 1, decimals: int = 2, oracles: str = "main") -> pd.DataFrame:
+def table1(
+    summary: pd.DataFrame,
+    by: Sequence[str] = ("model",),
+    *,
+    composition_step: int = 1,
+    reversibility_step: int = 1,
+    decimals: int = 2,
+    oracles: str = "main",
+) -> pd.DataFrame:
     """Lay a :func:`summarise` output out like the paper's Table 1: one row per model, "mean (std)" cells.
 
     Columns: ``composition``, then per intervened parent ``p``: effectiveness of every measured
@@ -174,7 +182,10 @@ def table1(summary: pd.DataFrame, by: Sequence[str] = ("model",), *, composition
     missing = [k for k in [*by, "metric", "intervened", "measured", "step", "mean", "std"] if k not in summary.columns]
     if missing:
         raise ValidationError(f"summary lacks column(s) {missing}; expected summarise output with labels {list(by)}")
-    composition_step, reversibility_step = check_count(composition_step, "composition_step"), check_count(reversibility_step, "reversibility_step")
+    composition_step, reversibility_step = (
+        check_count(composition_step, "composition_step"),
+        check_count(reversibility_step, "reversibility_step"),
+    )
     decimals = check_count(decimals, "decimals", minimum=0)
     _check_str(oracles, "oracles")
     s = summary
@@ -218,21 +229,34 @@ def average_rank(table: pd.DataFrame, columns: Mapping[str, bool]) -> pd.Series:
     """
     _frame(table, "table")
     if not isinstance(columns, Mapping) or not columns:
-        raise ValidationTypeError(f"columns must be a non-empty dict column -> higher_is_better (bool), got {describe(columns)}")
+        raise ValidationTypeError(
+            f"columns must be a non-empty dict column -> higher_is_better (bool), got {describe(columns)}"
+        )
     for c, hib in columns.items():
         if not isinstance(hib, (bool, np.bool_)):
-            raise ValidationTypeError(f"columns[{c!r}] must be True (higher is better) or False (lower is better), got {describe(hib)}")
+            raise ValidationTypeError(
+                f"columns[{c!r}] must be True (higher is better) or False (lower is better), got {describe(hib)}"
+            )
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise ValidationError(f"table lacks column(s) {missing}")
     nan = [c for c in columns if table[c].isna().any()]
     if nan:
-        warn(f"table has missing values in column(s) {nan}: those rows are ranked on their other columns only; fill or drop them for a fair rank")
+        warn(
+            f"table has missing values in column(s) {nan}: those rows are ranked on their other columns only; fill or drop them for a fair rank"
+        )
     ranks = pd.concat([table[c].rank(ascending=not hib, method="average") for c, hib in columns.items()], axis=1)
     return ranks.mean(axis=1)
 
 
-def effectiveness_ranks(summary: pd.DataFrame, by: Sequence[str], family: str, columns: Mapping[tuple[str, str], bool], *, reference: str = "main") -> pd.DataFrame:
+def effectiveness_ranks(
+    summary: pd.DataFrame,
+    by: Sequence[str],
+    family: str,
+    columns: Mapping[tuple[str, str], bool],
+    *,
+    reference: str = "main",
+) -> pd.DataFrame:
     """Tables 2-4: effectiveness under one oracle family, its average rank and the change from the reference family.
 
     Parameters
@@ -257,14 +281,20 @@ def effectiveness_ranks(summary: pd.DataFrame, by: Sequence[str], family: str, c
     _frame(summary, "summary")
     missing = [k for k in [*by, "metric", "oracles", "intervened", "measured", "mean"] if k not in summary.columns]
     if missing:
-        raise ValidationError(f"summary lacks column(s) {missing}; expected summarise output of soundness reports with extra oracle families")
+        raise ValidationError(
+            f"summary lacks column(s) {missing}; expected summarise output of soundness reports with extra oracle families"
+        )
     _check_str(family, "family")
     _check_str(reference, "reference")
     if not isinstance(columns, Mapping) or not columns:
-        raise ValidationTypeError(f"columns must be a non-empty dict (intervened, measured) -> higher_is_better, got {describe(columns)}")
+        raise ValidationTypeError(
+            f"columns must be a non-empty dict (intervened, measured) -> higher_is_better, got {describe(columns)}"
+        )
     for key in columns:
         if not (isinstance(key, tuple) and len(key) == 2 and all(isinstance(v, str) for v in key)):
-            raise ValidationTypeError(f"columns keys must be pairs (intervened, measured) of names, got {describe(key)}")
+            raise ValidationTypeError(
+                f"columns keys must be pairs (intervened, measured) of names, got {describe(key)}"
+            )
     e = summary[summary.metric == "effectiveness"]
 
     def wide(fam: str) -> pd.DataFrame:
@@ -277,7 +307,9 @@ def effectiveness_ranks(summary: pd.DataFrame, by: Sequence[str], family: str, c
     cols = dict(columns)
     absent = [k for k in cols if k not in w.columns or k not in ref.columns]
     if absent:
-        raise ValidationError(f"columns names (intervened, measured) pair(s) {absent} with no effectiveness rows for {family!r} or {reference!r}")
+        raise ValidationError(
+            f"columns names (intervened, measured) pair(s) {absent} with no effectiveness rows for {family!r} or {reference!r}"
+        )
     out = w[list(cols)].copy()
     out.columns = [f"do({a}): {b}" for a, b in cols]
     named = {f"do({a}): {b}": hib for (a, b), hib in cols.items()}
@@ -293,7 +325,9 @@ def rank_change(rank_a: pd.Series, rank_b: pd.Series) -> float:
     """Mean absolute difference between two average-rank vectors over the same rows (the captions of Tables 2-4)."""
     for name, r in (("rank_a", rank_a), ("rank_b", rank_b)):
         if not isinstance(r, pd.Series):
-            raise ValidationTypeError(f"{name} must be a pandas Series (the output of average_rank), got {describe(r)} ({type(r).__name__})")
+            raise ValidationTypeError(
+                f"{name} must be a pandas Series (the output of average_rank), got {describe(r)} ({type(r).__name__})"
+            )
         if r.empty:
             raise ValidationError(f"{name} is empty: it needs ranked rows")
         if r.isna().any():

@@ -182,14 +182,18 @@ def perceptual_distance(feature_maps: Callable[[np.ndarray], Sequence[np.ndarray
         total = np.zeros(len(a))
         maps_a, maps_b = list(feature_maps(a)), list(feature_maps(b))
         if not maps_a or len(maps_a) != len(maps_b):
-            raise ValidationError(f"feature_maps ({function_name(feature_maps)}) returned {len(maps_a)} and {len(maps_b)} layers for a and b: "
-                                  "it must return the same non-empty list of layers for every batch")
+            raise ValidationError(
+                f"feature_maps ({function_name(feature_maps)}) returned {len(maps_a)} and {len(maps_b)} layers for a and b: "
+                "it must return the same non-empty list of layers for every batch"
+            )
         for fa, fb in zip(maps_a, maps_b, strict=True):
             what = f"a layer of feature_maps ({function_name(feature_maps)})"
             fa, fb = _rows(fa, len(a), what), _rows(fb, len(b), what)
             if fa.shape != fb.shape or fa.ndim < 2:
-                raise ValidationError(f"feature_maps ({function_name(feature_maps)}) returned layers of shapes {fa.shape} and {fb.shape}, "
-                                      "expected equal shapes (n, C, ...)")
+                raise ValidationError(
+                    f"feature_maps ({function_name(feature_maps)}) returned layers of shapes {fa.shape} and {fb.shape}, "
+                    "expected equal shapes (n, C, ...)"
+                )
             fa = fa / (np.sqrt((fa**2).sum(1, keepdims=True)) + 1e-10)
             fb = fb / (np.sqrt((fb**2).sum(1, keepdims=True)) + 1e-10)
             total += ((fa - fb) ** 2).sum(1).reshape(len(a), -1).mean(1)
@@ -272,8 +276,14 @@ def scm_composition(
     -------
     CompositionResult
     """
-    return measure_composition(scm, obs, cycles=cycles, distances=distances if distances is not None else {"l1_pixel": l1_pixel()},
-                               image=image, keep_images=keep_images)
+    return measure_composition(
+        scm,
+        obs,
+        cycles=cycles,
+        distances=distances if distances is not None else {"l1_pixel": l1_pixel()},
+        image=image,
+        keep_images=keep_images,
+    )
 
 
 def scm_effectiveness(
@@ -319,8 +329,16 @@ def scm_effectiveness(
     check_readers(predictors, "predictors")
     check_sampler(sampler)
     names = check_names(interventions, "interventions") if interventions is not None else []
-    return measure_effectiveness(scm, obs, predictors, do=do_values, sampler=sampler, interventions=list(names or predictors),
-                                 seed=seed, image=image)
+    return measure_effectiveness(
+        scm,
+        obs,
+        predictors,
+        do=do_values,
+        sampler=sampler,
+        interventions=list(names or predictors),
+        seed=seed,
+        image=image,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -356,8 +374,19 @@ class PairedComparison(BaseTestResult):
 
     def summary(self) -> pd.DataFrame:
         """One row with the test, statistic, p-value, mean difference and interval."""
-        return pd.DataFrame([{"test": self.test, "n": self.n, "statistic": self.statistic, "pvalue": self.pvalue,
-                              "mean diff (a - b)": self.mean_diff, "ci_low": self.ci[0], "ci_high": self.ci[1]}])
+        return pd.DataFrame(
+            [
+                {
+                    "test": self.test,
+                    "n": self.n,
+                    "statistic": self.statistic,
+                    "pvalue": self.pvalue,
+                    "mean diff (a - b)": self.mean_diff,
+                    "ci_low": self.ci[0],
+                    "ci_high": self.ci[1],
+                }
+            ]
+        )
 
     def plot(self, ax=None):
         """Histogram of the per-unit differences with the mean and its interval."""
@@ -373,7 +402,12 @@ class PairedComparison(BaseTestResult):
 
 
 def paired_comparison(
-    a: np.ndarray, b: np.ndarray, *, test: str = "wilcoxon", n_boot: int = 2000, ci: float = 0.95,
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    test: str = "wilcoxon",
+    n_boot: int = 2000,
+    ci: float = 0.95,
     seed: int | np.random.Generator | None = 0,
 ) -> PairedComparison:
     """Compare two models' per-unit scores on the same units.
@@ -424,6 +458,16 @@ def paired_comparison(
         n10 = int(((a == 0) & (b == 1)).sum())
         stat = float(n01)
         p = float(stats.binomtest(n01, n01 + n10, 0.5).pvalue) if n01 + n10 else 1.0
-    return PairedComparison(statistic=stat, pvalue=p, mean_diff=float(diff.mean()), ci=Interval.of((float(lo), float(hi)), estimate=float(diff.mean()),
-                                                   method=f"{100 * ci:g}% paired bootstrap, {len(diff)} pairs"),
-                            n=len(diff), test=test, diffs=diff)
+    return PairedComparison(
+        statistic=stat,
+        pvalue=p,
+        mean_diff=float(diff.mean()),
+        ci=Interval.of(
+            (float(lo), float(hi)),
+            estimate=float(diff.mean()),
+            method=f"{100 * ci:g}% paired bootstrap, {len(diff)} pairs",
+        ),
+        n=len(diff),
+        test=test,
+        diffs=diff,
+    )

@@ -88,13 +88,17 @@ def partial(f: CounterfactualFunction, parent: str) -> Callable[[np.ndarray, Par
 # ----------------------------------------------------------------------------------------------------
 def _check_function(f: Any) -> None:
     if not callable(f) or not hasattr(f, "parent_names"):
-        raise ValidationTypeError(f"f must be a counterfactual function: callable f(x, pa, pa_star) with a parent_names attribute, got {describe(f)}")
+        raise ValidationTypeError(
+            f"f must be a counterfactual function: callable f(x, pa, pa_star) with a parent_names attribute, got {describe(f)}"
+        )
 
 
 def _prepare(f: CounterfactualFunction, x: Any, pa: Any) -> tuple[FunctionModel, dict[str, np.ndarray]]:
     _check_function(f)
     if x is None or isinstance(x, (str, bytes, Mapping)):
-        raise ValidationTypeError(f"x must be a numeric array of shape (n, C, H, W), got {describe(x)} ({type(x).__name__})")
+        raise ValidationTypeError(
+            f"x must be a numeric array of shape (n, C, H, W), got {describe(x)} ({type(x).__name__})"
+        )
     try:
         x = np.asarray(x, dtype=np.float32)
     except (TypeError, ValueError):
@@ -115,7 +119,9 @@ def _images_and_parents(f: CounterfactualFunction, x: Any, pa: Any) -> tuple[np.
 
 def _check_parent(f: CounterfactualFunction, parent: str) -> None:
     if not isinstance(parent, str):
-        raise ValidationTypeError(f"parent must be a parent name (str), got {describe(parent)} ({type(parent).__name__})")
+        raise ValidationTypeError(
+            f"parent must be a parent name (str), got {describe(parent)} ({type(parent).__name__})"
+        )
     if parent not in f.parent_names:
         raise ValidationError(f"unknown parent name {parent!r}; the function's parents are {list(f.parent_names)}")
 
@@ -130,17 +136,25 @@ def _do_values(do_values: np.ndarray, n: int, name: str = "do_values") -> np.nda
 def _check_oracles(oracles: Any, name: str, known: Sequence[str]) -> dict[str, Any]:
     """Parent -> an object with ``score(x, target)``, each parent one of ``known``."""
     if not isinstance(oracles, Mapping):
-        raise ValidationTypeError(f"{name} must be a dict parent name -> oracle, got {describe(oracles)} ({type(oracles).__name__})")
+        raise ValidationTypeError(
+            f"{name} must be a dict parent name -> oracle, got {describe(oracles)} ({type(oracles).__name__})"
+        )
     for k, o in oracles.items():
         if not callable(getattr(o, "score", None)):
-            raise ValidationTypeError(f"{name}[{k!r}] must be an oracle with a score(x, target) method, got {describe(o)}")
+            raise ValidationTypeError(
+                f"{name}[{k!r}] must be an oracle with a score(x, target) method, got {describe(o)}"
+            )
     unknown = set(oracles) - set(known)
     if unknown:
-        raise ValidationError(f"{name} has unknown parent name(s) {sorted(map(str, unknown))}; the function's parents are {list(known)}")
+        raise ValidationError(
+            f"{name} has unknown parent name(s) {sorted(map(str, unknown))}; the function's parents are {list(known)}"
+        )
     return dict(oracles)
 
 
-def composition(f: CounterfactualFunction, x: np.ndarray, pa: Parents, m: int = 10, distance: Distance = l1_distance) -> np.ndarray:
+def composition(
+    f: CounterfactualFunction, x: np.ndarray, pa: Parents, m: int = 10, distance: Distance = l1_distance
+) -> np.ndarray:
     """Composition distances ``d(x, f^(j)(x, pa, pa))`` for ``j = 1..m`` (eq. 1): :func:`measure_composition` on ``f``.
 
     Parameters
@@ -168,8 +182,15 @@ def composition(f: CounterfactualFunction, x: np.ndarray, pa: Parents, m: int = 
     return np.ascontiguousarray(res.distances["d"].T)
 
 
-def reversibility(f: CounterfactualFunction, x: np.ndarray, pa: Parents, parent: str, do_values: np.ndarray, cycles: int = 5,
-                  distance: Distance = l1_distance) -> np.ndarray:
+def reversibility(
+    f: CounterfactualFunction,
+    x: np.ndarray,
+    pa: Parents,
+    parent: str,
+    do_values: np.ndarray,
+    cycles: int = 5,
+    distance: Distance = l1_distance,
+) -> np.ndarray:
     """Reversibility distances after ``c = 1..cycles`` cycles ``x -> f(., pa, pa*) -> f(., pa*, pa)`` (eq. 2).
 
     :func:`measure_reversibility` on ``f``.
@@ -291,7 +312,9 @@ def commutativity(
     if parent_a == parent_b:
         raise ValidationError("parent_a and parent_b must be different parents")
     check_callable(distance, "distance")
-    res = measure_commutativity(model, obs, {parent_a: do_a}, {parent_b: do_b}, distances={"d": distance}, image=model.image)
+    res = measure_commutativity(
+        model, obs, {parent_a: do_a}, {parent_b: do_b}, distances={"d": distance}, image=model.image
+    )
     return res.distances["d"]
 
 
@@ -339,29 +362,68 @@ def soundness_report(
     """
     x, pa = _images_and_parents(f, x, pa)
     if not isinstance(do_values, Mapping):
-        raise ValidationTypeError(f"do_values must be a dict parent name -> values, got {describe(do_values)} ({type(do_values).__name__})")
+        raise ValidationTypeError(
+            f"do_values must be a dict parent name -> values, got {describe(do_values)} ({type(do_values).__name__})"
+        )
     for k, dv in do_values.items():
         _check_parent(f, k)
         _do_values(dv, len(x), f"do_values[{k!r}]")
     _check_oracles(oracles, "oracles", f.parent_names)
     m, cycles = check_count(m, "m"), check_count(cycles, "cycles")
     if labels is not None and not isinstance(labels, Mapping):
-        raise ValidationTypeError(f"labels must be a dict column -> value, got {describe(labels)} ({type(labels).__name__})")
+        raise ValidationTypeError(
+            f"labels must be a dict column -> value, got {describe(labels)} ({type(labels).__name__})"
+        )
     if extra_oracles is not None and not isinstance(extra_oracles, Mapping):
-        raise ValidationTypeError(f"extra_oracles must be a dict family -> (parent -> oracle), got {describe(extra_oracles)}")
+        raise ValidationTypeError(
+            f"extra_oracles must be a dict family -> (parent -> oracle), got {describe(extra_oracles)}"
+        )
     for fam, orc in (extra_oracles or {}).items():
         _check_oracles(orc, f"extra_oracles[{fam!r}]", f.parent_names)
     rows = []
     comp = composition(f, x, pa, m)
-    rows += [{"metric": "composition", "intervened": "null", "measured": "image", "step": j + 1, "oracles": "none", "value": float(v)} for j, v in enumerate(comp.mean(1))]
+    rows += [
+        {
+            "metric": "composition",
+            "intervened": "null",
+            "measured": "image",
+            "step": j + 1,
+            "oracles": "none",
+            "value": float(v),
+        }
+        for j, v in enumerate(comp.mean(1))
+    ]
     for k, dv in do_values.items():
         rev = reversibility(f, x, pa, k, dv, cycles)
-        rows += [{"metric": "reversibility", "intervened": k, "measured": "image", "step": c + 1, "oracles": "none", "value": float(v)} for c, v in enumerate(rev.mean(1))]
+        rows += [
+            {
+                "metric": "reversibility",
+                "intervened": k,
+                "measured": "image",
+                "step": c + 1,
+                "oracles": "none",
+                "value": float(v),
+            }
+            for c, v in enumerate(rev.mean(1))
+        ]
         eff, xs = effectiveness(f, x, pa, k, dv, oracles, return_images=True)
-        rows += [{"metric": "effectiveness", "intervened": k, "measured": j, "step": 1, "oracles": "main", "value": 100.0 * float(np.mean(s))} for j, s in eff.items()]
+        rows += [
+            {
+                "metric": "effectiveness",
+                "intervened": k,
+                "measured": j,
+                "step": 1,
+                "oracles": "main",
+                "value": 100.0 * float(np.mean(s)),
+            }
+            for j, s in eff.items()
+        ]
         ps = {**pa, k: np.asarray(dv).reshape(-1)}
         for fam, orc in (extra_oracles or {}).items():
-            rows += [{"metric": "effectiveness", "intervened": k, "measured": j, "step": 1, "oracles": fam, "value": v} for j, v in score_counterfactuals(xs, ps, orc).items()]
+            rows += [
+                {"metric": "effectiveness", "intervened": k, "measured": j, "step": 1, "oracles": fam, "value": v}
+                for j, v in score_counterfactuals(xs, ps, orc).items()
+            ]
     df = pd.DataFrame(rows)
     for key, val in (labels or {}).items():
         df[key] = val
@@ -397,7 +459,9 @@ def composition_sequence(f: CounterfactualFunction, x: np.ndarray, pa: Parents, 
     return np.stack(out, 1)
 
 
-def reversibility_sequence(f: CounterfactualFunction, x: np.ndarray, pa: Parents, parent: str, do_values: np.ndarray, cycles: int = 4) -> np.ndarray:
+def reversibility_sequence(
+    f: CounterfactualFunction, x: np.ndarray, pa: Parents, parent: str, do_values: np.ndarray, cycles: int = 4
+) -> np.ndarray:
     """Images ``x, f(x, pa, pa*), f(., pa*, pa), f(., pa, pa*), ...`` over ``cycles`` cycles (Fig. 1c).
 
     Returns
@@ -437,7 +501,9 @@ def score_counterfactuals(x_star: np.ndarray, targets: Parents, oracles: Mapping
     """
     n = len(image_batch(x_star, "x_star"))
     if not isinstance(targets, Mapping):
-        raise ValidationTypeError(f"targets must be a dict parent name -> values, got {describe(targets)} ({type(targets).__name__})")
+        raise ValidationTypeError(
+            f"targets must be a dict parent name -> values, got {describe(targets)} ({type(targets).__name__})"
+        )
     _check_oracles(oracles, "oracles", list(oracles))
     unknown = set(oracles) - set(targets)
     if unknown:

@@ -27,7 +27,9 @@ __all__ = ["l1_distance"]
 Distance = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
-def l1_distance(a: np.ndarray, b: np.ndarray, scale: float = 255.0, value_range: tuple[float, float] | None = (0.0, 1.0)) -> np.ndarray:
+def l1_distance(
+    a: np.ndarray, b: np.ndarray, scale: float = 255.0, value_range: tuple[float, float] | None = (0.0, 1.0)
+) -> np.ndarray:
     """Per-image l1 distance of App. B: mean over pixels and channels of ``|a - b|``, times ``scale``.
 
     Parameters
@@ -62,8 +64,10 @@ def l1_distance(a: np.ndarray, b: np.ndarray, scale: float = 255.0, value_range:
         if not (np.isfinite(v_lo) and np.isfinite(v_hi)):
             check_finite(v, name)
         if v_lo < lo or v_hi > hi:
-            raise ValidationError(f"{name} has intensities in [{v_lo:.4g}, {v_hi:.4g}], outside the declared value_range "
-                                  f"[{lo}, {hi}]: rescale the images or pass value_range=None")
+            raise ValidationError(
+                f"{name} has intensities in [{v_lo:.4g}, {v_hi:.4g}], outside the declared value_range "
+                f"[{lo}, {hi}]: rescale the images or pass value_range=None"
+            )
     return scale * np.abs(a - b).reshape(len(a), -1).mean(1)
 
 
@@ -90,13 +94,17 @@ def image_batch(v: Any, name: str) -> np.ndarray:
         A scalar or an empty batch.
     """
     if v is None or isinstance(v, (str, bytes, Mapping)):
-        raise ValidationTypeError(f"{name} must be a numeric array with one row per image, got {describe(v)} ({type(v).__name__})")
+        raise ValidationTypeError(
+            f"{name} must be a numeric array with one row per image, got {describe(v)} ({type(v).__name__})"
+        )
     try:
         arr = np.asarray(v, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValidationTypeError(f"{name} must be a numeric array with one row per image, got {describe(v)}") from None
     if arr.ndim == 0 or arr.size == 0:
-        raise ValidationError(f"{name} must hold at least one image (shape (n, ...) with n >= 1), got shape {arr.shape}")
+        raise ValidationError(
+            f"{name} must hold at least one image (shape (n, ...) with n >= 1), got shape {arr.shape}"
+        )
     return arr
 
 

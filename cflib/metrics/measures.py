@@ -56,13 +56,17 @@ __all__ = [
 
 def _check_model(model: Any) -> None:
     if not isinstance(model, CounterfactualModel):
-        raise ValidationTypeError(f"model must implement the CounterfactualModel protocol (abduct, predict, counterfactual), got {type(model).__name__}; "
-                        "wrap a function f(x, pa, pa_star) in cflib.scm.adapters.FunctionModel")
+        raise ValidationTypeError(
+            f"model must implement the CounterfactualModel protocol (abduct, predict, counterfactual), got {type(model).__name__}; "
+            "wrap a function f(x, pa, pa_star) in cflib.scm.adapters.FunctionModel"
+        )
 
 
 def _distances(distances: Mapping[str, Distance] | None) -> dict[str, Distance]:
     if distances is not None and not isinstance(distances, Mapping):
-        raise ValidationTypeError(f"distances must be a mapping name -> d(a, b), got {describe(distances)} ({type(distances).__name__})")
+        raise ValidationTypeError(
+            f"distances must be a mapping name -> d(a, b), got {describe(distances)} ({type(distances).__name__})"
+        )
     out = dict(distances) if distances is not None else {"l1": l1_distance}
     if not out:
         raise ValidationError("distances must name at least one distance")
@@ -75,7 +79,9 @@ def _distance(name: str, d: Distance, a: np.ndarray, b: np.ndarray) -> np.ndarra
     """``d(a, b)``, refused (naming the distance) unless it is one finite number per image."""
     out = np.asarray(d(a, b))
     if out.shape != (len(a),):
-        raise ValidationError(f"the distance {name!r} ({function_name(d)}) returned shape {out.shape}, expected ({len(a)},): one value per image")
+        raise ValidationError(
+            f"the distance {name!r} ({function_name(d)}) returned shape {out.shape}, expected ({len(a)},): one value per image"
+        )
     check_finite(out, f"the output of the distance {name!r}")
     return out
 
@@ -83,9 +89,13 @@ def _distance(name: str, d: Distance, a: np.ndarray, b: np.ndarray) -> np.ndarra
 def _check_obs(obs: Any, image: str, what: str = "obs") -> int:
     """A mapping of variables holding the image variable ``image``; returns the number of units."""
     if not isinstance(obs, Mapping):
-        raise ValidationTypeError(f"{what} must be a mapping variable name -> values, got {describe(obs)} ({type(obs).__name__})")
+        raise ValidationTypeError(
+            f"{what} must be a mapping variable name -> values, got {describe(obs)} ({type(obs).__name__})"
+        )
     if not isinstance(image, str):
-        raise ValidationTypeError(f"image must be a variable name (str), got {describe(image)} ({type(image).__name__})")
+        raise ValidationTypeError(
+            f"image must be a variable name (str), got {describe(image)} ({type(image).__name__})"
+        )
     if image not in obs:
         raise ValidationError(f"{what} lacks the image variable {image!r} (variables: {', '.join(map(str, obs))})")
     x = obs[image]
@@ -97,7 +107,9 @@ def _check_obs(obs: Any, image: str, what: str = "obs") -> int:
 def _check_mapping(value: Any, name: str, obs: Mapping[str, Any]) -> dict[str, Any]:
     """An intervention ``{variable: value(s)}`` on variables of ``obs``."""
     if not isinstance(value, Mapping):
-        raise ValidationTypeError(f"{name} must be a mapping variable -> value(s), got {describe(value)} ({type(value).__name__})")
+        raise ValidationTypeError(
+            f"{name} must be a mapping variable -> value(s), got {describe(value)} ({type(value).__name__})"
+        )
     check_names(list(value), name, list(obs))
     return dict(value)
 
@@ -105,12 +117,18 @@ def _check_mapping(value: Any, name: str, obs: Mapping[str, Any]) -> dict[str, A
 def _image_out(model: Any, cf: Any, image: str, shape: tuple[int, ...]) -> np.ndarray:
     """The image of a model's counterfactual, refused (naming the model) when missing or mis-shaped."""
     if not isinstance(cf, Mapping) or image not in cf:
-        raise ValidationError(f"the counterfactual model {function_name(model)} returned {describe(cf)}, expected a dict holding {image!r}")
+        raise ValidationError(
+            f"the counterfactual model {function_name(model)} returned {describe(cf)}, expected a dict holding {image!r}"
+        )
     x = np.asarray(cf[image])
     if x.shape != shape:
-        raise ValidationError(f"the counterfactual model {function_name(model)} returned {image!r} of shape {x.shape}, expected {shape}")
+        raise ValidationError(
+            f"the counterfactual model {function_name(model)} returned {image!r} of shape {x.shape}, expected {shape}"
+        )
     if x.dtype.kind in "fc" and not np.isfinite(x).all():
-        raise ValidationError(f"the counterfactual model {function_name(model)} returned {int((~np.isfinite(x)).sum())} NaN or infinite value(s) in {image!r}")
+        raise ValidationError(
+            f"the counterfactual model {function_name(model)} returned {int((~np.isfinite(x)).sum())} NaN or infinite value(s) in {image!r}"
+        )
     return x
 
 
@@ -155,16 +173,27 @@ class CompositionResult(BaseTestResult):
         for name, arr in self.distances.items():
             for m in cycles:
                 if m <= arr.shape[1]:
-                    rows.append({"distance": name, "cycles": m, "mean": arr[:, m - 1].mean(), "std": arr[:, m - 1].std(ddof=1)})
+                    rows.append(
+                        {"distance": name, "cycles": m, "mean": arr[:, m - 1].mean(), "std": arr[:, m - 1].std(ddof=1)}
+                    )
         return pd.DataFrame(rows)
 
     def plot(self, ax: Any = None, distance: str | None = None, label: str | None = None) -> Any:
         """Mean distance against the number of cycles with a 95 % band over images."""
-        return _plot_cycles(self.distances, self.cycles, "null-intervention cycles m", "composition", ax, distance, label)
+        return _plot_cycles(
+            self.distances, self.cycles, "null-intervention cycles m", "composition", ax, distance, label
+        )
 
 
-def _plot_cycles(distances: dict[str, np.ndarray], cycles: np.ndarray, xlabel: str, metric: str, ax: Any, distance: str | None,
-                 label: str | None) -> Any:
+def _plot_cycles(
+    distances: dict[str, np.ndarray],
+    cycles: np.ndarray,
+    xlabel: str,
+    metric: str,
+    ax: Any,
+    distance: str | None,
+    label: str | None,
+) -> Any:
     import matplotlib.pyplot as plt
 
     from ..plotting import line_with_band
@@ -245,12 +274,20 @@ def measure_composition(
     for _ in range(cycles):  # sequential by definition: each application feeds the next
         chain.append(model.counterfactual(chain[-1], {k: chain[-1][k] for k in hold}))
         _image_out(model, chain[-1], image, x0.shape)
-    out = {name: np.column_stack([_distance(name, d, x0, np.asarray(c[image])) for c in chain[1:]]) for name, d in distances.items()}
+    out = {
+        name: np.column_stack([_distance(name, d, x0, np.asarray(c[image])) for c in chain[1:]])
+        for name, d in distances.items()
+    }
     first = next(iter(out.values()))
     k = min(int(keep_images), len(x0))
     imgs = np.stack([np.asarray(c[image])[:k] for c in chain], axis=1)
-    return CompositionResult(statistic=float(first[:, 0].mean()), pvalue=_trend_pvalue(first), distances=out,
-                             cycles=np.arange(1, cycles + 1), images=imgs)
+    return CompositionResult(
+        statistic=float(first[:, 0].mean()),
+        pvalue=_trend_pvalue(first),
+        distances=out,
+        cycles=np.arange(1, cycles + 1),
+        images=imgs,
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -285,8 +322,13 @@ class ReversibilityResult:
 
     def summary(self) -> pd.DataFrame:
         """Mean and standard deviation over images per distance and cycle."""
-        return pd.DataFrame([{"distance": name, "cycles": c, "mean": arr[:, c - 1].mean(), "std": arr[:, c - 1].std(ddof=1)}
-                             for name, arr in self.distances.items() for c in self.cycles])
+        return pd.DataFrame(
+            [
+                {"distance": name, "cycles": c, "mean": arr[:, c - 1].mean(), "std": arr[:, c - 1].std(ddof=1)}
+                for name, arr in self.distances.items()
+                for c in self.cycles
+            ]
+        )
 
     def plot(self, ax: Any = None, distance: str | None = None, label: str | None = None) -> Any:
         """Mean distance against the number of cycles with a 95 % band over images."""
@@ -353,8 +395,12 @@ def measure_reversibility(
         for name, d in distances.items():
             out[name].append(_distance(name, d, x0, np.asarray(state[image])))
     arrays = {name: np.column_stack(v) for name, v in out.items()}
-    return ReversibilityResult(statistic=float(next(iter(arrays.values()))[:, 0].mean()), distances=arrays,
-                               cycles=np.arange(1, cycles + 1), do=forward)
+    return ReversibilityResult(
+        statistic=float(next(iter(arrays.values()))[:, 0].mean()),
+        distances=arrays,
+        cycles=np.arange(1, cycles + 1),
+        do=forward,
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -388,7 +434,12 @@ class EffectivenessResult:
 
     def summary(self) -> pd.DataFrame:
         """Long format: intervention, attribute, score."""
-        return self.table.stack().rename("score").reset_index().rename(columns={"level_0": "intervention", "level_1": "attribute"})
+        return (
+            self.table.stack()
+            .rename("score")
+            .reset_index()
+            .rename(columns={"level_0": "intervention", "level_1": "attribute"})
+        )
 
     def plot(self, ax: Any = None) -> Any:
         """Heat map of the table."""
@@ -478,8 +529,13 @@ def measure_effectiveness(
             if a == k:
                 diag.append(s)
         table[f"do({k})"] = row
-    return EffectivenessResult(statistic=float(np.nanmean(diag)) if diag else float("nan"),
-                               table=pd.DataFrame(table).T, per_image=per_image, counterfactuals=cfs, targets=targets)
+    return EffectivenessResult(
+        statistic=float(np.nanmean(diag)) if diag else float("nan"),
+        table=pd.DataFrame(table).T,
+        per_image=per_image,
+        counterfactuals=cfs,
+        targets=targets,
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -506,7 +562,9 @@ class CommutativityResult:
 
     def summary(self) -> pd.DataFrame:
         """Mean and standard deviation over images per distance."""
-        return pd.DataFrame([{"distance": k, "mean": v.mean(), "std": v.std(ddof=1)} for k, v in self.distances.items()])
+        return pd.DataFrame(
+            [{"distance": k, "mean": v.mean(), "std": v.std(ddof=1)} for k, v in self.distances.items()]
+        )
 
     def plot(self, ax: Any = None, distance: str | None = None) -> Any:
         """Histogram of the per-image distances between the two orders."""

@@ -40,7 +40,14 @@ from ..validation import (
     describe,
 )
 
-__all__ = ["gaussian_kl_diag", "kl_matrix", "identity_cld", "discretize", "CLDResult", "counterfactual_latent_divergence"]
+__all__ = [
+    "gaussian_kl_diag",
+    "kl_matrix",
+    "identity_cld",
+    "discretize",
+    "CLDResult",
+    "counterfactual_latent_divergence",
+]
 
 
 def _as2d(a: np.ndarray, name: str) -> np.ndarray:
@@ -78,7 +85,9 @@ def _weights(weights: object) -> tuple[float, float]:
     return w1, w2
 
 
-def gaussian_kl_diag(mu_q: np.ndarray, logvar_q: np.ndarray, mu_p: np.ndarray, logvar_p: np.ndarray, reduce: str = "mean") -> np.ndarray:
+def gaussian_kl_diag(
+    mu_q: np.ndarray, logvar_q: np.ndarray, mu_p: np.ndarray, logvar_p: np.ndarray, reduce: str = "mean"
+) -> np.ndarray:
     """``KL(N(mu_q, diag e^logvar_q) || N(mu_p, diag e^logvar_p))`` row by row.
 
     Parameters
@@ -104,7 +113,9 @@ def gaussian_kl_diag(mu_q: np.ndarray, logvar_q: np.ndarray, mu_p: np.ndarray, l
     try:
         np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError:
-        raise ValidationError(f"mu_q, logvar_q, mu_p and logvar_p must broadcast to one shape, got {[a.shape for a in arrays]}") from None
+        raise ValidationError(
+            f"mu_q, logvar_q, mu_p and logvar_p must broadcast to one shape, got {[a.shape for a in arrays]}"
+        ) from None
     return _gaussian_kl_diag(mu_q, logvar_q, mu_p, logvar_p, reduce)
 
 
@@ -118,7 +129,9 @@ def _finite(v: object, name: str) -> np.ndarray:
     return check_finite(arr, name)
 
 
-def _gaussian_kl_diag(mu_q: np.ndarray, logvar_q: np.ndarray, mu_p: np.ndarray, logvar_p: np.ndarray, reduce: str) -> np.ndarray:
+def _gaussian_kl_diag(
+    mu_q: np.ndarray, logvar_q: np.ndarray, mu_p: np.ndarray, logvar_p: np.ndarray, reduce: str
+) -> np.ndarray:
     per_dim = 0.5 * (logvar_p - logvar_q + (np.exp(logvar_q) + (mu_q - mu_p) ** 2) / np.exp(logvar_p) - 1.0)
     if reduce == "mean":
         return per_dim.mean(-1)
@@ -182,7 +195,9 @@ def identity_cld(weights: tuple[float, float] = (0.8, 0.2)) -> float:
     return float(math.log(w1 * math.exp(0.0) + w2 * math.exp(1.0)))
 
 
-def discretize(values: np.ndarray, bins: int | np.ndarray = 10, value_range: tuple[float, float] | None = None) -> np.ndarray:
+def discretize(
+    values: np.ndarray, bins: int | np.ndarray = 10, value_range: tuple[float, float] | None = None
+) -> np.ndarray:
     """Bin a continuous parent into ``bins`` equal-width categories (footnote 5: 10 bins).
 
     Parameters
@@ -204,7 +219,9 @@ def discretize(values: np.ndarray, bins: int | np.ndarray = 10, value_range: tup
         bins = check_count(bins, "bins")
         if value_range is not None:
             if not isinstance(value_range, (tuple, list)) or len(value_range) != 2:
-                raise ValidationTypeError(f"value_range must be a pair (low, high) or None, got {describe(value_range)}")
+                raise ValidationTypeError(
+                    f"value_range must be a pair (low, high) or None, got {describe(value_range)}"
+                )
             check_real(value_range[0], "value_range[0]"), check_real(value_range[1], "value_range[1]")
             if not value_range[0] < value_range[1]:
                 raise ValidationError(f"value_range must have low < high, got {tuple(value_range)}")
@@ -261,8 +278,17 @@ class CLDResult:
         w1, w2 = self.weights
         implied = math.log(w1 * math.exp(self.mean_p1) + w2 * math.exp(self.mean_p2))
         return pd.DataFrame(
-            [{"CLD": self.statistic, "P1": self.mean_p1, "P2": self.mean_p2, "identity CLD": self.identity,
-              "log(w1 e^P1 + w2 e^P2)": implied, "n": len(self.cld), "official KL": self.official}]
+            [
+                {
+                    "CLD": self.statistic,
+                    "P1": self.mean_p1,
+                    "P2": self.mean_p2,
+                    "identity CLD": self.identity,
+                    "log(w1 e^P1 + w2 e^P2)": implied,
+                    "n": len(self.cld),
+                    "official KL": self.official,
+                }
+            ]
         )
 
     def plot(self, ax=None, **kwargs):
@@ -322,7 +348,9 @@ def counterfactual_latent_divergence(
     mu_c, lv_c = _posterior(counterfactual, "counterfactual")
     n, d = mu_f.shape
     if mu_c.shape != (n, d):
-        raise ValidationError(f"factual and counterfactual (mu, logvar) must all have shape {(n, d)}, got {mu_c.shape} for counterfactual")
+        raise ValidationError(
+            f"factual and counterfactual (mu, logvar) must all have shape {(n, d)}, got {mu_c.shape} for counterfactual"
+        )
     if reference is None:
         mu_r, lv_r = mu_f, lv_f
         ref_group = np.asarray(factual_group) if reference_group is None else np.asarray(reference_group)
@@ -335,15 +363,23 @@ def counterfactual_latent_divergence(
         ref_group = np.asarray(reference_group)
     fg, cg = np.asarray(factual_group), np.asarray(counterfactual_group)
     if fg.shape != (n,) or cg.shape != (n,):
-        raise ValidationError(f"factual_group and counterfactual_group must have shape ({n},), got {fg.shape} and {cg.shape}")
+        raise ValidationError(
+            f"factual_group and counterfactual_group must have shape ({n},), got {fg.shape} and {cg.shape}"
+        )
     if ref_group.ndim not in (1, 2) or ref_group.shape[0] != len(mu_r):
-        raise ValidationError(f"reference_group must have shape ({len(mu_r)},) or ({len(mu_r)}, K), one row per reference image, got {ref_group.shape}")
+        raise ValidationError(
+            f"reference_group must have shape ({len(mu_r)},) or ({len(mu_r)}, K), one row per reference image, got {ref_group.shape}"
+        )
     if ref_group.ndim == 2:
         if parent is None:
-            raise ValidationError("parent (the intervened column of reference_group per unit) is required when reference_group is 2-D")
+            raise ValidationError(
+                "parent (the intervened column of reference_group per unit) is required when reference_group is 2-D"
+            )
         parent = np.asarray(check_array(parent, "parent", n=n, n_name="factual"))
         if parent.dtype.kind not in "iu" or parent.min() < 0 or parent.max() >= ref_group.shape[1]:
-            raise ValidationError(f"parent must hold column indices of reference_group in 0..{ref_group.shape[1] - 1}, got {describe(parent)}")
+            raise ValidationError(
+                f"parent must hold column indices of reference_group in 0..{ref_group.shape[1] - 1}, got {describe(parent)}"
+            )
         parent = np.asarray(parent, int)
     w1, w2 = _weights(weights)
     chunk = check_count(chunk, "chunk")
@@ -366,7 +402,17 @@ def counterfactual_latent_divergence(
             p1[sl] = ((dist <= dv) & target).sum(0) / target.sum(0)
             p2[sl] = ((dist >= dv) & same).sum(0) / same.sum(0)
     if np.isnan(p1).any() or np.isnan(p2).any():
-        raise ValidationError("some units have no reference image in their factual or counterfactual group; use coarser bins or a larger reference set")
+        raise ValidationError(
+            "some units have no reference image in their factual or counterfactual group; use coarser bins or a larger reference set"
+        )
     cld = np.log(w1 * np.exp(p1) + w2 * np.exp(p2))
-    return CLDResult(statistic=float(cld.mean()), cld=cld, p1=p1, p2=p2, div=div,
-                     weights=(float(w1), float(w2)), identity=identity_cld(weights), official=bool(official))
+    return CLDResult(
+        statistic=float(cld.mean()),
+        cld=cld,
+        p1=p1,
+        p2=p2,
+        div=div,
+        weights=(float(w1), float(w2)),
+        identity=identity_cld(weights),
+        official=bool(official),
+    )

@@ -80,9 +80,13 @@ def score(kind: str, target: np.ndarray, predicted: np.ndarray) -> tuple[float, 
         raise ValidationError(f"target and predicted must have the same shape, got {t.shape} and {p.shape}")
     for name, v in (("target", t), ("predicted", p)):
         if kind == "binary" and not np.isin(v, (0, 1)).all():
-            raise ValidationError(f"{name} must hold 0/1 labels for kind='binary', got values such as {describe(v[~np.isin(v, (0, 1))][:3].tolist())}")
+            raise ValidationError(
+                f"{name} must hold 0/1 labels for kind='binary', got values such as {describe(v[~np.isin(v, (0, 1))][:3].tolist())}"
+            )
         if kind == "multiclass" and v.dtype.kind in "fc" and not np.all(v == np.round(v)):
-            raise ValidationError(f"{name} must hold whole class labels for kind='multiclass', got values such as {describe(v[v != np.round(v)][:3].tolist())}")
+            raise ValidationError(
+                f"{name} must hold whole class labels for kind='multiclass', got values such as {describe(v[v != np.round(v)][:3].tolist())}"
+            )
     if kind == "regression":
         err = np.abs(t.astype(float) - p.astype(float))
         return float(err.mean()), err
@@ -100,7 +104,9 @@ def score(kind: str, target: np.ndarray, predicted: np.ndarray) -> tuple[float, 
 def _scores(v: Any, name: str) -> np.ndarray:
     """A non-empty, numeric, finite array of per-image values (targets, predictions, readings)."""
     if v is None or isinstance(v, (str, bytes, Mapping)):
-        raise ValidationTypeError(f"{name} must be an array with one value per image, got {describe(v)} ({type(v).__name__})")
+        raise ValidationTypeError(
+            f"{name} must be an array with one value per image, got {describe(v)} ({type(v).__name__})"
+        )
     arr = np.asarray(v)
     if arr.dtype.kind not in "biufc":
         raise ValidationTypeError(f"{name} must be numeric, got dtype {arr.dtype}")
@@ -144,8 +150,9 @@ class AbsoluteError:
         return np.abs(np.asarray(x, dtype=np.float64) - np.asarray(target, dtype=np.float64))
 
 
-
-def read_attribute(reader: Any, cf: Mapping[str, Any], target: np.ndarray, image: str, attribute: str) -> tuple[float, np.ndarray]:
+def read_attribute(
+    reader: Any, cf: Mapping[str, Any], target: np.ndarray, image: str, attribute: str
+) -> tuple[float, np.ndarray]:
     """One reader on one counterfactual: an :class:`Oracle` (``score``) or an :class:`AttributePredictor`.
 
     Parameters
@@ -180,7 +187,6 @@ def read_attribute(reader: Any, cf: Mapping[str, Any], target: np.ndarray, image
         raise ValidationError(f"{what} {int((~np.isfinite(predicted)).sum())} NaN or infinite value(s)")
     target = np.asarray(target)
     return score(reader.kind, np.broadcast_to(target, (n,)) if target.ndim == 0 else target, predicted)
-
 
 
 def check_reader_output(v: np.ndarray, n: int, what: str) -> None:
@@ -233,12 +239,16 @@ def check_readers(readers: Any, name: str, obs: Mapping[str, Any] | None = None)
         An unknown ``kind`` or a ``context`` naming a variable not in ``obs``.
     """
     if not isinstance(readers, Mapping) or not readers:
-        raise ValidationTypeError(f"{name} must be a non-empty dict attribute -> oracle or predictor, got {describe(readers)}")
+        raise ValidationTypeError(
+            f"{name} must be a non-empty dict attribute -> oracle or predictor, got {describe(readers)}"
+        )
     for a, r in readers.items():
         if callable(getattr(r, "score", None)):
             continue
         if not callable(getattr(r, "predict", None)):
-            raise ValidationTypeError(f"{name}[{a!r}] must be an oracle (score(x, target)) or a predictor (kind, predict), got {describe(r)}")
+            raise ValidationTypeError(
+                f"{name}[{a!r}] must be an oracle (score(x, target)) or a predictor (kind, predict), got {describe(r)}"
+            )
         check_choice(getattr(r, "kind", None), f"{name}[{a!r}].kind", ("regression", "multiclass", "binary"))
         ctx = getattr(r, "context", ()) or ()
         if obs is not None:

@@ -39,13 +39,19 @@ MIN_ROWS = 10
 
 def _check_features(a: np.ndarray, name: str) -> np.ndarray:
     if a is None or isinstance(a, (str, bytes, dict)):
-        raise ValidationTypeError(f"{name} must be a 2-D array (n_images, n_features), got {describe(a)} ({type(a).__name__})")
+        raise ValidationTypeError(
+            f"{name} must be a 2-D array (n_images, n_features), got {describe(a)} ({type(a).__name__})"
+        )
     try:
         a = np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValidationTypeError(f"{name} must be a numeric 2-D array (n_images, n_features), got {describe(a)}") from None
+        raise ValidationTypeError(
+            f"{name} must be a numeric 2-D array (n_images, n_features), got {describe(a)}"
+        ) from None
     if a.ndim != 2 or a.shape[1] == 0:
-        raise ValidationError(f"{name} must be a 2-D array (n_images, n_features) with at least one feature, got shape {a.shape}")
+        raise ValidationError(
+            f"{name} must be a 2-D array (n_images, n_features) with at least one feature, got shape {a.shape}"
+        )
     if a.shape[0] < 2:
         raise ValidationError(f"{name} needs at least 2 rows to estimate a covariance, got {a.shape[0]}")
     if not np.isfinite(a).all():
@@ -57,14 +63,18 @@ def _size_warning(a: np.ndarray, name: str) -> str | None:
     """Why the covariance of ``a`` cannot be trusted, with the size needed (``None`` when it can)."""
     n, p = a.shape
     if n <= p:
-        return (f"{name} has {n} rows for {p} features: its covariance is singular, so the Fréchet distance is unreliable; "
-                f"it needs more rows than features (at least {p + 1}, preferably several times more)")
+        return (
+            f"{name} has {n} rows for {p} features: its covariance is singular, so the Fréchet distance is unreliable; "
+            f"it needs more rows than features (at least {p + 1}, preferably several times more)"
+        )
     if n < MIN_ROWS:
         return f"{name} has only {n} rows: its covariance is a rough guess and the Fréchet distance unreliable; use at least {MIN_ROWS} rows"
     return None
 
 
-def _checked_pair(a: np.ndarray, b: np.ndarray, names: tuple[str, str]) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+def _checked_pair(
+    a: np.ndarray, b: np.ndarray, names: tuple[str, str]
+) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     """Both feature sets checked (same width), with the size warnings raised and returned for the record."""
     a, b = _check_features(a, names[0]), _check_features(b, names[1])
     if a.shape[1] != b.shape[1]:
@@ -119,7 +129,9 @@ def frechet_distance(features_real: np.ndarray, features_generated: np.ndarray) 
 
 
 def _frechet(a: np.ndarray, b: np.ndarray) -> float:
-    return _frechet_from_moments(a.mean(0), np.atleast_2d(np.cov(a, rowvar=False)), b.mean(0), np.atleast_2d(np.cov(b, rowvar=False)))
+    return _frechet_from_moments(
+        a.mean(0), np.atleast_2d(np.cov(a, rowvar=False)), b.mean(0), np.atleast_2d(np.cov(b, rowvar=False))
+    )
 
 
 @dataclass(frozen=True)
@@ -149,7 +161,12 @@ class FrechetResult:
 
     def summary(self) -> pd.DataFrame:
         """One row: distance, interval, features (and the recorded warnings, if any)."""
-        row = {"Frechet distance": self.statistic, "ci_low": self.ci[0], "ci_high": self.ci[1], "features": self.feature}
+        row = {
+            "Frechet distance": self.statistic,
+            "ci_low": self.ci[0],
+            "ci_high": self.ci[1],
+            "features": self.feature,
+        }
         if self.warnings:
             row["warning"] = "; ".join(self.warnings)
         return pd.DataFrame([row])
@@ -204,8 +221,11 @@ def frechet_feature_distance(
     if not isinstance(feature_name, str):
         raise ValidationTypeError(f"feature_name must be a str, got {describe(feature_name)}")
     what = f"features={_function_name(features)}" if features is not None else ""
-    fa, fb, notes = _checked_pair(features(real) if features is not None else real, features(generated) if features is not None else generated,
-                                  (f"real ({what})" if what else "real", f"generated ({what})" if what else "generated"))
+    fa, fb, notes = _checked_pair(
+        features(real) if features is not None else real,
+        features(generated) if features is not None else generated,
+        (f"real ({what})" if what else "real", f"generated ({what})" if what else "generated"),
+    )
     stat = _frechet(fa, fb)
     boot = np.empty(0)
     lo = hi = float("nan")
@@ -213,7 +233,20 @@ def frechet_feature_distance(
         rng = as_generator(seed)
         mu_a, s_a = fa.mean(0), np.atleast_2d(np.cov(fa, rowvar=False))
         idx = rng.integers(0, len(fb), (n_boot, len(fb)))
-        boot = np.array([_frechet_from_moments(mu_a, s_a, fb[i].mean(0), np.atleast_2d(np.cov(fb[i], rowvar=False))) for i in idx])
+        boot = np.array(
+            [_frechet_from_moments(mu_a, s_a, fb[i].mean(0), np.atleast_2d(np.cov(fb[i], rowvar=False))) for i in idx]
+        )
         lo, hi = np.quantile(boot, [(1 - ci) / 2, (1 + ci) / 2])
-    return FrechetResult(statistic=stat, ci=Interval.of((float(lo), float(hi)), estimate=stat,
-                                                         method=f"{100 * ci:g}% percentile bootstrap of the generated images, {n_boot} replicates" if n_boot else "no bootstrap (n_boot=0)"), boot=boot, feature=feature_name, warnings=notes)
+    return FrechetResult(
+        statistic=stat,
+        ci=Interval.of(
+            (float(lo), float(hi)),
+            estimate=stat,
+            method=f"{100 * ci:g}% percentile bootstrap of the generated images, {n_boot} replicates"
+            if n_boot
+            else "no bootstrap (n_boot=0)",
+        ),
+        boot=boot,
+        feature=feature_name,
+        warnings=notes,
+    )

@@ -34,7 +34,9 @@ class Sampler(Protocol):
     def sample(self, var: str, factual: np.ndarray, rng: np.random.Generator | int | None = None) -> np.ndarray: ...
 
 
-def sample_do_values(train_values: np.ndarray, n: int, seed: int | np.random.Generator | None = 0, *, current: np.ndarray | None = None) -> np.ndarray:
+def sample_do_values(
+    train_values: np.ndarray, n: int, seed: int | np.random.Generator | None = 0, *, current: np.ndarray | None = None
+) -> np.ndarray:
     """Counterfactual values drawn from the empirical training marginal, independently per image.
 
     The paper (official code) draws from the marginal without excluding the current value, which
@@ -74,7 +76,6 @@ def sample_do_values(train_values: np.ndarray, n: int, seed: int | np.random.Gen
     return out
 
 
-
 def check_values(v: Any, name: str) -> np.ndarray:
     """Observed values of one variable, flattened: at least one, no NaN or inf.
 
@@ -109,7 +110,9 @@ def check_values(v: Any, name: str) -> np.ndarray:
 def _value_map(values: Any, name: str) -> dict[str, np.ndarray]:
     """A non-empty mapping variable name -> its observed values (checked by :func:`check_values`)."""
     if not isinstance(values, Mapping):
-        raise ValidationTypeError(f"{name} must be a mapping parent name -> values, got {describe(values)} ({type(values).__name__})")
+        raise ValidationTypeError(
+            f"{name} must be a mapping parent name -> values, got {describe(values)} ({type(values).__name__})"
+        )
     if not values:
         raise ValidationError(f"{name} must map at least one parent name to its values, got an empty mapping")
     return {k: check_values(v, f"{name}[{k!r}]") for k, v in values.items()}
@@ -153,7 +156,9 @@ class MarginalSampler:
         if var not in self.train_values:
             raise ValidationError(f"cannot intervene on {var!r}: the sampler knows {sorted(self.train_values)}")
         factual = check_values(factual, "factual")
-        return sample_do_values(self.train_values[var], len(factual), rng, current=factual if var in self.force_change else None)
+        return sample_do_values(
+            self.train_values[var], len(factual), rng, current=factual if var in self.force_change else None
+        )
 
 
 class InterventionSampler:
@@ -175,7 +180,9 @@ class InterventionSampler:
         self.discrete = set(check_names(discrete, "discrete", list(self.observed), what="parent"))
         self.n_bins = check_count(n_bins, "n_bins", minimum=2)
         self.edges = {
-            k: np.linspace(v.min(), v.max(), self.n_bins + 1)[1:-1] for k, v in self.observed.items() if k not in self.discrete
+            k: np.linspace(v.min(), v.max(), self.n_bins + 1)[1:-1]
+            for k, v in self.observed.items()
+            if k not in self.discrete
         }
 
     def bin(self, var: str, values: np.ndarray) -> np.ndarray:
@@ -243,8 +250,13 @@ class InterventionSampler:
         return out
 
 
-def draw_interventions(obs: Mapping[str, Any], do: Mapping[str, Any] | None, sampler: Sampler | None, names: Sequence[str],
-                       rng: np.random.Generator) -> dict[str, np.ndarray]:
+def draw_interventions(
+    obs: Mapping[str, Any],
+    do: Mapping[str, Any] | None,
+    sampler: Sampler | None,
+    names: Sequence[str],
+    rng: np.random.Generator,
+) -> dict[str, np.ndarray]:
     """Intervened values per name: ``do[name]`` when given, else one sampler draw (in ``names`` order).
 
     Parameters
@@ -301,4 +313,6 @@ def check_sampler(sampler: Any) -> None:
         An object without a callable ``sample``.
     """
     if sampler is not None and not callable(getattr(sampler, "sample", None)):
-        raise ValidationTypeError(f"sampler must have a sample(var, factual, rng) method (an InterventionSampler or MarginalSampler), got {describe(sampler)}")
+        raise ValidationTypeError(
+            f"sampler must have a sample(var, factual, rng) method (an InterventionSampler or MarginalSampler), got {describe(sampler)}"
+        )

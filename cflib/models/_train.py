@@ -87,7 +87,9 @@ def like_input(out: torch.Tensor, ref: Any) -> Any:
     return out.detach()
 
 
-def check_images(x: Any, shape: Sequence[int] | None, name: str = "x", device: torch.device | None = None) -> torch.Tensor:
+def check_images(
+    x: Any, shape: Sequence[int] | None, name: str = "x", device: torch.device | None = None
+) -> torch.Tensor:
     """Validate an image batch ``(n, C, H, W)`` with finite values and return it as a tensor.
 
     Parameters
@@ -115,7 +117,9 @@ def check_images(x: Any, shape: Sequence[int] | None, name: str = "x", device: t
     return t
 
 
-def check_parents(pa: Any, n: int | None, dim: int | None, name: str = "pa", device: torch.device | None = None) -> torch.Tensor:
+def check_parents(
+    pa: Any, n: int | None, dim: int | None, name: str = "pa", device: torch.device | None = None
+) -> torch.Tensor:
     """Validate an encoded parent matrix ``(n, k)`` and return it as a float tensor.
 
     Parameters
@@ -250,7 +254,14 @@ class ConvEncoder(nn.Module):
         Extra input channels (e.g. parents broadcast over the image, for a critic).
     """
 
-    def __init__(self, image_shape: Sequence[int], width: int = 32, out_dim: int = 128, n_down: int | None = None, extra_channels: int = 0) -> None:
+    def __init__(
+        self,
+        image_shape: Sequence[int],
+        width: int = 32,
+        out_dim: int = 128,
+        n_down: int | None = None,
+        extra_channels: int = 0,
+    ) -> None:
         super().__init__()
         c, h, w = image_shape
         n_down = default_downsamplings(h, w) if n_down is None else int(n_down)
@@ -367,7 +378,9 @@ def shuffled_batches(
             yield order[start : start + batch_size]
 
 
-def random_batches(n: int, batch_size: int, generator: torch.Generator, per_step: int = 1) -> Iterator[list[torch.Tensor]]:
+def random_batches(
+    n: int, batch_size: int, generator: torch.Generator, per_step: int = 1
+) -> Iterator[list[torch.Tensor]]:
     """Endless steps of ``per_step`` index batches drawn uniformly with replacement: the sampler of :func:`train`.
 
     For steps that need several independent batches (a MINE step: critic batches, the labels of the
@@ -461,7 +474,9 @@ def train(
     history: list[dict[str, float]] = []
     sums: dict[str, float] = {}
     count = 0
-    for done in progress_bar(range(1, int(total) + 1), total=int(total), desc=desc, disable=None if progress is None else not progress):
+    for done in progress_bar(
+        range(1, int(total) + 1), total=int(total), desc=desc, disable=None if progress is None else not progress
+    ):
         b = next(batches)
         losses = step_fn(b)
         if scheduler is not None:
@@ -523,7 +538,9 @@ def run_steps(
     n_rows = n if indices is None else len(indices)
     per_epoch = max(1, math.ceil(n_rows / batch_size))
     total = per_epoch * epochs if steps is None else check_positive_int(steps, "steps")
-    return train(step_fn, shuffled_batches(n, batch_size, gen, indices), total, per_epoch=per_epoch, progress=progress, desc=desc)
+    return train(
+        step_fn, shuffled_batches(n, batch_size, gen, indices), total, per_epoch=per_epoch, progress=progress, desc=desc
+    )
 
 
 def check_positive_int(value: Any, name: str) -> int:
@@ -533,11 +550,18 @@ def check_positive_int(value: Any, name: str) -> int:
     return int(value)
 
 
-def save_model(model: nn.Module, path: str | os.PathLike, config: dict[str, Any], extra: dict[str, Any] | None = None) -> Path:
+def save_model(
+    model: nn.Module, path: str | os.PathLike, config: dict[str, Any], extra: dict[str, Any] | None = None
+) -> Path:
     """Atomically write a model's constructor config, weights and extra state with :func:`torch.save`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"class": type(model).__name__, "config": config, "state_dict": {k: v.cpu() for k, v in model.state_dict().items()}, "extra": extra or {}}
+    payload = {
+        "class": type(model).__name__,
+        "config": config,
+        "state_dict": {k: v.cpu() for k, v in model.state_dict().items()},
+        "extra": extra or {},
+    }
     tmp = path.with_suffix(path.suffix + ".tmp")
     torch.save(payload, tmp)
     os.replace(tmp, path)

@@ -50,7 +50,7 @@ class Identity:
 
 
 class NoEncoderVAE:
-    """"VAE w/o encoder": decode a fixed prior draw per image with the counterfactual parents.
+    """ "VAE w/o encoder": decode a fixed prior draw per image with the counterfactual parents.
 
     Parameters
     ----------
@@ -113,7 +113,12 @@ PAPER_MODELS: dict[str, dict[str, Any]] = {
 }
 
 #: Display names of :data:`PAPER_MODELS`, as in the paper's tables.
-MODEL_LABELS = {"bernoulli_b1": "Bernoulli VAE β=1", "bernoulli_b2": "Bernoulli VAE β=2", "normal_b5": "Normal VAE β=5", "gan": "GAN"}
+MODEL_LABELS = {
+    "bernoulli_b1": "Bernoulli VAE β=1",
+    "bernoulli_b2": "Bernoulli VAE β=2",
+    "normal_b5": "Normal VAE β=5",
+    "gan": "GAN",
+}
 
 
 def train_paper_model(
@@ -173,11 +178,23 @@ def train_paper_model(
     shape = tuple(np.asarray(x).shape[1:])
     if PAPER_MODELS[name]["cls"] == "gan":
         if target_indices is None:
-            raise ValueError("the GAN needs target_indices: a simulated intervention of the training data (it needs full support)")
+            raise ValueError(
+                "the GAN needs target_indices: a simulated intervention of the training data (it needs full support)"
+            )
         gan = ConditionalGAN(shape, pa.shape[1], seed=seed, **cfg, **model_kwargs)
         extra = {} if lr is None else {"lr": lr}
-        return gan.fit(x, pa, steps=steps, batch_size=batch_size, seed=seed, source_indices=indices, target_indices=target_indices,
-                       parent_groups=parent_groups, device=device, **extra)
+        return gan.fit(
+            x,
+            pa,
+            steps=steps,
+            batch_size=batch_size,
+            seed=seed,
+            source_indices=indices,
+            target_indices=target_indices,
+            parent_groups=parent_groups,
+            device=device,
+            **extra,
+        )
     vae = ConditionalVAE(shape, pa.shape[1], seed=seed, **cfg, **model_kwargs)
     extra = {} if lr is None else {"lr": lr}
     return vae.fit(x, pa, steps=steps, batch_size=batch_size, seed=seed, indices=indices, device=device, **extra)

@@ -167,7 +167,11 @@ class ImageClassifier(nn.Module):
         return F.mse_loss(out, target)
 
     def _training_step(
-        self, x: torch.Tensor, target: torch.Tensor, optimizer: torch.optim.Optimizer, augment: Callable[[torch.Tensor], torch.Tensor] | None = None
+        self,
+        x: torch.Tensor,
+        target: torch.Tensor,
+        optimizer: torch.optim.Optimizer,
+        augment: Callable[[torch.Tensor], torch.Tensor] | None = None,
     ) -> Callable[[torch.Tensor], dict[str, float]]:
         """The step of :func:`cflib.models._train.train`: one optimizer step on the rows of a batch."""
         dev = self.device
@@ -200,7 +204,9 @@ class ImageClassifier(nn.Module):
             ``(n,)`` probability of class 1 (binary) or ``(n, k)`` class probabilities.
         """
         if self.kind not in ("binary", "classification"):
-            raise ValueError(f"predict_proba needs a binary or classification model; this one reads a {self.kind} target")
+            raise ValueError(
+                f"predict_proba needs a binary or classification model; this one reads a {self.kind} target"
+            )
         out = self._outputs(x)
         return torch.sigmoid(out[:, 0]).numpy() if self.kind == "binary" else torch.softmax(out, dim=1).numpy()
 
@@ -254,7 +260,11 @@ class ImageClassifier(nn.Module):
         numpy.ndarray
             ``(n, d)`` features: the input of the head's last layer.
         """
-        trunk = nn.Sequential(self.features, *list(self.head)[:-1]) if isinstance(self.head, nn.Sequential) else self.features
+        trunk = (
+            nn.Sequential(self.features, *list(self.head)[:-1])
+            if isinstance(self.head, nn.Sequential)
+            else self.features
+        )
         return self._outputs(x, trunk).numpy()
 
     def save(self, path: str | os.PathLike) -> Path:

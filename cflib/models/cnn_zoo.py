@@ -115,5 +115,12 @@ class SmallCNN(ImageClassifier):
         opt = torch.optim.Adam(self.parameters(), lr=lr, weight_decay=weight_decay)
         per_epoch = math.ceil(x.shape[0] / batch_size)
         batches = shuffled_batches(x.shape[0], batch_size, torch.Generator().manual_seed(seed))
-        self.history_ = train(self._training_step(x, target, opt), batches, epochs * per_epoch, per_epoch=per_epoch, progress=progress, desc=self.arch)
+        self.history_ = train(
+            self._training_step(x, target, opt),
+            batches,
+            epochs * per_epoch,
+            per_epoch=per_epoch,
+            progress=progress,
+            desc=self.arch,
+        )
         return self.eval()

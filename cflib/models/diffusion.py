@@ -111,7 +111,9 @@ class LDMConfig:
         if not 0 <= self.cond_dropout < 1:
             raise ValueError(f"cond_dropout must be in [0, 1), got {self.cond_dropout}")
         if any(not isinstance(c, (int, np.integer)) or c < 2 for c in self.aux_classes):
-            raise ValueError(f"aux_classes must hold integers >= 2 (values per auxiliary parent), got {self.aux_classes!r}")
+            raise ValueError(
+                f"aux_classes must hold integers >= 2 (values per auxiliary parent), got {self.aux_classes!r}"
+            )
         if not 0 < self.beta_start < self.beta_end < 1:
             raise ValueError(f"need 0 < beta_start < beta_end < 1, got {self.beta_start}, {self.beta_end}")
 
@@ -173,8 +175,12 @@ class LatentDiffusion(nn.Module):
             raise TypeError(f"config must be an LDMConfig, got {type(cfg).__name__}")
         unknown = set(overrides) - set(LDMConfig.__dataclass_fields__)
         if unknown:
-            raise ValueError(f"unknown LDMConfig fields {sorted(unknown)}; expected among {sorted(LDMConfig.__dataclass_fields__)}")
-        cfg = LDMConfig(**{**asdict(cfg), **{k: (tuple(v) if isinstance(v, list) else v) for k, v in overrides.items()}})
+            raise ValueError(
+                f"unknown LDMConfig fields {sorted(unknown)}; expected among {sorted(LDMConfig.__dataclass_fields__)}"
+            )
+        cfg = LDMConfig(
+            **{**asdict(cfg), **{k: (tuple(v) if isinstance(v, list) else v) for k, v in overrides.items()}}
+        )
         self.config = cfg
         nv = len(cfg.vae_channels)
         with torch.random.fork_rng(devices=[]):
@@ -264,12 +270,16 @@ class LatentDiffusion(nn.Module):
             aux_t = torch.tensor(self.config.aux_classes, dtype=torch.int64).repeat(n, 1)
         else:
             if not k:
-                raise ValueError(f"{name} was given but the model has no auxiliary parents (LDMConfig.aux_classes is empty)")
+                raise ValueError(
+                    f"{name} was given but the model has no auxiliary parents (LDMConfig.aux_classes is empty)"
+                )
             arr = np.asarray(aux)
             if arr.ndim == 1 and k == 1:
                 arr = arr[:, None]
             if arr.shape != (n, k):
-                raise ValueError(f"{name} must have shape ({n}, {k}) (one row per image, one column per auxiliary parent), got {arr.shape}")
+                raise ValueError(
+                    f"{name} must have shape ({n}, {k}) (one row per image, one column per auxiliary parent), got {arr.shape}"
+                )
             if arr.dtype.kind == "b" or (arr.dtype.kind == "f" and np.all(arr == np.round(arr))):
                 arr = arr.astype(np.int64)
             if arr.dtype.kind not in "iu":
@@ -278,7 +288,9 @@ class LatentDiffusion(nn.Module):
             bad = (arr < 0) | (arr >= hi)
             if bad.any():
                 j = int(np.flatnonzero(bad.any(axis=0))[0])
-                raise ValueError(f"{name} column {j} has unknown value {arr[bad.any(axis=1)][0, j]}; expected 0..{hi[j] - 1}")
+                raise ValueError(
+                    f"{name} column {j} has unknown value {arr[bad.any(axis=1)][0, j]}; expected 0..{hi[j] - 1}"
+                )
             aux_t = torch.from_numpy(arr.astype(np.int64))
         return torch.cat([a.reshape(n, 1), aux_t], dim=1)
 
@@ -348,8 +360,28 @@ class LatentDiffusion(nn.Module):
         """
         x = self._images(images)
         a = self._labels(A, x.shape[0])
-        self.fit_autoencoder(x, epochs=vae_epochs, batch_size=batch_size, lr=lr, kl_weight=kl_weight, device=device, seed=seed, progress=progress)
-        self.fit_diffusion(x, a, aux=aux, sample_weight=sample_weight, epochs=diffusion_epochs, batch_size=batch_size, lr=lr, device=device, seed=seed + 1, progress=progress)
+        self.fit_autoencoder(
+            x,
+            epochs=vae_epochs,
+            batch_size=batch_size,
+            lr=lr,
+            kl_weight=kl_weight,
+            device=device,
+            seed=seed,
+            progress=progress,
+        )
+        self.fit_diffusion(
+            x,
+            a,
+            aux=aux,
+            sample_weight=sample_weight,
+            epochs=diffusion_epochs,
+            batch_size=batch_size,
+            lr=lr,
+            device=device,
+            seed=seed + 1,
+            progress=progress,
+        )
         return self
 
     def fit_autoencoder(
@@ -397,8 +429,14 @@ class LatentDiffusion(nn.Module):
             loss = (rec - xb).abs().mean() + ((rec - xb) ** 2).mean() + kl_weight * post.kl().mean() / z[0].numel()
             return {"loss": optimizer_step(opt, loss)}
 
-        history = train(step, shuffled_batches(n, batch_size, gen), total, scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, total)),
-                        progress=progress, desc="autoencoder")
+        history = train(
+            step,
+            shuffled_batches(n, batch_size, gen),
+            total,
+            scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, total)),
+            progress=progress,
+            desc="autoencoder",
+        )
         self.history["vae"] += [h["loss"] for h in history]
         self.vae.eval()
         with torch.no_grad():
@@ -456,7 +494,9 @@ class LatentDiffusion(nn.Module):
         if sample_weight is not None:
             w = np.asarray(sample_weight, dtype=np.float64)
             if w.shape != (z0.shape[0],) or not np.all(np.isfinite(w)) or w.min() < 0 or w.sum() <= 0:
-                raise ValueError(f"sample_weight must be {z0.shape[0]} finite non-negative weights, not all zero; got shape {w.shape}")
+                raise ValueError(
+                    f"sample_weight must be {z0.shape[0]} finite non-negative weights, not all zero; got shape {w.shape}"
+                )
             w = torch.from_numpy(w)
         n = z0.shape[0]
         total = epochs * math.ceil(n / batch_size)
@@ -477,8 +517,14 @@ class LatentDiffusion(nn.Module):
             pred = self._unet(zt.to(dev), t.to(dev), lab)
             return {"loss": optimizer_step(opt, ((pred - noise.to(dev)) ** 2).mean())}
 
-        history = train(step, shuffled_batches(n, batch_size, gen, weights=w), total,
-                        scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, total)), progress=progress, desc="diffusion")
+        history = train(
+            step,
+            shuffled_batches(n, batch_size, gen, weights=w),
+            total,
+            scheduler=torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(1, total)),
+            progress=progress,
+            desc="diffusion",
+        )
         self.history["diffusion"] += [h["loss"] for h in history]
         self.unet.eval()
         return self
@@ -576,7 +622,9 @@ class LatentDiffusion(nn.Module):
         return self.decode(self.encode(images))
 
     # ------------------------------------------------------------------ DDIM
-    def _eps(self, z: torch.Tensor, t: int, cond: torch.Tensor, guidance: float, aux_guidance: float = 1.0) -> torch.Tensor:
+    def _eps(
+        self, z: torch.Tensor, t: int, cond: torch.Tensor, guidance: float, aux_guidance: float = 1.0
+    ) -> torch.Tensor:
         # Classifier-free guidance: eps(null, null) + aux_guidance [eps(null, c) - eps(null, null)]
         #                           + guidance [eps(a, c) - eps(null, c)]
         # The first difference strengthens the auxiliary parents, the second the attribute only.
@@ -590,21 +638,27 @@ class LatentDiffusion(nn.Module):
             return e_a + guidance * (e_c - e_a)
         null_all = null_a.clone()
         null_all[:, 1:] = torch.tensor(self.config.aux_classes, dtype=torch.int64)
-        e_c, e_a, e_0 = self._unet(torch.cat([z, z, z]), torch.cat([tt, tt, tt]), torch.cat([cond, null_a, null_all])).chunk(3)
+        e_c, e_a, e_0 = self._unet(
+            torch.cat([z, z, z]), torch.cat([tt, tt, tt]), torch.cat([cond, null_a, null_all])
+        ).chunk(3)
         return e_0 + aux_guidance * (e_a - e_0) + guidance * (e_c - e_a)
 
     def _check_aux_guidance(self, aux_guidance: float) -> float:
         if not isinstance(aux_guidance, (int, float, np.floating)) or not np.isfinite(aux_guidance):
             raise TypeError(f"aux_guidance must be a finite number, got {aux_guidance!r}")
         if aux_guidance != 1.0 and not self.config.aux_classes:
-            raise ValueError("aux_guidance needs auxiliary parents to guide, but this model has none (LDMConfig.aux_classes is empty); "
-                             "leave it at 1")
+            raise ValueError(
+                "aux_guidance needs auxiliary parents to guide, but this model has none (LDMConfig.aux_classes is empty); "
+                "leave it at 1"
+            )
         return float(aux_guidance)
 
     def _grid(self, t_star: int, steps: int) -> list[int]:
         T = self.config.num_train_timesteps
         if not isinstance(t_star, (int, np.integer)) or not 1 <= t_star <= T - 1:
-            raise ValueError(f"t_star must be an integer in [1, {T - 1}] (the noise level of the abduction), got {t_star!r}")
+            raise ValueError(
+                f"t_star must be an integer in [1, {T - 1}] (the noise level of the abduction), got {t_star!r}"
+            )
         if not isinstance(steps, (int, np.integer)) or steps < 1:
             raise ValueError(f"steps must be a positive integer, got {steps!r}")
         grid = np.unique(np.round(np.linspace(0, t_star, min(steps, t_star) + 1)).astype(int))
@@ -614,7 +668,9 @@ class LatentDiffusion(nn.Module):
         return self.alphas_cumprod[t] if t >= 0 else torch.ones((), device=self.alphas_cumprod.device)
 
     @torch.no_grad()
-    def invert(self, images: np.ndarray, A: np.ndarray, *, aux: np.ndarray | None = None, t_star: int = 500, steps: int = 20) -> np.ndarray:
+    def invert(
+        self, images: np.ndarray, A: np.ndarray, *, aux: np.ndarray | None = None, t_star: int = 500, steps: int = 20
+    ) -> np.ndarray:
         """Abduction: deterministic DDIM inversion of the encoded images under their labels.
 
         Parameters
@@ -759,7 +815,9 @@ class LatentDiffusion(nn.Module):
             zt = self.ddpm.add_noise(z0, noise, torch.full((z0.shape[0],), int(t_star))).numpy()
         else:
             raise ValueError(f"abduction must be 'ddim' or 'forward', got {abduction!r}")
-        return self.denoise(zt, new.numpy(), aux=aux, t_star=t_star, steps=steps, guidance=guidance, aux_guidance=aux_guidance)
+        return self.denoise(
+            zt, new.numpy(), aux=aux, t_star=t_star, steps=steps, guidance=guidance, aux_guidance=aux_guidance
+        )
 
     @torch.no_grad()
     def _invert_latent(self, z0: np.ndarray, cond: torch.Tensor, t_star: int, steps: int, disentangler) -> np.ndarray:
@@ -780,7 +838,13 @@ class LatentDiffusion(nn.Module):
 
     @torch.no_grad()
     def sample(
-        self, A: np.ndarray, *, aux: np.ndarray | None = None, steps: int = 25, guidance: float = 1.0, seed: int | None = 0
+        self,
+        A: np.ndarray,
+        *,
+        aux: np.ndarray | None = None,
+        steps: int = 25,
+        guidance: float = 1.0,
+        seed: int | None = 0,
     ) -> np.ndarray:
         """Generate new images under labels ``A`` with DDIM from pure noise (diffusers' ``DDIMScheduler``).
 
@@ -903,7 +967,9 @@ def independence_weights(A: np.ndarray, parents: np.ndarray) -> np.ndarray:
     if c.ndim == 1:
         c = c[:, None]
     if a.ndim != 1 or c.ndim != 2 or c.shape[0] != a.shape[0] or a.shape[0] == 0:
-        raise ValueError(f"A must have shape (n,) and parents (n,) or (n, k) with the same n >= 1, got {a.shape} and {np.shape(parents)}")
+        raise ValueError(
+            f"A must have shape (n,) and parents (n,) or (n, k) with the same n >= 1, got {a.shape} and {np.shape(parents)}"
+        )
     _, ia = np.unique(a, return_inverse=True)
     _, ic = np.unique(c, axis=0, return_inverse=True)
     ic = ic.ravel()
@@ -986,8 +1052,14 @@ def fit_latent_diffusion(
             model.copy_autoencoder(autoencoder)
         return model.fit(x, a, aux=aux, sample_weight=sample_weight, seed=seed, device=device, **fit_kwargs)
 
-    return fit_cached(fit, load=lambda path: LatentDiffusion.load(path, device=device), key=key, code=[LatentDiffusion],
-                      name="ldm", cache_dir=cache_dir)
+    return fit_cached(
+        fit,
+        load=lambda path: LatentDiffusion.load(path, device=device),
+        key=key,
+        code=[LatentDiffusion],
+        name="ldm",
+        cache_dir=cache_dir,
+    )
 
 
 def fit_cldm_pair(
@@ -1035,6 +1107,8 @@ def fit_cldm_pair(
     cfg = config or LDMConfig()
     aux_classes = tuple(max(2, int(col.max()) + 1) for col in c.T)
     kw = {"seed": seed, "device": device, "cache_dir": cache_dir, **fit_kwargs}
-    ours = fit_latent_diffusion(images, A, aux=c, sample_weight=independence_weights(A, c), config=replace(cfg, aux_classes=aux_classes), **kw)
+    ours = fit_latent_diffusion(
+        images, A, aux=c, sample_weight=independence_weights(A, c), config=replace(cfg, aux_classes=aux_classes), **kw
+    )
     paper = fit_latent_diffusion(images, A, autoencoder=ours, config=replace(cfg, aux_classes=()), **kw)
     return {"CLDM+D": ours, "CLDM": paper}

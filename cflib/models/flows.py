@@ -155,7 +155,9 @@ class ConditionalFlow1D(nn.Module):
         torch.Tensor
             Shape ``(n,)``.
         """
-        xt = torch.as_tensor(np.asarray(x, dtype=np.float64).reshape(-1), dtype=torch.float32, device=self.pa_mean.device)
+        xt = torch.as_tensor(
+            np.asarray(x, dtype=np.float64).reshape(-1), dtype=torch.float32, device=self.pa_mean.device
+        )
         return self._log_prob_t(xt, self._pa_tensor(pa, len(xt)))
 
     def _log_prob_t(self, xt: torch.Tensor, pat: torch.Tensor) -> torch.Tensor:
@@ -183,7 +185,9 @@ class ConditionalFlow1D(nn.Module):
         numpy.ndarray
             Standard-normal noise, shape ``(n,)``.
         """
-        xt = torch.as_tensor(np.asarray(value, dtype=np.float64).reshape(-1), dtype=torch.float32, device=self.pa_mean.device)
+        xt = torch.as_tensor(
+            np.asarray(value, dtype=np.float64).reshape(-1), dtype=torch.float32, device=self.pa_mean.device
+        )
         if self.bounds is not None and (xt.min() <= self.bounds[0] or xt.max() >= self.bounds[1]):
             raise ValueError(f"values must lie strictly inside bounds {self.bounds} to be abducted")
         mu, log_s = self._affine(self._pa_tensor(pa, len(xt)))
@@ -206,7 +210,9 @@ class ConditionalFlow1D(nn.Module):
         numpy.ndarray
             Shape ``(n,)``.
         """
-        e = torch.as_tensor(np.asarray(noise, dtype=np.float64).reshape(-1), dtype=torch.float32, device=self.pa_mean.device)
+        e = torch.as_tensor(
+            np.asarray(noise, dtype=np.float64).reshape(-1), dtype=torch.float32, device=self.pa_mean.device
+        )
         mu, log_s = self._affine(self._pa_tensor(pa, len(e)))
         s, _ = self._sas(e)
         return self._from_unbounded(mu + torch.exp(log_s) * s).cpu().numpy().astype(np.float64)
@@ -309,7 +315,12 @@ class ConditionalFlow1D(nn.Module):
         """Write the configuration and weights to ``path`` (atomic)."""
         path = Path(path)
         tmp = path.with_suffix(path.suffix + ".tmp")
-        cfg = {"parents": list(self.parents), "bounds": self.bounds, "hidden": self.hidden, "shape_layer": self.shape_layer}
+        cfg = {
+            "parents": list(self.parents),
+            "bounds": self.bounds,
+            "hidden": self.hidden,
+            "shape_layer": self.shape_layer,
+        }
         torch.save({"config": cfg, "state": self.state_dict()}, tmp)
         os.replace(tmp, path)
         return path

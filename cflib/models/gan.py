@@ -151,8 +151,13 @@ class ConditionalGAN(nn.Module):
         self.composition_weight = float(composition_weight)
         self.hidden = int(hidden)
         self._config = {
-            "image_shape": list(self.image_shape), "parent_dim": self.parent_dim, "composition_weight": self.composition_weight,
-            "width": width, "hidden": hidden, "n_down": n_down, "critic": critic,
+            "image_shape": list(self.image_shape),
+            "parent_dim": self.parent_dim,
+            "composition_weight": self.composition_weight,
+            "width": width,
+            "hidden": hidden,
+            "n_down": n_down,
+            "critic": critic,
         }
         k = self.parent_dim
         with seeded(seed):
@@ -161,13 +166,17 @@ class ConditionalGAN(nn.Module):
             self.decoder = ConvDecoder(self.image_shape, in_dim=hidden, width=width, n_down=n_down)
             if critic == "concat":
                 # Critic: parents broadcast as extra image channels (App. D.2.2).
-                self.critic_features = ConvEncoder(self.image_shape, width=width, out_dim=hidden, n_down=n_down, extra_channels=k)
+                self.critic_features = ConvEncoder(
+                    self.image_shape, width=width, out_dim=hidden, n_down=n_down, extra_channels=k
+                )
                 self.critic_head = nn.Sequential(nn.Linear(hidden, hidden), nn.LeakyReLU(0.2), nn.Linear(hidden, 1))
             else:
                 # Projection critic (Miyato & Koyama 2018) with spectral normalisation on every layer:
                 # D(x, pa) = psi(phi(x)) + <W pa, phi(x)>, so the parents enter as an inner product
                 # with the image features, a much stronger conditional signal than extra channels.
-                self.critic_features = _spectral(ConvEncoder(self.image_shape, width=width, out_dim=hidden, n_down=n_down))
+                self.critic_features = _spectral(
+                    ConvEncoder(self.image_shape, width=width, out_dim=hidden, n_down=n_down)
+                )
                 self.critic_head = _spectral(nn.Linear(hidden, 1))
                 self.critic_embed = _spectral(nn.Linear(k, hidden, bias=False))
                 # Auxiliary head (AC-GAN, Odena et al. 2017): reads the parents back from the critic's
@@ -224,7 +233,9 @@ class ConditionalGAN(nn.Module):
         return self.critic_head(self.critic_features(torch.cat([x11, maps], 1))).squeeze(1), None
 
     def _critic_parameters(self) -> list[nn.Parameter]:
-        mods = [self.critic_features, self.critic_head] + ([self.critic_embed, self.critic_aux] if self.critic_kind == "projection" else [])
+        mods = [self.critic_features, self.critic_head] + (
+            [self.critic_embed, self.critic_aux] if self.critic_kind == "projection" else []
+        )
         return [p for m in mods for p in m.parameters()]
 
     # -- the counterfactual API -----------------------------------------------------------------------
@@ -250,7 +261,10 @@ class ConditionalGAN(nn.Module):
         self.eval()
         xt = check_images(x, self.image_shape, "x", self.device)
         pat = self._parents(pa, len(xt), "pa", check_range)
-        out = [torch.cat([self.encoder(2 * xt[s : s + _CHUNK] - 1), pat[s : s + _CHUNK]], 1) for s in range(0, len(xt), _CHUNK)]
+        out = [
+            torch.cat([self.encoder(2 * xt[s : s + _CHUNK] - 1), pat[s : s + _CHUNK]], 1)
+            for s in range(0, len(xt), _CHUNK)
+        ]
         return like_input(torch.cat(out), x)
 
     @torch.no_grad()
@@ -387,12 +401,34 @@ class ConditionalGAN(nn.Module):
         epochs = check_positive_int(epochs, "epochs")
         self._check_fit_options(loss, ema, aux_weight)
         groups = _parent_groups(parent_groups, self.parent_dim)
-        st = self._fit_state(xt, pat, src, tgt, groups, dev, lr=lr, betas=betas, weight_decay=weight_decay, seed=seed,
-                             loss=loss, ema=ema, aux_weight=aux_weight)
+        st = self._fit_state(
+            xt,
+            pat,
+            src,
+            tgt,
+            groups,
+            dev,
+            lr=lr,
+            betas=betas,
+            weight_decay=weight_decay,
+            seed=seed,
+            loss=loss,
+            ema=ema,
+            aux_weight=aux_weight,
+        )
         self.train()
         n_src = len(xt)
-        self.history_ += run_steps(lambda b: self._fit_step(st, b), n_src, batch_size, epochs, steps, seed, src, "ConditionalGAN",
-                                   show_progress)
+        self.history_ += run_steps(
+            lambda b: self._fit_step(st, b),
+            n_src,
+            batch_size,
+            epochs,
+            steps,
+            seed,
+            src,
+            "ConditionalGAN",
+            show_progress,
+        )
         self._keep_average(st)
         self.eval()
         return self
@@ -405,11 +441,27 @@ class ConditionalGAN(nn.Module):
         if not 0.0 <= ema < 1.0:
             raise ValueError(f"ema must be a decay in [0, 1), got {ema!r}")
         if aux_weight < 0 or (aux_weight > 0 and self.critic_kind != "projection"):
-            raise ValueError(f"aux_weight must be non-negative, and positive only with critic='projection', got {aux_weight!r}")
+            raise ValueError(
+                f"aux_weight must be non-negative, and positive only with critic='projection', got {aux_weight!r}"
+            )
 
-    def _fit_state(self, xt: torch.Tensor, pat: torch.Tensor, src: torch.Tensor | None, tgt: torch.Tensor, groups: list[list[int]],
-                   dev: torch.device, *, lr: float, betas: tuple[float, float], weight_decay: float, seed: int, loss: str,
-                   ema: float, aux_weight: float) -> _FitState:
+    def _fit_state(
+        self,
+        xt: torch.Tensor,
+        pat: torch.Tensor,
+        src: torch.Tensor | None,
+        tgt: torch.Tensor,
+        groups: list[list[int]],
+        dev: torch.device,
+        *,
+        lr: float,
+        betas: tuple[float, float],
+        weight_decay: float,
+        seed: int,
+        loss: str,
+        ema: float,
+        aux_weight: float,
+    ) -> _FitState:
         """The training range of the parents, the data on the device, the optimisers and the draws of ``pa*``."""
         member = torch.zeros(len(groups), self.parent_dim)
         for gi, g in enumerate(groups):
@@ -424,8 +476,22 @@ class ConditionalGAN(nn.Module):
         opt_d = torch.optim.AdamW(crit_params, lr=lr, betas=betas, weight_decay=weight_decay)
         averaged = [p.detach().clone() for p in gen_params] if ema > 0 else None
         draw = torch.Generator(device="cpu").manual_seed(int(seed) + 1)
-        return _FitState(x11=x11, pat=pat, tgt=tgt, groups=groups, member=member, dev=dev, gen_params=gen_params, opt_g=opt_g,
-                         opt_d=opt_d, averaged=averaged, draw=draw, loss=loss, ema=ema, aux_weight=aux_weight)
+        return _FitState(
+            x11=x11,
+            pat=pat,
+            tgt=tgt,
+            groups=groups,
+            member=member,
+            dev=dev,
+            gen_params=gen_params,
+            opt_g=opt_g,
+            opt_d=opt_d,
+            averaged=averaged,
+            draw=draw,
+            loss=loss,
+            ema=ema,
+            aux_weight=aux_weight,
+        )
 
     def _fit_step(self, st: _FitState, b: torch.Tensor) -> dict[str, float]:
         """One critic step, one generator step and the moving average, on the source rows ``b``."""
@@ -434,7 +500,11 @@ class ConditionalGAN(nn.Module):
         loss_d = self._critic_step(st, xb, pb, ps, treal)
         adv, comp = self._generator_step(st, xb, pb, ps)
         self._average_step(st)
-        return {"critic": float(loss_d.detach()), "generator": float(adv.detach()), "composition_l2": float(comp.detach())}
+        return {
+            "critic": float(loss_d.detach()),
+            "generator": float(adv.detach()),
+            "composition_l2": float(comp.detach()),
+        }
 
     def _draw_parents(self, st: _FitState, n: int, pb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Counterfactual parents ``pa*`` (each parent group from a random target row with prob. 1/2) and the real target rows."""
@@ -448,11 +518,17 @@ class ConditionalGAN(nn.Module):
 
     def _aux_loss(self, st: _FitState, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         """The auxiliary head's loss: cross-entropy for a multi-column parent group, squared error for one column."""
-        parts = [F.cross_entropy(pred[:, g], target[:, g].argmax(1)) if len(g) > 1 else F.mse_loss(pred[:, g[0]], target[:, g[0]])
-                 for g in st.groups]
+        parts = [
+            F.cross_entropy(pred[:, g], target[:, g].argmax(1))
+            if len(g) > 1
+            else F.mse_loss(pred[:, g[0]], target[:, g[0]])
+            for g in st.groups
+        ]
         return sum(parts) / len(parts)
 
-    def _critic_step(self, st: _FitState, xb: torch.Tensor, pb: torch.Tensor, ps: torch.Tensor, treal: torch.Tensor) -> torch.Tensor:
+    def _critic_step(
+        self, st: _FitState, xb: torch.Tensor, pb: torch.Tensor, ps: torch.Tensor, treal: torch.Tensor
+    ) -> torch.Tensor:
         """One step of the critic: real target images against the generator's counterfactuals; returns its loss."""
         with torch.no_grad():
             fake = self.generate((xb + 1) / 2, pb, ps)
@@ -469,7 +545,9 @@ class ConditionalGAN(nn.Module):
         st.opt_d.step()
         return loss_d
 
-    def _generator_step(self, st: _FitState, xb: torch.Tensor, pb: torch.Tensor, ps: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _generator_step(
+        self, st: _FitState, xb: torch.Tensor, pb: torch.Tensor, ps: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """One step of the generator: adversarial loss plus the composition penalty (eq. 7); returns both terms."""
         fake = self.generate((xb + 1) / 2, pb, ps)
         d_gen, a_gen = self._critic(fake, ps)
@@ -503,8 +581,16 @@ class ConditionalGAN(nn.Module):
     # -- persistence ------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
         """Write config, weights, training range and history to ``path`` (atomic)."""
-        return save_model(self, path, self._config, {"parent_range": None if self.parent_range is None else self.parent_range.state(), "history": self.history_,
-                                                     "finetune_history": getattr(self, "finetune_history_", None)})
+        return save_model(
+            self,
+            path,
+            self._config,
+            {
+                "parent_range": None if self.parent_range is None else self.parent_range.state(),
+                "history": self.history_,
+                "finetune_history": getattr(self, "finetune_history_", None),
+            },
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike, device: str = "cpu") -> ConditionalGAN:

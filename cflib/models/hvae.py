@@ -122,8 +122,16 @@ class HierarchicalConditionalVAE(nn.Module):
         self.normal_variance = float(normal_variance)
         self.hidden = int(hidden)
         self._config = {
-            "image_shape": list(self.image_shape), "parent_dim": self.parent_dim, "levels": self.levels, "latent_dim": self.latent_dim,
-            "beta": self.beta, "likelihood": likelihood, "normal_variance": self.normal_variance, "width": width, "hidden": hidden, "n_down": n_down,
+            "image_shape": list(self.image_shape),
+            "parent_dim": self.parent_dim,
+            "levels": self.levels,
+            "latent_dim": self.latent_dim,
+            "beta": self.beta,
+            "likelihood": likelihood,
+            "normal_variance": self.normal_variance,
+            "width": width,
+            "hidden": hidden,
+            "n_down": n_down,
         }
         d, k, h = self.latent_dim, self.parent_dim, self.hidden
         with seeded(seed):
@@ -132,10 +140,20 @@ class HierarchicalConditionalVAE(nn.Module):
             # q(z_0 | x) has no parents (eq. 15); deeper posteriors and priors see the state and pa.
             self.post = nn.ModuleList(
                 [nn.Sequential(nn.Linear(h, h), nn.LeakyReLU(0.2), nn.Linear(h, 2 * d))]
-                + [nn.Sequential(nn.Linear(2 * h + k, h), nn.LeakyReLU(0.2), nn.Linear(h, 2 * d)) for _ in range(self.levels - 1)]
+                + [
+                    nn.Sequential(nn.Linear(2 * h + k, h), nn.LeakyReLU(0.2), nn.Linear(h, 2 * d))
+                    for _ in range(self.levels - 1)
+                ]
             )
-            self.prior = nn.ModuleList([nn.Sequential(nn.Linear(h + k, h), nn.LeakyReLU(0.2), nn.Linear(h, 2 * d)) for _ in range(self.levels - 1)])
-            self.update = nn.ModuleList([nn.Sequential(nn.Linear(h + d + k, h), nn.LeakyReLU(0.2), nn.Linear(h, h)) for _ in range(self.levels)])
+            self.prior = nn.ModuleList(
+                [
+                    nn.Sequential(nn.Linear(h + k, h), nn.LeakyReLU(0.2), nn.Linear(h, 2 * d))
+                    for _ in range(self.levels - 1)
+                ]
+            )
+            self.update = nn.ModuleList(
+                [nn.Sequential(nn.Linear(h + d + k, h), nn.LeakyReLU(0.2), nn.Linear(h, h)) for _ in range(self.levels)]
+            )
             self.decoder = ConvDecoder(self.image_shape, in_dim=h + k, width=width, n_down=n_down)
         self.parent_range: ParentRange | None = None
         self.history_: list[dict[str, float]] = []
@@ -159,14 +177,22 @@ class HierarchicalConditionalVAE(nn.Module):
             return None
         t = to_tensor(eps, "eps", self.device)
         if tuple(t.shape) != (n, self.levels, self.latent_dim):
-            raise ValueError(f"eps must have shape (n, levels, latent_dim) = {(n, self.levels, self.latent_dim)}, got {tuple(t.shape)}")
+            raise ValueError(
+                f"eps must have shape (n, levels, latent_dim) = {(n, self.levels, self.latent_dim)}, got {tuple(t.shape)}"
+            )
         return t
 
     def _check_k(self, abduct_levels: int | None) -> int:
         if abduct_levels is None:
             return self.levels
-        if isinstance(abduct_levels, bool) or not isinstance(abduct_levels, (int, np.integer)) or not 0 <= abduct_levels <= self.levels:
-            raise ValueError(f"abduct_levels must be an integer in 0..{self.levels} (levels of the model), got {abduct_levels!r}")
+        if (
+            isinstance(abduct_levels, bool)
+            or not isinstance(abduct_levels, (int, np.integer))
+            or not 0 <= abduct_levels <= self.levels
+        ):
+            raise ValueError(
+                f"abduct_levels must be an integer in 0..{self.levels} (levels of the model), got {abduct_levels!r}"
+            )
         return int(abduct_levels)
 
     @staticmethod
@@ -176,10 +202,14 @@ class HierarchicalConditionalVAE(nn.Module):
 
     def _prior(self, i: int, d: torch.Tensor, pa: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if i == 0:
-            return torch.zeros(len(d), self.latent_dim, device=d.device), torch.ones(len(d), self.latent_dim, device=d.device)
+            return torch.zeros(len(d), self.latent_dim, device=d.device), torch.ones(
+                len(d), self.latent_dim, device=d.device
+            )
         return self._split(self.prior[i - 1](torch.cat([d, pa], 1)))
 
-    def _posterior(self, i: int, d: torch.Tensor, h: torch.Tensor, pa: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _posterior(
+        self, i: int, d: torch.Tensor, h: torch.Tensor, pa: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         if i == 0:
             return self._split(self.post[0](h))
         return self._split(self.post[i](torch.cat([d, h, pa], 1)))
@@ -222,10 +252,14 @@ class HierarchicalConditionalVAE(nn.Module):
         if self.likelihood == "bernoulli":
             ll = -F.binary_cross_entropy_with_logits(raw, x, reduction="none")
         else:
-            ll = -0.5 * ((2.0 * x - 1.0 - raw) ** 2 / self.normal_variance + math.log(2 * math.pi * self.normal_variance))
+            ll = -0.5 * (
+                (2.0 * x - 1.0 - raw) ** 2 / self.normal_variance + math.log(2 * math.pi * self.normal_variance)
+            )
         return ll.flatten(1).sum(1)
 
-    def infer(self, x: torch.Tensor, pa: torch.Tensor, eps: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def infer(
+        self, x: torch.Tensor, pa: torch.Tensor, eps: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Posterior pass through every level (a training and fine-tuning hook).
 
         Parameters
@@ -255,7 +289,15 @@ class HierarchicalConditionalVAE(nn.Module):
             d = self._step(i, d, z, pa)
         return torch.stack(zs, 1), torch.stack(kls, 1), d
 
-    def generate(self, pa: torch.Tensor, z_fixed: torch.Tensor | None, k: int, temperature: float, eps: torch.Tensor | None, n: int) -> torch.Tensor:
+    def generate(
+        self,
+        pa: torch.Tensor,
+        z_fixed: torch.Tensor | None,
+        k: int,
+        temperature: float,
+        eps: torch.Tensor | None,
+        n: int,
+    ) -> torch.Tensor:
         """Top-down pass: the first ``k`` levels from ``z_fixed``, the rest from the prior.
 
         Parameters
@@ -292,11 +334,21 @@ class HierarchicalConditionalVAE(nn.Module):
     def sample_noise(self, n: int, seed: int | np.random.Generator | None = None) -> torch.Tensor:
         """Standard-normal noise ``(n, levels, latent_dim)`` fixing one counterfactual function per image."""
         n = check_positive_int(n, "n")
-        return torch.from_numpy(as_generator(seed).standard_normal((n, self.levels, self.latent_dim)).astype(np.float32))
+        return torch.from_numpy(
+            as_generator(seed).standard_normal((n, self.levels, self.latent_dim)).astype(np.float32)
+        )
 
     # -- the counterfactual API ---------------------------------------------------------------------
     @torch.no_grad()
-    def abduct(self, x: Any, pa: Any, eps: Any | None = None, *, seed: int | np.random.Generator | None = None, check_range: bool = False) -> Any:
+    def abduct(
+        self,
+        x: Any,
+        pa: Any,
+        eps: Any | None = None,
+        *,
+        seed: int | np.random.Generator | None = None,
+        check_range: bool = False,
+    ) -> Any:
         """Abduction: posterior latents of every level, computed top-down with the observed parents.
 
         Parameters
@@ -325,7 +377,9 @@ class HierarchicalConditionalVAE(nn.Module):
             sl = slice(s, s + _CHUNK)
             if e is None:
                 # posterior means: run the pass with zero noise
-                zs, _, _ = self.infer(xt[sl], pat[sl], torch.zeros(len(xt[sl]), self.levels, self.latent_dim, device=self.device))
+                zs, _, _ = self.infer(
+                    xt[sl], pat[sl], torch.zeros(len(xt[sl]), self.levels, self.latent_dim, device=self.device)
+                )
             else:
                 zs, _, _ = self.infer(xt[sl], pat[sl], e[sl])
             out.append(zs)
@@ -425,10 +479,19 @@ class HierarchicalConditionalVAE(nn.Module):
         pst = self._parents(pa_star, len(xt), "pa_star", check_range)
         e = self._eps(eps, len(xt), seed)
         z = self.abduct(xt, pa, e)
-        return like_input(self.decode(z, pst, abduct_levels=abduct_levels, temperature=temperature, eps=e, check_range=False), x)
+        return like_input(
+            self.decode(z, pst, abduct_levels=abduct_levels, temperature=temperature, eps=e, check_range=False), x
+        )
 
     @torch.no_grad()
-    def sample(self, pa: Any, *, seed: int | np.random.Generator | None = None, temperature: float = 1.0, check_range: bool = True) -> Any:
+    def sample(
+        self,
+        pa: Any,
+        *,
+        seed: int | np.random.Generator | None = None,
+        temperature: float = 1.0,
+        check_range: bool = True,
+    ) -> Any:
         """Draw images from the conditional prior (no abduction).
 
         Parameters
@@ -449,10 +512,14 @@ class HierarchicalConditionalVAE(nn.Module):
         pat = check_parents(pa, None, self.parent_dim, "pa", self.device)
         z = torch.zeros(len(pat), self.levels, self.latent_dim, device=self.device)
         eps = self.sample_noise(len(pat), seed)
-        return like_input(self.decode(z, pat, abduct_levels=0, temperature=temperature, eps=eps, check_range=check_range), pa)
+        return like_input(
+            self.decode(z, pat, abduct_levels=0, temperature=temperature, eps=eps, check_range=check_range), pa
+        )
 
     @torch.no_grad()
-    def elbo(self, x: Any, pa: Any, *, seed: int | np.random.Generator | None = 0, per_level: bool = False) -> np.ndarray:
+    def elbo(
+        self, x: Any, pa: Any, *, seed: int | np.random.Generator | None = 0, per_level: bool = False
+    ) -> np.ndarray:
         """Per-image ELBO in nats (one-sample estimate), or the KL of each level.
 
         Parameters
@@ -549,15 +616,25 @@ class HierarchicalConditionalVAE(nn.Module):
             opt.step()
             return {"loss": float(loss.detach()), "nll": float(-ll.mean().detach()), "kl": float(kl.mean().detach())}
 
-        self.history_ += run_steps(step, len(xt), batch_size, epochs, steps, seed, idx, "HierarchicalConditionalVAE", show_progress)
+        self.history_ += run_steps(
+            step, len(xt), batch_size, epochs, steps, seed, idx, "HierarchicalConditionalVAE", show_progress
+        )
         self.eval()
         return self
 
     # -- persistence --------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
         """Write config, weights, training range and history to ``path`` (atomic)."""
-        return save_model(self, path, self._config, {"parent_range": None if self.parent_range is None else self.parent_range.state(), "history": self.history_,
-                                                     "finetune_history": getattr(self, "finetune_history_", None)})
+        return save_model(
+            self,
+            path,
+            self._config,
+            {
+                "parent_range": None if self.parent_range is None else self.parent_range.state(),
+                "history": self.history_,
+                "finetune_history": getattr(self, "finetune_history_", None),
+            },
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike, device: str = "cpu") -> HierarchicalConditionalVAE:

@@ -76,16 +76,40 @@ class LearnedScaleVAE(ConditionalVAE):
     ``[-1, 1]`` scale.
     """
 
-    def __init__(self, image_shape: Sequence[int], parent_dim: int, latent_dim: int = 16, likelihood: str = "normal",
-                 beta: float = 1.0, normal_variance: float = FIXED_SIGMA_VARIANCE, width: int = 32, hidden: int = 128,
-                 n_down: int | None = None, seed: int | None = None, min_log_scale: float = -5.0, max_log_scale: float = 1.0) -> None:
+    def __init__(
+        self,
+        image_shape: Sequence[int],
+        parent_dim: int,
+        latent_dim: int = 16,
+        likelihood: str = "normal",
+        beta: float = 1.0,
+        normal_variance: float = FIXED_SIGMA_VARIANCE,
+        width: int = 32,
+        hidden: int = 128,
+        n_down: int | None = None,
+        seed: int | None = None,
+        min_log_scale: float = -5.0,
+        max_log_scale: float = 1.0,
+    ) -> None:
         if likelihood != "normal":
             raise ValueError("LearnedScaleVAE has a Normal likelihood; likelihood must be 'normal'")
-        super().__init__(image_shape, parent_dim, latent_dim=latent_dim, likelihood="normal", beta=beta,
-                         normal_variance=normal_variance, width=width, hidden=hidden, n_down=n_down, seed=seed)
+        super().__init__(
+            image_shape,
+            parent_dim,
+            latent_dim=latent_dim,
+            likelihood="normal",
+            beta=beta,
+            normal_variance=normal_variance,
+            width=width,
+            hidden=hidden,
+            n_down=n_down,
+            seed=seed,
+        )
         c, h, w = self.image_shape
         with seeded(None if seed is None else seed + 1):
-            self.decoder = ConvDecoder((2 * c, h, w), in_dim=self.latent_dim + self.parent_dim, width=width, n_down=n_down)
+            self.decoder = ConvDecoder(
+                (2 * c, h, w), in_dim=self.latent_dim + self.parent_dim, width=width, n_down=n_down
+            )
         if not min_log_scale < max_log_scale:
             raise ValueError(f"min_log_scale must be below max_log_scale, got {min_log_scale!r} and {max_log_scale!r}")
         self.min_log_scale = float(min_log_scale)
@@ -178,10 +202,19 @@ class DeepImageMechanism:
         ``model`` is not one of the supported image models.
     """
 
-    def __init__(self, model: nn.Module, parent_encoder: ParentEncoder, *, noise_temperature: float = 0.1,
-                 posterior_temperature: float = 0.0, seed: int = 0) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        parent_encoder: ParentEncoder,
+        *,
+        noise_temperature: float = 0.1,
+        posterior_temperature: float = 0.0,
+        seed: int = 0,
+    ) -> None:
         if not isinstance(model, (ConditionalVAE, HierarchicalConditionalVAE, ConditionalGAN)):
-            raise TypeError(f"model must be a ConditionalVAE, HierarchicalConditionalVAE or ConditionalGAN, got {type(model).__name__}")
+            raise TypeError(
+                f"model must be a ConditionalVAE, HierarchicalConditionalVAE or ConditionalGAN, got {type(model).__name__}"
+            )
         if not callable(parent_encoder):
             raise TypeError("parent_encoder must be a callable {name: array} -> (n, k) array")
         if noise_temperature < 0 or posterior_temperature < 0:
@@ -201,7 +234,9 @@ class DeepImageMechanism:
 
     def _decode(self, z: np.ndarray, pa: np.ndarray, from_prior: bool = False) -> np.ndarray:
         if from_prior:
-            return np.asarray(self.model.decode(z, pa, abduct_levels=0, temperature=1.0, eps=z, check_range=False), dtype=np.float32)
+            return np.asarray(
+                self.model.decode(z, pa, abduct_levels=0, temperature=1.0, eps=z, check_range=False), dtype=np.float32
+            )
         return np.asarray(self.model.decode(z, pa, check_range=False), dtype=np.float32)
 
     def _scale(self, z: np.ndarray, pa: np.ndarray, n: int) -> np.ndarray | float:
@@ -263,7 +298,9 @@ class DeepImageMechanism:
         mu = self._decode(noise.z, p, noise.from_prior)
         if self.is_gan or noise.eps is None or self.noise_temperature == 0:
             return np.clip(mu, 0.0, 1.0)
-        return np.clip(mu + self.noise_temperature * self._scale(noise.z, p, len(mu)) * noise.eps, 0.0, 1.0).astype(np.float32)
+        return np.clip(mu + self.noise_temperature * self._scale(noise.z, p, len(mu)) * noise.eps, 0.0, 1.0).astype(
+            np.float32
+        )
 
     def sample_noise(self, n: int, rng: np.random.Generator | int | None = None) -> ImageNoise:
         """Prior draws: ``z`` from the latent prior and Gaussian pixel noise ``eps``.
@@ -289,7 +326,9 @@ class DeepImageMechanism:
 # ----------------------------------------------------------------------------------------------
 # fine-tuning
 # ----------------------------------------------------------------------------------------------
-def _hvae_nelbo_and_cf(model: HierarchicalConditionalVAE, x: torch.Tensor, pa: torch.Tensor, pa_star: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _hvae_nelbo_and_cf(
+    model: HierarchicalConditionalVAE, x: torch.Tensor, pa: torch.Tensor, pa_star: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Negative ELBO per pixel and counterfactual images, differentiable (uses the model's internals)."""
     z, kl, d = model.infer(x, pa, None)
     raw = model.decoder(torch.cat([d, pa], 1))

@@ -95,7 +95,9 @@ class Critic(nn.Module):
         # evaluated in separate forward passes, and batch statistics that differ between them let the
         # critic score the batch instead of the pair, which inflates the training bound.
         self.stem = nn.Sequential(nn.Conv2d(channels + n_classes, hidden, 3, padding=1), nn.ReLU())
-        self.block = nn.Sequential(nn.Conv2d(hidden, hidden, 3, padding=1), nn.ReLU(), nn.Conv2d(hidden, hidden, 3, padding=1))
+        self.block = nn.Sequential(
+            nn.Conv2d(hidden, hidden, 3, padding=1), nn.ReLU(), nn.Conv2d(hidden, hidden, 3, padding=1)
+        )
         self.down = nn.Sequential(nn.Conv2d(hidden, 2 * hidden, 3, stride=2, padding=1), nn.ReLU())
         self.out = nn.Linear(2 * hidden, 1)
 
@@ -123,10 +125,21 @@ class Perturbation(nn.Module):
         super().__init__()
 
         def block(c_in: int, c_out: int) -> nn.Sequential:
-            return nn.Sequential(nn.Conv2d(c_in, c_out, 3, padding=1), nn.ReLU(), nn.BatchNorm2d(c_out), nn.Conv2d(c_out, c_out, 3, padding=1), nn.ReLU(), nn.BatchNorm2d(c_out))
+            return nn.Sequential(
+                nn.Conv2d(c_in, c_out, 3, padding=1),
+                nn.ReLU(),
+                nn.BatchNorm2d(c_out),
+                nn.Conv2d(c_out, c_out, 3, padding=1),
+                nn.ReLU(),
+                nn.BatchNorm2d(c_out),
+            )
 
         self.down = nn.Sequential(block(channels, hidden), nn.MaxPool2d(2), block(hidden, 2 * hidden))
-        self.up = nn.Sequential(nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False), block(2 * hidden, hidden), nn.Conv2d(hidden, channels, 3, padding=1))
+        self.up = nn.Sequential(
+            nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False),
+            block(2 * hidden, hidden),
+            nn.Conv2d(hidden, channels, 3, padding=1),
+        )
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         """Raw perturbation direction, same shape as ``z``."""
@@ -150,7 +163,9 @@ class MINEDisentangler(nn.Module):
         Seed of the weight initialisation.
     """
 
-    def __init__(self, latent_shape: tuple[int, int, int], n_classes: int, *, lam: float = 1e-3, hidden: int = 16, seed: int = 0) -> None:
+    def __init__(
+        self, latent_shape: tuple[int, int, int], n_classes: int, *, lam: float = 1e-3, hidden: int = 16, seed: int = 0
+    ) -> None:
         super().__init__()
         if len(latent_shape) != 3 or latent_shape[1] % 2 or latent_shape[2] % 2:
             raise ValueError(f"latent_shape must be (channels, H, W) with even H and W, got {latent_shape}")
@@ -232,7 +247,9 @@ class MINEDisentangler(nn.Module):
                 optimizer_step(opt_c, -bound, clip)
                 self.history["critic_bound"].append(float(bound.detach()))
             bound = bound_on(draws[-2], draws[-1], perturb=True)
-            return {"perturbation_bound": optimizer_step(opt_m, bound, clip)}  # minimise the information phi(z) keeps about a
+            return {
+                "perturbation_bound": optimizer_step(opt_m, bound, clip)
+            }  # minimise the information phi(z) keeps about a
 
         sampler = random_batches(zt.shape[0], min(batch_size, zt.shape[0]), gen, per_step=2 * (critic_steps + 1))
         history = train(step, sampler, steps, progress=progress, desc="MINE")
@@ -273,7 +290,12 @@ class MINEDisentangler(nn.Module):
         -------
         pathlib.Path
         """
-        config = {"latent_shape": tuple(self.latent_shape), "n_classes": self.n_classes, "lam": self.lam, "hidden": self.m.down[0][0].out_channels}
+        config = {
+            "latent_shape": tuple(self.latent_shape),
+            "n_classes": self.n_classes,
+            "lam": self.lam,
+            "hidden": self.m.down[0][0].out_channels,
+        }
         return save_model(self, path, config)
 
     @classmethod
@@ -321,7 +343,9 @@ class MIEstimate(BaseTestResult):
 
     def summary(self) -> pd.DataFrame:
         """One-row table: bound (nats), H(A), p-value."""
-        return pd.DataFrame({"MI lower bound (nats)": [self.statistic], "H(A) (nats)": [self.upper], "permutation p": [self.pvalue]})
+        return pd.DataFrame(
+            {"MI lower bound (nats)": [self.statistic], "H(A) (nats)": [self.upper], "permutation p": [self.pvalue]}
+        )
 
     def plot(self, ax=None):
         """Training curve of the bound with the held-out value and H(A).
@@ -406,7 +430,12 @@ def estimate_mi(
         return {"bound": -optimizer_step(opt, -bound, 1.0)}
 
     critic.train()
-    curve = [h["bound"] for h in train(step, random_batches(tr.shape[0], min(batch_size, tr.shape[0]), gen, per_step=2), steps, progress=False)]
+    curve = [
+        h["bound"]
+        for h in train(
+            step, random_batches(tr.shape[0], min(batch_size, tr.shape[0]), gen, per_step=2), steps, progress=False
+        )
+    ]
     critic.eval()
     with torch.no_grad():
         zte, ate = zt[te].to(dev), at[te].to(dev)
@@ -417,7 +446,9 @@ def estimate_mi(
 
         def bound_for(labels: torch.Tensor) -> float:
             joint = t_all.gather(1, labels[:, None])[:, 0].mean()
-            marg = torch.logsumexp(t_all + torch.log(pa.to(dev).clamp_min(1e-12))[None], dim=(0, 1)) - np.log(t_all.shape[0])
+            marg = torch.logsumexp(t_all + torch.log(pa.to(dev).clamp_min(1e-12))[None], dim=(0, 1)) - np.log(
+                t_all.shape[0]
+            )
             return float(joint - marg)
 
         stat = bound_for(ate)

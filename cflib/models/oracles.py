@@ -80,13 +80,27 @@ class CNNOracle(ImageClassifier):
 
     inference_batch = 4096
 
-    def __init__(self, image_shape: Sequence[int], kind: str = "classification", n_classes: int | None = None, width: int = 32, hidden: int = 128, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        image_shape: Sequence[int],
+        kind: str = "classification",
+        n_classes: int | None = None,
+        width: int = 32,
+        hidden: int = 128,
+        seed: int | None = None,
+    ) -> None:
         _check_kind(kind, n_classes)
         super().__init__(kind, n_classes)
         self.image_shape = tuple(int(s) for s in image_shape)
         if len(self.image_shape) != 3:
             raise ValueError(f"image_shape must be (C, H, W), got {image_shape!r}")
-        self._config = {"image_shape": list(self.image_shape), "kind": kind, "n_classes": self.n_classes, "width": width, "hidden": hidden}
+        self._config = {
+            "image_shape": list(self.image_shape),
+            "kind": kind,
+            "n_classes": self.n_classes,
+            "width": width,
+            "hidden": hidden,
+        }
         with seeded(seed):
             self.features = ConvEncoder(self.image_shape, width=width, out_dim=hidden)
             self.head = nn.Linear(hidden, self.n_outputs)
@@ -173,7 +187,9 @@ class LinearOracle:
         Ridge penalty.
     """
 
-    def __init__(self, kind: str = "classification", n_classes: int | None = None, C: float = 1.0, alpha: float = 1.0) -> None:
+    def __init__(
+        self, kind: str = "classification", n_classes: int | None = None, C: float = 1.0, alpha: float = 1.0
+    ) -> None:
         _check_kind(kind, n_classes)
         self.kind = kind
         self.n_classes = n_classes
@@ -284,7 +300,9 @@ def fit_oracles(
     for i, (k, (kind, n_classes)) in enumerate(kinds.items()):
         if arch == "cnn":
             o = CNNOracle(shape, kind, n_classes, seed=seed + i, **kwargs)
-            out[k] = o.fit(x, parents[k], steps=steps, batch_size=batch_size, seed=seed + i, indices=indices, device=device)
+            out[k] = o.fit(
+                x, parents[k], steps=steps, batch_size=batch_size, seed=seed + i, indices=indices, device=device
+            )
         else:
             out[k] = LinearOracle(kind, n_classes).fit(x, parents[k], indices=indices, seed=seed)
     return out

@@ -41,8 +41,15 @@ class AntiCausalPredictor:
         Initialisation seed.
     """
 
-    def __init__(self, image_shape: Sequence[int], kind: str = "regression", n_classes: int | None = None,
-                 width: int = 16, hidden: int = 64, seed: int = 0) -> None:
+    def __init__(
+        self,
+        image_shape: Sequence[int],
+        kind: str = "regression",
+        n_classes: int | None = None,
+        width: int = 16,
+        hidden: int = 64,
+        seed: int = 0,
+    ) -> None:
         from .oracles import CNNOracle
 
         if kind not in ("regression", "multiclass", "binary"):
@@ -52,8 +59,14 @@ class AntiCausalPredictor:
         self.kind = kind
         self.context: tuple[str, ...] = ()
         oracle_kind = "regression" if kind == "regression" else "classification"
-        self.oracle = CNNOracle(image_shape, kind=oracle_kind, n_classes=None if kind == "regression" else (2 if kind == "binary" else n_classes),
-                                width=width, hidden=hidden, seed=seed)
+        self.oracle = CNNOracle(
+            image_shape,
+            kind=oracle_kind,
+            n_classes=None if kind == "regression" else (2 if kind == "binary" else n_classes),
+            width=width,
+            hidden=hidden,
+            seed=seed,
+        )
         self.loc_, self.scale_ = 0.0, 1.0
 
     @property
@@ -61,8 +74,18 @@ class AntiCausalPredictor:
         """The underlying torch module (logits for classifiers), e.g. for counterfactual fine-tuning."""
         return self.oracle
 
-    def fit(self, images: np.ndarray, y: np.ndarray, *, epochs: int = 5, batch_size: int = 128, lr: float = 2e-3,
-            balance: bool = False, device: str = "auto", seed: int = 0) -> AntiCausalPredictor:
+    def fit(
+        self,
+        images: np.ndarray,
+        y: np.ndarray,
+        *,
+        epochs: int = 5,
+        batch_size: int = 128,
+        lr: float = 2e-3,
+        balance: bool = False,
+        device: str = "auto",
+        seed: int = 0,
+    ) -> AntiCausalPredictor:
         """Train on real images; returns self.
 
         Parameters
@@ -98,8 +121,17 @@ class AntiCausalPredictor:
                 classes, counts = np.unique(target, return_counts=True)
                 w = (1.0 / counts)[np.searchsorted(classes, target)]
                 indices = rng.choice(len(target), size=len(target), replace=True, p=w / w.sum())
-        self.oracle.fit(images, target, epochs=epochs, batch_size=batch_size, lr=lr, device=device, seed=seed,
-                        indices=indices, show_progress=False)
+        self.oracle.fit(
+            images,
+            target,
+            epochs=epochs,
+            batch_size=batch_size,
+            lr=lr,
+            device=device,
+            seed=seed,
+            indices=indices,
+            show_progress=False,
+        )
         return self
 
     def predict(self, images: np.ndarray, context: np.ndarray | None = None) -> np.ndarray:
@@ -107,7 +139,9 @@ class AntiCausalPredictor:
         out = self.oracle.predict(np.asarray(images, np.float32))
         return out * self.scale_ + self.loc_ if self.kind == "regression" else out.astype(int)
 
-    def feature_maps(self, images: np.ndarray, *, return_embedding: bool = False) -> list[np.ndarray] | tuple[list[np.ndarray], np.ndarray]:
+    def feature_maps(
+        self, images: np.ndarray, *, return_embedding: bool = False
+    ) -> list[np.ndarray] | tuple[list[np.ndarray], np.ndarray]:
         """Activations of each convolutional stage, ``[(n, C, H, W), ...]``, for the perceptual distance.
 
         Parameters

@@ -49,8 +49,10 @@ class _CNN(nn.Module):
     def __init__(self, n_features: int, width: int, n_classes: int) -> None:
         super().__init__()
         self.conv = nn.Sequential(
-            nn.Conv1d(1, width, kernel_size=3, padding=1), nn.ReLU(),
-            nn.Conv1d(width, width, kernel_size=3, padding=1), nn.ReLU(),
+            nn.Conv1d(1, width, kernel_size=3, padding=1),
+            nn.ReLU(),
+            nn.Conv1d(width, width, kernel_size=3, padding=1),
+            nn.ReLU(),
         )
         self.head = nn.Linear(2 * width, n_classes)
 
@@ -76,7 +78,9 @@ class _Transformer(nn.Module):
     def __init__(self, n_features: int, width: int, n_classes: int) -> None:
         super().__init__()
         self.tokens = _Tokens(n_features, width)
-        self.encoder = nn.TransformerEncoderLayer(width, nhead=2, dim_feedforward=2 * width, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoderLayer(
+            width, nhead=2, dim_feedforward=2 * width, dropout=0.0, batch_first=True
+        )
         self.head = nn.Linear(width, n_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -85,7 +89,9 @@ class _Transformer(nn.Module):
 
 def _build(arch: str, n_features: int, width: int, n_classes: int) -> nn.Module:
     if arch == "mlp":
-        return nn.Sequential(nn.Linear(n_features, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, n_classes))
+        return nn.Sequential(
+            nn.Linear(n_features, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, n_classes)
+        )
     if arch == "cnn":
         return _CNN(n_features, width, n_classes)
     if arch == "lstm":
@@ -125,8 +131,15 @@ class TabularClassifier(nn.Module):
     True
     """
 
-    def __init__(self, arch: str = "mlp", width: int = 32, epochs: int = 20, lr: float = 3e-3,
-                 batch_size: int = 128, weight_decay: float = 1e-4) -> None:
+    def __init__(
+        self,
+        arch: str = "mlp",
+        width: int = 32,
+        epochs: int = 20,
+        lr: float = 3e-3,
+        batch_size: int = 128,
+        weight_decay: float = 1e-4,
+    ) -> None:
         super().__init__()
         if arch not in ARCHITECTURES:
             raise ValueError(f"arch must be one of {ARCHITECTURES}, got {arch!r}")
@@ -144,8 +157,14 @@ class TabularClassifier(nn.Module):
     # scikit-learn compatibility: Pipelines and clone() read the constructor parameters
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Constructor parameters (scikit-learn protocol)."""
-        return {"arch": self.arch, "width": self.width, "epochs": self.epochs, "lr": self.lr,
-                "batch_size": self.batch_size, "weight_decay": self.weight_decay}
+        return {
+            "arch": self.arch,
+            "width": self.width,
+            "epochs": self.epochs,
+            "lr": self.lr,
+            "batch_size": self.batch_size,
+            "weight_decay": self.weight_decay,
+        }
 
     def set_params(self, **params: Any) -> TabularClassifier:
         """Set constructor parameters (scikit-learn protocol)."""
@@ -172,7 +191,9 @@ class TabularClassifier(nn.Module):
             raise ValueError("X contains NaN or infinite values; impute or drop them first")
         return arr
 
-    def fit(self, X: Any, y: Any, *, device: str = "auto", seed: int = 0, progress: bool | None = False) -> TabularClassifier:
+    def fit(
+        self, X: Any, y: Any, *, device: str = "auto", seed: int = 0, progress: bool | None = False
+    ) -> TabularClassifier:
         """Train with Adam on the cross-entropy.
 
         Parameters
@@ -218,8 +239,14 @@ class TabularClassifier(nn.Module):
 
         self.train()
         per_epoch = math.ceil(X.shape[0] / self.batch_size)
-        self.history_ = train(step, shuffled_batches(X.shape[0], self.batch_size, gen), self.epochs * per_epoch, per_epoch=per_epoch,
-                              progress=progress, desc=f"fit {self.arch}")
+        self.history_ = train(
+            step,
+            shuffled_batches(X.shape[0], self.batch_size, gen),
+            self.epochs * per_epoch,
+            per_epoch=per_epoch,
+            progress=progress,
+            desc=f"fit {self.arch}",
+        )
         self.eval()
         return self
 
@@ -230,8 +257,10 @@ class TabularClassifier(nn.Module):
         if self.n_features_in_ is not None and X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}")
         dev = next(self.parameters()).device if self.net is not None else "cpu"
-        out = [torch.softmax(self(torch.as_tensor(X[s : s + 4096], device=dev)), dim=1).cpu().numpy()
-               for s in range(0, X.shape[0], 4096)]
+        out = [
+            torch.softmax(self(torch.as_tensor(X[s : s + 4096], device=dev)), dim=1).cpu().numpy()
+            for s in range(0, X.shape[0], 4096)
+        ]
         return np.concatenate(out).astype(np.float64)
 
     def predict(self, X: Any) -> np.ndarray:
@@ -248,8 +277,15 @@ class TabularClassifier(nn.Module):
             raise RuntimeError("the model is not fitted; nothing to save")
         path = Path(path)
         tmp = path.with_suffix(path.suffix + ".tmp")
-        torch.save({"params": self.get_params(), "state": self.state_dict(), "classes": self.classes_,
-                    "n_features": self.n_features_in_}, tmp)
+        torch.save(
+            {
+                "params": self.get_params(),
+                "state": self.state_dict(),
+                "classes": self.classes_,
+                "n_features": self.n_features_in_,
+            },
+            tmp,
+        )
         tmp.replace(path)
 
     @classmethod
@@ -265,8 +301,9 @@ class TabularClassifier(nn.Module):
         return model
 
 
-def make_tabular_pipeline(arch: str, categorical: list[str], numeric: list[str], *, seed: int = 0,
-                          device: str = "auto", **model_kwargs: Any):
+def make_tabular_pipeline(
+    arch: str, categorical: list[str], numeric: list[str], *, seed: int = 0, device: str = "auto", **model_kwargs: Any
+):
     """One-hot encode categoricals, standardise numerics, then a :class:`TabularClassifier`.
 
     Parameters
@@ -293,8 +330,10 @@ def make_tabular_pipeline(arch: str, categorical: list[str], numeric: list[str],
     if not categorical and not numeric:
         raise ValueError("give at least one categorical or numeric column")
     pre = ColumnTransformer(
-        [("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), list(categorical)),
-         ("num", StandardScaler(), list(numeric))],
+        [
+            ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), list(categorical)),
+            ("num", StandardScaler(), list(numeric)),
+        ],
         remainder="drop",
     )
     clf = _SeededClassifier(TabularClassifier(arch, **model_kwargs), seed=seed, device=device)

@@ -124,14 +124,25 @@ class ConditionalVAE(nn.Module):
         self.beta = float(beta)
         self.normal_variance = float(normal_variance)
         self._config = {
-            "image_shape": list(self.image_shape), "parent_dim": self.parent_dim, "latent_dim": self.latent_dim, "likelihood": likelihood,
-            "beta": self.beta, "normal_variance": self.normal_variance, "width": width, "hidden": hidden, "n_down": n_down,
+            "image_shape": list(self.image_shape),
+            "parent_dim": self.parent_dim,
+            "latent_dim": self.latent_dim,
+            "likelihood": likelihood,
+            "beta": self.beta,
+            "normal_variance": self.normal_variance,
+            "width": width,
+            "hidden": hidden,
+            "n_down": n_down,
         }
         with seeded(seed):
             self.encoder = ConvEncoder(self.image_shape, width=width, out_dim=hidden, n_down=n_down)
             # Paper: tmp = Dense(128)(concat(encoder(x), pa)); mu = Dense(16); sigma = softplus(Dense(16)).
-            self.posterior_net = nn.Sequential(nn.Linear(hidden + self.parent_dim, hidden), nn.LeakyReLU(0.2), nn.Linear(hidden, 2 * self.latent_dim))
-            self.decoder = ConvDecoder(self.image_shape, in_dim=self.latent_dim + self.parent_dim, width=width, n_down=n_down)
+            self.posterior_net = nn.Sequential(
+                nn.Linear(hidden + self.parent_dim, hidden), nn.LeakyReLU(0.2), nn.Linear(hidden, 2 * self.latent_dim)
+            )
+            self.decoder = ConvDecoder(
+                self.image_shape, in_dim=self.latent_dim + self.parent_dim, width=width, n_down=n_down
+            )
         self.parent_range: ParentRange | None = None
         self.history_: list[dict[str, float]] = []
 
@@ -190,7 +201,7 @@ class ConditionalVAE(nn.Module):
         # Checkpoints written before the posterior head became ``posterior_net`` (the method took the name).
         old = prefix + "posterior."
         for key in [k for k in state_dict if k.startswith(old)]:
-            state_dict[prefix + "posterior_net." + key[len(old):]] = state_dict.pop(key)
+            state_dict[prefix + "posterior_net." + key[len(old) :]] = state_dict.pop(key)
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def _decode_raw(self, z: torch.Tensor, pa: torch.Tensor) -> torch.Tensor:
@@ -236,7 +247,9 @@ class ConditionalVAE(nn.Module):
             ll = -0.5 * ((x2 - raw) ** 2 / self.normal_variance + math.log(2 * math.pi * self.normal_variance))
         return ll.flatten(1).sum(1)
 
-    def _terms(self, x: torch.Tensor, pa: torch.Tensor, eps: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def _terms(
+        self, x: torch.Tensor, pa: torch.Tensor, eps: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         mu, sigma = self.posterior(x, pa)
         eps = torch.randn_like(mu) if eps is None else eps
         z = mu + sigma * eps
@@ -246,7 +259,15 @@ class ConditionalVAE(nn.Module):
 
     # -- the counterfactual API -----------------------------------------------------------------
     @torch.no_grad()
-    def abduct(self, x: Any, pa: Any, eps: Any | None = None, *, seed: int | np.random.Generator | None = None, check_range: bool = False) -> Any:
+    def abduct(
+        self,
+        x: Any,
+        pa: Any,
+        eps: Any | None = None,
+        *,
+        seed: int | np.random.Generator | None = None,
+        check_range: bool = False,
+    ) -> Any:
         """Abduction: the latent code of ``x`` given its parents.
 
         Parameters
@@ -274,7 +295,9 @@ class ConditionalVAE(nn.Module):
         if eps is not None:
             eps = to_tensor(eps, "eps", self.device)
             if eps.shape != (len(xt), self.latent_dim):
-                raise ValueError(f"eps must have shape (n, latent_dim) = {(len(xt), self.latent_dim)}, got {tuple(eps.shape)}")
+                raise ValueError(
+                    f"eps must have shape (n, latent_dim) = {(len(xt), self.latent_dim)}, got {tuple(eps.shape)}"
+                )
         out = []
         for s in range(0, len(xt), _CHUNK):
             mu, sigma = self.posterior(xt[s : s + _CHUNK], pat[s : s + _CHUNK])
@@ -308,7 +331,16 @@ class ConditionalVAE(nn.Module):
         return like_input(torch.cat(out), z)
 
     @torch.no_grad()
-    def counterfactual(self, x: Any, pa: Any, pa_star: Any, eps: Any | None = None, *, seed: int | np.random.Generator | None = None, check_range: bool = True) -> Any:
+    def counterfactual(
+        self,
+        x: Any,
+        pa: Any,
+        pa_star: Any,
+        eps: Any | None = None,
+        *,
+        seed: int | np.random.Generator | None = None,
+        check_range: bool = True,
+    ) -> Any:
         """Abduction-action-prediction: ``decode(abduct(x, pa, eps), pa_star)``.
 
         Parameters
@@ -334,7 +366,15 @@ class ConditionalVAE(nn.Module):
         return like_input(self.decode(z, pst, check_range=False), x)
 
     @torch.no_grad()
-    def sample(self, pa: Any, *, seed: int | np.random.Generator | None = None, temperature: float = 1.0, eps: Any | None = None, check_range: bool = True) -> Any:
+    def sample(
+        self,
+        pa: Any,
+        *,
+        seed: int | np.random.Generator | None = None,
+        temperature: float = 1.0,
+        eps: Any | None = None,
+        check_range: bool = True,
+    ) -> Any:
         """Draw images from the conditional prior ``z ~ N(0, temperature^2 I)``.
 
         Parameters
@@ -359,7 +399,9 @@ class ConditionalVAE(nn.Module):
         return like_input(self.decode(eps.to(self.device) * float(temperature), pat, check_range=check_range), pa)
 
     @torch.no_grad()
-    def elbo(self, x: Any, pa: Any, *, seed: int | np.random.Generator | None = 0, beta: float | None = None) -> np.ndarray:
+    def elbo(
+        self, x: Any, pa: Any, *, seed: int | np.random.Generator | None = 0, beta: float | None = None
+    ) -> np.ndarray:
         """Per-image evidence lower bound in nats (one-sample estimate).
 
         Parameters
@@ -465,7 +507,15 @@ class ConditionalVAE(nn.Module):
     # -- persistence ------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:
         """Write config, weights, training range and history to ``path`` (atomic)."""
-        return save_model(self, path, self._config, {"parent_range": None if self.parent_range is None else self.parent_range.state(), "history": self.history_})
+        return save_model(
+            self,
+            path,
+            self._config,
+            {
+                "parent_range": None if self.parent_range is None else self.parent_range.state(),
+                "history": self.history_,
+            },
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike, device: str = "cpu") -> ConditionalVAE:

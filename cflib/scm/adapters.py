@@ -27,7 +27,14 @@ import numpy as np
 from ..validation import ValidationError, ValidationTypeError, check_count, check_finite, describe
 from .protocol import Values
 
-__all__ = ["Parents", "ParentEncoder", "check_parent_dict", "FunctionModel", "ImageModelAdapter", "LatentDiffusionAdapter"]
+__all__ = [
+    "Parents",
+    "ParentEncoder",
+    "check_parent_dict",
+    "FunctionModel",
+    "ImageModelAdapter",
+    "LatentDiffusionAdapter",
+]
 
 Parents = Mapping[str, np.ndarray]
 
@@ -59,17 +66,23 @@ def check_parent_dict(pa: Any, names: Sequence[str], n: int | None, name: str) -
         Unknown or missing parents, the wrong number of values, no values, NaN or inf.
     """
     if not isinstance(pa, Mapping):
-        raise ValidationTypeError(f"{name} must be a dict parent name -> (n,) array, got {describe(pa)} ({type(pa).__name__})")
+        raise ValidationTypeError(
+            f"{name} must be a dict parent name -> (n,) array, got {describe(pa)} ({type(pa).__name__})"
+        )
     unknown = set(pa) - set(names)
     if unknown:
-        raise ValidationError(f"{name} has unknown parent name(s) {sorted(map(str, unknown))}; the model's parents are {list(names)}")
+        raise ValidationError(
+            f"{name} has unknown parent name(s) {sorted(map(str, unknown))}; the model's parents are {list(names)}"
+        )
     missing = set(names) - set(pa)
     if missing:
         raise ValidationError(f"{name} is missing parent(s) {sorted(missing)}; the model's parents are {list(names)}")
     out = {k: np.asarray(pa[k]).reshape(-1) for k in names}
     for k, v in out.items():
         if n is not None and len(v) != n:
-            raise ValidationError(f"{name}[{k!r}] has {len(v)} values but the image batch has {n}: give one value per image")
+            raise ValidationError(
+                f"{name}[{k!r}] has {len(v)} values but the image batch has {n}: give one value per image"
+            )
         if len(v) == 0:
             raise ValidationError(f"{name}[{k!r}] holds no values: give one value per image")
         check_finite(v, f"{name}[{k!r}]")
@@ -99,7 +112,9 @@ def function_name(f: Any) -> str:
 def _batch(x: Any, what: str) -> Any:
     """A batch with one row per unit (at least one, finite): refuse scalars, strings, empty batches and NaN by name."""
     if x is None or isinstance(x, (str, bytes, Mapping)) or np.ndim(x) == 0:
-        raise ValidationTypeError(f"{what} must be an array with one row per unit, got {describe(x)} ({type(x).__name__})")
+        raise ValidationTypeError(
+            f"{what} must be an array with one row per unit, got {describe(x)} ({type(x).__name__})"
+        )
     if len(x) == 0:
         raise ValidationError(f"{what} holds no units (length 0): give at least one")
     arr = np.asarray(x)
@@ -132,11 +147,15 @@ def check_output(f: Any, x_star: Any, x: Any) -> Any:
     rows, given = np.shape(x_star)[:1], np.shape(x)[:1]
     if given and rows != given:
         got = f"{rows[0]} rows" if rows else f"a scalar ({describe(x_star)})"
-        raise ValidationError(f"the counterfactual function {function_name(f)} returned {got} for {given[0]} images: expected "
-                              f"{given[0]} rows, one per image it was given (shape {np.shape(x)}, got {np.shape(x_star)})")
+        raise ValidationError(
+            f"the counterfactual function {function_name(f)} returned {got} for {given[0]} images: expected "
+            f"{given[0]} rows, one per image it was given (shape {np.shape(x)}, got {np.shape(x_star)})"
+        )
     if np.shape(x_star) != np.shape(x):
-        raise ValidationError(f"the counterfactual function {function_name(f)} returned shape {np.shape(x_star)}, "
-                              f"expected {np.shape(x)} (the shape of the images it was given)")
+        raise ValidationError(
+            f"the counterfactual function {function_name(f)} returned shape {np.shape(x_star)}, "
+            f"expected {np.shape(x)} (the shape of the images it was given)"
+        )
     arr = np.asarray(x_star)
     bad = int(arr.size - np.isfinite(arr).sum()) if arr.dtype.kind in "fc" else 0
     if bad:
@@ -162,7 +181,9 @@ class ParentEncoder:
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
         if not isinstance(spec, Mapping):
-            raise ValidationTypeError(f"spec must be a non-empty dict parent name -> kind, got {describe(spec)} ({type(spec).__name__})")
+            raise ValidationTypeError(
+                f"spec must be a non-empty dict parent name -> kind, got {describe(spec)} ({type(spec).__name__})"
+            )
         if not spec:
             raise ValidationError("spec must name at least one parent, got an empty dict")
         self.spec: dict[str, tuple] = {}
@@ -170,7 +191,9 @@ class ParentEncoder:
             if not isinstance(k, str):
                 raise ValidationTypeError(f"spec keys must be parent names (str), got {describe(k)}")
             if not isinstance(v, (str, tuple, list)) or len(v) == 0:
-                raise ValidationTypeError(f"spec[{k!r}] must be ('categorical', n), 'circular' or 'continuous', got {describe(v)}")
+                raise ValidationTypeError(
+                    f"spec[{k!r}] must be ('categorical', n), 'circular' or 'continuous', got {describe(v)}"
+                )
             kind = (v,) if isinstance(v, str) else tuple(v)
             if kind[0] == "categorical":
                 if len(kind) != 2:
@@ -254,20 +277,30 @@ class FunctionModel:
     def __init__(self, f: Callable[[np.ndarray, Parents, Parents], np.ndarray], image: str = "x") -> None:
         names = getattr(f, "parent_names", None)
         if not callable(f) or names is None:
-            raise ValidationTypeError(f"f must be a counterfactual function: callable f(x, pa, pa_star) with a parent_names attribute, got {describe(f)}")
+            raise ValidationTypeError(
+                f"f must be a counterfactual function: callable f(x, pa, pa_star) with a parent_names attribute, got {describe(f)}"
+            )
         if isinstance(names, str) or not isinstance(names, (tuple, list)) or not all(isinstance(k, str) for k in names):
-            raise ValidationTypeError(f"{function_name(f)}.parent_names must be a tuple of parent names (str), got {describe(names)}")
+            raise ValidationTypeError(
+                f"{function_name(f)}.parent_names must be a tuple of parent names (str), got {describe(names)}"
+            )
         if not isinstance(image, str):
-            raise ValidationTypeError(f"image must be a variable name (str), got {describe(image)} ({type(image).__name__})")
+            raise ValidationTypeError(
+                f"image must be a variable name (str), got {describe(image)} ({type(image).__name__})"
+            )
         if image in names:
-            raise ValidationError(f"image must be a variable name that is not a parent, got {image!r} (parents: {list(names)})")
+            raise ValidationError(
+                f"image must be a variable name that is not a parent, got {image!r} (parents: {list(names)})"
+            )
         self.f = f
         self.image = image
         self.parent_names = tuple(names)
 
     def _split(self, obs: Mapping[str, Any], name: str) -> tuple[Any, dict[str, np.ndarray]]:
         if not isinstance(obs, Mapping):
-            raise ValidationTypeError(f"{name} must be a dict variable name -> values, got {describe(obs)} ({type(obs).__name__})")
+            raise ValidationTypeError(
+                f"{name} must be a dict variable name -> values, got {describe(obs)} ({type(obs).__name__})"
+            )
         if self.image not in obs:
             raise ValidationError(f"{name} lacks the image variable {self.image!r}")
         x = _batch(obs[self.image], f"{name}[{self.image!r}]")
@@ -276,7 +309,9 @@ class FunctionModel:
 
     def _act(self, pa: dict[str, np.ndarray], do: Mapping[str, Any] | None, n: int) -> dict[str, np.ndarray]:
         if do is not None and not isinstance(do, Mapping):
-            raise ValidationTypeError(f"do must be a dict parent name -> value(s), got {describe(do)} ({type(do).__name__})")
+            raise ValidationTypeError(
+                f"do must be a dict parent name -> value(s), got {describe(do)} ({type(do).__name__})"
+            )
         out = dict(pa)
         for k, v in (do or {}).items():
             if k not in self.parent_names:
@@ -288,7 +323,6 @@ class FunctionModel:
             check_finite(v, f"do[{k!r}]")
             out[k] = v
         return out
-
 
     def abduct(self, obs: Mapping[str, Any]) -> Values:
         """Abduction is implicit in ``f``: the checked observation itself.
@@ -366,7 +400,9 @@ class ImageModelAdapter(FunctionModel):
         accepts them, to ``model.decode``.
     """
 
-    def __init__(self, model: Any, encoder: ParentEncoder, eps: Any | None = None, *, image: str = "x", **kwargs: Any) -> None:
+    def __init__(
+        self, model: Any, encoder: ParentEncoder, eps: Any | None = None, *, image: str = "x", **kwargs: Any
+    ) -> None:
         if not hasattr(model, "counterfactual"):
             raise ValidationTypeError("model must have a counterfactual(x, pa, pa_star, eps=...) method")
         if not isinstance(encoder, ParentEncoder):
@@ -379,7 +415,9 @@ class ImageModelAdapter(FunctionModel):
         super().__init__(self, image)
 
     @classmethod
-    def sample(cls, model: Any, encoder: ParentEncoder, n: int, seed: int | np.random.Generator | None = 0, **kwargs: Any) -> ImageModelAdapter:
+    def sample(
+        cls, model: Any, encoder: ParentEncoder, n: int, seed: int | np.random.Generator | None = 0, **kwargs: Any
+    ) -> ImageModelAdapter:
         """Draw one function per image: fixed noise ``model.sample_noise(n, seed)`` (none for deterministic models).
 
         Parameters
@@ -405,7 +443,9 @@ class ImageModelAdapter(FunctionModel):
 
     def _check_batch(self, n: int) -> None:
         if self.eps is not None and len(self.eps) != n:
-            raise ValidationError(f"this function fixes noise for {len(self.eps)} images but got {n}; sample a function for this batch")
+            raise ValidationError(
+                f"this function fixes noise for {len(self.eps)} images but got {n}; sample a function for this batch"
+            )
 
     def __call__(self, x: np.ndarray, pa: Parents, pa_star: Parents) -> np.ndarray:
         """The counterfactual function ``f(x, pa, pa_star)`` on images ``(n, C, H, W)`` in [0, 1].
@@ -497,10 +537,14 @@ class LatentDiffusionAdapter(FunctionModel):
 
     def _split(self, obs: Mapping[str, Any], name: str) -> tuple[Any, dict[str, np.ndarray]]:
         if not isinstance(obs, Mapping):
-            raise ValidationTypeError(f"{name} must be a dict variable name -> values, got {describe(obs)} ({type(obs).__name__})")
+            raise ValidationTypeError(
+                f"{name} must be a dict variable name -> values, got {describe(obs)} ({type(obs).__name__})"
+            )
         missing = [k for k in (self.image, *self.parent_names) if k not in obs]
         if missing:
-            raise ValidationError(f"{name} lacks variable(s) {missing}; the model's variables are {[self.image, *self.parent_names]}")
+            raise ValidationError(
+                f"{name} lacks variable(s) {missing}; the model's variables are {[self.image, *self.parent_names]}"
+            )
         unknown = set(obs) - {self.image, *self.parent_names}
         if unknown:
             raise ValidationError(f"{name} has unknown variable(s) {sorted(map(str, unknown))}")
@@ -512,7 +556,9 @@ class LatentDiffusionAdapter(FunctionModel):
 
     def _act(self, pa: dict[str, np.ndarray], do: Mapping[str, Any] | None, n: int) -> dict[str, np.ndarray]:
         if do and isinstance(do, Mapping) and set(do) - {"A"}:
-            raise ValidationError(f"cannot intervene on {sorted(set(do) - {'A'})}: only 'A' is intervened on (aux is held fixed)")
+            raise ValidationError(
+                f"cannot intervene on {sorted(set(do) - {'A'})}: only 'A' is intervened on (aux is held fixed)"
+            )
         return super()._act(pa, do, n)
 
     def _kw(self, method: Callable[..., Any]) -> dict[str, Any]:

@@ -131,7 +131,9 @@ class ClosedForm:
         """``inverse(pa, value)``."""
         if self.mechanism.inverse is None:
             raise ValidationError("this closed-form mechanism has no inverse: its noise cannot be abducted")
-        return np.asarray(self.mechanism.inverse({k: np.asarray(v, float) for k, v in pa.items()}, np.asarray(value, float)))
+        return np.asarray(
+            self.mechanism.inverse({k: np.asarray(v, float) for k, v in pa.items()}, np.asarray(value, float))
+        )
 
     def predict(self, noise: np.ndarray, pa: Mapping[str, np.ndarray]) -> np.ndarray:
         """``forward(pa, noise)``."""
@@ -183,7 +185,9 @@ class OracleImage:
     def __init__(self, dataset: Any, scale: float = 1.0) -> None:
         for attr in ("x", "subset", "render"):
             if not hasattr(dataset, attr):
-                raise ValidationTypeError(f"dataset must provide {attr!r} (a MorphoSynth or SmileyFaces), got {type(dataset).__name__}")
+                raise ValidationTypeError(
+                    f"dataset must provide {attr!r} (a MorphoSynth or SmileyFaces), got {type(dataset).__name__}"
+                )
         scale = check_positive(scale, "scale")
         self.dataset = dataset
         self.scale = np.float32(scale)
@@ -207,7 +211,9 @@ class OracleImage:
         """The index of the unit that rendered each image (its exogenous style)."""
         units = [self._table.get(k, -1) for k in self._keys(value)]
         if min(units, default=0) < 0:
-            raise ValidationError("OracleImage can only abduct images rendered by its data set (true mechanism); got an unknown image")
+            raise ValidationError(
+                "OracleImage can only abduct images rendered by its data set (true mechanism); got an unknown image"
+            )
         return np.asarray(units)
 
     def predict(self, noise: np.ndarray, pa: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -254,19 +260,29 @@ class DeepSCM:
     def __init__(self, graph: CausalGraph | Mapping[str, Any], mechanisms: Mapping[str, Any]) -> None:
         if not isinstance(graph, CausalGraph):
             if not isinstance(graph, Mapping):
-                raise ValidationTypeError(f"graph must be a CausalGraph or a mapping {{node: parents}}, got {type(graph).__name__}")
+                raise ValidationTypeError(
+                    f"graph must be a CausalGraph or a mapping {{node: parents}}, got {type(graph).__name__}"
+                )
             graph = CausalGraph(graph)
         if not isinstance(mechanisms, Mapping):
-            raise ValidationTypeError(f"mechanisms must be a mapping {{node: mechanism}}, got {type(mechanisms).__name__}")
+            raise ValidationTypeError(
+                f"mechanisms must be a mapping {{node: mechanism}}, got {type(mechanisms).__name__}"
+            )
         missing = [n for n in graph.nodes if n not in mechanisms]
         extra = [n for n in mechanisms if n not in graph.nodes]
         if missing:
-            raise ValidationError(f"no mechanism for node(s) {', '.join(missing)}; give one mechanism per node of the graph")
+            raise ValidationError(
+                f"no mechanism for node(s) {', '.join(missing)}; give one mechanism per node of the graph"
+            )
         if extra:
-            raise ValidationError(f"mechanism(s) given for {', '.join(extra)}, which are not nodes of the graph ({', '.join(graph.nodes)})")
+            raise ValidationError(
+                f"mechanism(s) given for {', '.join(extra)}, which are not nodes of the graph ({', '.join(graph.nodes)})"
+            )
         for n, m in mechanisms.items():
             if not all(callable(getattr(m, a, None)) for a in ("abduct", "predict", "sample_noise")):
-                raise ValidationTypeError(f"mechanism for {n!r} must have abduct, predict and sample_noise methods, got {type(m).__name__}")
+                raise ValidationTypeError(
+                    f"mechanism for {n!r} must have abduct, predict and sample_noise methods, got {type(m).__name__}"
+                )
         self.graph = graph
         self.mechanisms = dict(mechanisms)
         self.order = graph.topological_order()
@@ -283,7 +299,9 @@ class DeepSCM:
         arrays = {n: np.asarray(obs[n]) for n in self.graph.nodes}
         sizes = {n: (a.shape[0] if a.ndim else None) for n, a in arrays.items()}
         if None in sizes.values():
-            raise ValidationError(f"{what} values must be arrays with one row per unit, got a scalar for {[n for n, s in sizes.items() if s is None]}")
+            raise ValidationError(
+                f"{what} values must be arrays with one row per unit, got a scalar for {[n for n, s in sizes.items() if s is None]}"
+            )
         if len(set(sizes.values())) != 1:
             raise ValidationError(f"{what} arrays must all have the same number of units, got {sizes}")
         if next(iter(sizes.values())) == 0:
@@ -292,14 +310,18 @@ class DeepSCM:
             check_finite(a, f"{what}[{n!r}]")
         return arrays, next(iter(sizes.values()))
 
-    def _check_do(self, do: Mapping[str, Any] | None, n: int, shapes: Mapping[str, tuple[int, ...]] | None = None) -> Values:
+    def _check_do(
+        self, do: Mapping[str, Any] | None, n: int, shapes: Mapping[str, tuple[int, ...]] | None = None
+    ) -> Values:
         if do is None:
             return {}
         check_mapping(do, "do")
         out: Values = {}
         for k, v in do.items():
             if k not in self.graph.nodes:
-                raise ValidationError(f"cannot intervene on {k!r}: not a node of the graph (nodes: {', '.join(self.graph.nodes)})")
+                raise ValidationError(
+                    f"cannot intervene on {k!r}: not a node of the graph (nodes: {', '.join(self.graph.nodes)})"
+                )
             arr = np.asarray(v)
             unit_shape = tuple(shapes[k]) if shapes is not None and k in shapes else ()
             if arr.shape == unit_shape:
@@ -327,7 +349,9 @@ class DeepSCM:
             Node -> noise (whatever the mechanism returns).
         """
         values, _ = self._check_obs(obs)
-        return {v: self.mechanisms[v].abduct(values[v], {p: values[p] for p in self.graph.parents(v)}) for v in self.order}
+        return {
+            v: self.mechanisms[v].abduct(values[v], {p: values[p] for p in self.graph.parents(v)}) for v in self.order
+        }
 
     def predict(self, noise: Mapping[str, Any], do: Mapping[str, Any] | None = None, *, n: int | None = None) -> Values:
         """Action and prediction: push the noise through the model, intervened nodes held fixed.
@@ -413,7 +437,9 @@ class DeepSCM:
             out.append(self.predict(self.abduct(out[-1]), n=n))
         return out
 
-    def sample(self, n: int, do: Mapping[str, Any] | None = None, *, seed: int | np.random.Generator | None = None) -> Values:
+    def sample(
+        self, n: int, do: Mapping[str, Any] | None = None, *, seed: int | np.random.Generator | None = None
+    ) -> Values:
         """Observational (or interventional, with ``do``) samples: noise drawn from the prior.
 
         Parameters

@@ -97,7 +97,9 @@ def fit_intensity_mechanism(t: np.ndarray, i: np.ndarray) -> tuple[Mechanism, di
     if np.ptp(t) == 0:
         raise ValidationError(f"t must vary to fit a slope, got the constant {t[0]!r}")
     if i.min() <= I_LOW or i.max() >= I_LOW + I_RANGE:
-        raise ValidationError(f"i must lie strictly between {I_LOW:g} and {I_LOW + I_RANGE:g} (its logit is fitted), got [{i.min():.4g}, {i.max():.4g}]")
+        raise ValidationError(
+            f"i must lie strictly between {I_LOW:g} and {I_LOW + I_RANGE:g} (its logit is fitted), got [{i.min():.4g}, {i.max():.4g}]"
+        )
     y = logit((i - I_LOW) / I_RANGE)
     slope, intercept = np.polyfit(t, y, 1)
     resid = y - (slope * t + intercept)

@@ -39,7 +39,9 @@ class CausalGraph:
 
     def __init__(self, parents: Mapping[str, Iterable[str]]) -> None:
         if not isinstance(parents, Mapping):
-            raise ValidationTypeError(f"parents must be a mapping {{node: [parents]}}, got {describe(parents)} ({type(parents).__name__})")
+            raise ValidationTypeError(
+                f"parents must be a mapping {{node: [parents]}}, got {describe(parents)} ({type(parents).__name__})"
+            )
         if not parents:
             raise ValidationError("parents must name at least one node, got an empty mapping; roots map to []")
         self._parents: dict[str, tuple[str, ...]] = {}
@@ -51,13 +53,19 @@ class CausalGraph:
             if isinstance(pa, str):
                 raise ValidationTypeError(f"parents of {node!r} must be a list of names, got the string {pa!r}")
             if pa is None or isinstance(pa, Mapping) or not hasattr(pa, "__iter__"):
-                raise ValidationTypeError(f"parents of {node!r} must be a list of names ([] for a root), got {describe(pa)}")
+                raise ValidationTypeError(
+                    f"parents of {node!r} must be a list of names ([] for a root), got {describe(pa)}"
+                )
             pa = tuple(pa)
             for p in pa:
                 if not isinstance(p, str):
-                    raise ValidationTypeError(f"parents of {node!r} must be node names (str), got {describe(p)} ({type(p).__name__})")
+                    raise ValidationTypeError(
+                        f"parents of {node!r} must be node names (str), got {describe(p)} ({type(p).__name__})"
+                    )
                 if p not in parents:
-                    raise ValidationError(f"parent {p!r} of {node!r} is not a node of the graph; add it with no parents")
+                    raise ValidationError(
+                        f"parent {p!r} of {node!r} is not a node of the graph; add it with no parents"
+                    )
                 if p == node:
                     raise ValidationError(f"node {node!r} lists itself as a parent (self-loop)")
             self._parents[node] = pa
@@ -71,7 +79,7 @@ class CausalGraph:
             if state.get(n) == 2:
                 return
             if state.get(n) == 1:
-                cycle = stack[stack.index(n):] + [n]
+                cycle = stack[stack.index(n) :] + [n]
                 raise ValidationError(f"the graph has a cycle: {' -> '.join(reversed(cycle))}")
             state[n] = 1
             for p in self._parents[n]:
@@ -144,7 +152,9 @@ class CausalGraph:
         -------
         CausalGraph
         """
-        targets = set(check_names(list(targets) if isinstance(targets, Mapping) else targets, "targets", self.nodes, what="node"))
+        targets = set(
+            check_names(list(targets) if isinstance(targets, Mapping) else targets, "targets", self.nodes, what="node")
+        )
         return CausalGraph({n: (() if n in targets else pa) for n, pa in self._parents.items()})
 
     def edges(self) -> list[tuple[str, str]]:
@@ -193,14 +203,23 @@ class CausalGraph:
                 pos[n] = ((k - (len(ns) - 1) / 2) * 1.6, -d)
         for p, c in self.edges():
             ax.annotate(
-                "", xy=pos[c], xytext=pos[p],
+                "",
+                xy=pos[c],
+                xytext=pos[p],
                 arrowprops={"arrowstyle": "-|>", "color": "0.3", "lw": 1.4, "shrinkA": 16, "shrinkB": 16},
             )
         for n, (x, y) in pos.items():
             box = "square,pad=0.5" if n in intervened else "circle,pad=0.35"
             face = "#E69F00" if n in intervened else "white"
-            ax.text(x, y, (labels or {}).get(n, n), ha="center", va="center", fontsize=12,
-                    bbox={"boxstyle": box, "fc": face, "ec": "0.2", "lw": 1.2})
+            ax.text(
+                x,
+                y,
+                (labels or {}).get(n, n),
+                ha="center",
+                va="center",
+                fontsize=12,
+                bbox={"boxstyle": box, "fc": face, "ec": "0.2", "lw": 1.2},
+            )
         xs = [x for x, _ in pos.values()]
         ys = [y for _, y in pos.values()]
         ax.set_xlim(min(xs) - 1, max(xs) + 1)

@@ -65,7 +65,9 @@ class Mechanism:
 def _units(value: object, what: str, n: int | None = None) -> np.ndarray:
     """One finite float per unit: an ``(n,)`` array (``n >= 1``); ``what`` names it in the message."""
     if value is None or isinstance(value, (str, bytes, Mapping)) or callable(value):
-        raise ValidationTypeError(f"{what} must be an array of shape (n,), got {describe(value)} ({type(value).__name__})")
+        raise ValidationTypeError(
+            f"{what} must be an array of shape (n,), got {describe(value)} ({type(value).__name__})"
+        )
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -98,7 +100,9 @@ def check_mapping(value: object, what: str) -> Mapping:
         ``value`` is not a mapping.
     """
     if not isinstance(value, Mapping):
-        raise ValidationTypeError(f"{what} must be a mapping {{node: values}}, got {describe(value)} ({type(value).__name__})")
+        raise ValidationTypeError(
+            f"{what} must be a mapping {{node: values}}, got {describe(value)} ({type(value).__name__})"
+        )
     return value
 
 
@@ -153,25 +157,35 @@ class SCM:
         out: dict[str, object] = {}
         for k, v in interventions.items():
             if k not in self.graph.nodes:
-                raise ValidationError(f"cannot intervene on {k!r}: not a node of the graph (nodes: {', '.join(self.graph.nodes)})")
+                raise ValidationError(
+                    f"cannot intervene on {k!r}: not a node of the graph (nodes: {', '.join(self.graph.nodes)})"
+                )
             if callable(v):
                 out[k] = v
                 continue
             try:
                 arr = np.asarray(v, dtype=float)
             except (TypeError, ValueError):
-                raise ValidationTypeError(f"intervention value for {k!r} must be a number or an array of numbers, got {describe(v)}") from None
+                raise ValidationTypeError(
+                    f"intervention value for {k!r} must be a number or an array of numbers, got {describe(v)}"
+                ) from None
             if arr.ndim > 1 or (n is not None and arr.ndim == 1 and arr.shape[0] != n):
-                raise ValidationError(f"intervention value for {k!r} must be a scalar or have length {n}, got shape {arr.shape}")
+                raise ValidationError(
+                    f"intervention value for {k!r} must be a scalar or have length {n}, got shape {arr.shape}"
+                )
             out[k] = check_finite(arr, f"intervention value for {k!r}")
         return out
 
     def _check_noise(self, noise: Mapping[str, np.ndarray], interventions: Mapping[str, object]) -> int:
         check_mapping(noise, "noise")
-        callables = any(callable(v) for v in interventions.values())  # evaluated on the factual values: every node's noise
+        callables = any(
+            callable(v) for v in interventions.values()
+        )  # evaluated on the factual values: every node's noise
         missing = [k for k in self.graph.nodes if k not in noise and (callables or k not in interventions)]
         if missing:
-            raise ValidationError(f"noise lacks node(s) {', '.join(missing)}; give the noise of every node that is not intervened on")
+            raise ValidationError(
+                f"noise lacks node(s) {', '.join(missing)}; give the noise of every node that is not intervened on"
+            )
         keys = [k for k in self.graph.topological_order() if k in noise]
         if not keys:
             raise ValidationError("noise must hold the noise of at least one node (the number of units comes from it)")
@@ -225,11 +239,17 @@ class SCM:
         for node in self.graph.topological_order():
             if node in interventions:
                 v = interventions[node]
-                v = self._output(v(factual), n, f"the callable intervention do[{node!r}]", scalar=True) if callable(v) else v
+                v = (
+                    self._output(v(factual), n, f"the callable intervention do[{node!r}]", scalar=True)
+                    if callable(v)
+                    else v
+                )
                 values[node] = np.broadcast_to(np.asarray(v, dtype=float), (n,)).copy()
             else:
                 pa = {p: values[p] for p in self.graph.parents(node)}
-                values[node] = self._output(self.mechanisms[node].forward(pa, np.asarray(noise[node])), n, f"the mechanism of {node!r}")
+                values[node] = self._output(
+                    self.mechanisms[node].forward(pa, np.asarray(noise[node])), n, f"the mechanism of {node!r}"
+                )
         return values
 
     def sample(self, n: int, *, seed: int | np.random.Generator | None = None, return_noise: bool = False):
@@ -274,9 +294,13 @@ class SCM:
         mechs = dict(self.mechanisms)
         for k, v in interventions.items():
             if callable(v) or np.ndim(v) != 0:
-                raise ValidationError(f"do() needs a scalar value for {k!r}; use counterfactual() for unit-level values")
+                raise ValidationError(
+                    f"do() needs a scalar value for {k!r}; use counterfactual() for unit-level values"
+                )
             c = float(v)
-            mechs[k] = Mechanism(forward=lambda pa, u, c=c: np.full(len(u), c), noise=self.mechanisms[k].noise, inverse=None)
+            mechs[k] = Mechanism(
+                forward=lambda pa, u, c=c: np.full(len(u), c), noise=self.mechanisms[k].noise, inverse=None
+            )
         return SCM(self.graph.mutilate(interventions), mechs)
 
     def abduct(self, values: Mapping[str, np.ndarray]) -> Values:
@@ -306,8 +330,11 @@ class SCM:
             inv = self.mechanisms[node].inverse
             if inv is None:
                 raise ValidationError(f"node {node!r} has no inverse mechanism: its noise cannot be abducted")
-            noise[node] = self._output(inv({p: values[p] for p in self.graph.parents(node)}, values[node]), n,
-                                       f"the inverse mechanism of {node!r}")
+            noise[node] = self._output(
+                inv({p: values[p] for p in self.graph.parents(node)}, values[node]),
+                n,
+                f"the inverse mechanism of {node!r}",
+            )
         return noise
 
     def counterfactual(self, obs: Mapping[str, np.ndarray], do: Mapping[str, object]) -> Values:

@@ -78,7 +78,9 @@ MIN_NORMAL_PAIRS = 30
 # --------------------------------------------------------------------------------------------------
 def _check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
     if not isinstance(epsilon, (int, float, np.floating, np.integer)) or isinstance(epsilon, (bool, np.bool_)):
-        raise ValidationTypeError(f"{name} must be a number in [0, 1), got {describe(epsilon)} ({type(epsilon).__name__})")
+        raise ValidationTypeError(
+            f"{name} must be a number in [0, 1), got {describe(epsilon)} ({type(epsilon).__name__})"
+        )
     if not np.isfinite(epsilon) or not (0 <= epsilon < 1):
         raise ValidationError(f"{name} must lie in [0, 1) because N-TE is normalised to [0, 1], got {epsilon!r}")
     return float(epsilon)
@@ -291,7 +293,9 @@ def cfclot_statistics_batch(
         raise ValidationError("cfclot_statistics_batch needs a numeric bandwidth (the simulated truth depends on it)")
     yy, yc = _replications(y, "y"), _replications(y_cf, "y_cf")
     if yy.shape != yc.shape:
-        raise ValidationError(f"y and y_cf must have the same shape (R, m) or (R, m, d), got {np.shape(y)} and {np.shape(y_cf)}")
+        raise ValidationError(
+            f"y and y_cf must have the same shape (R, m) or (R, m, d), got {np.shape(y)} and {np.shape(y_cf)}"
+        )
     n_rep, m, _ = yy.shape
     if n_rep < 1:
         raise ValidationError(f"y and y_cf must hold at least one replication, got shape {np.shape(y)}")
@@ -342,10 +346,17 @@ def cfclot_statistics_batch(
         s_gg = s_hh - 2 * epsilon * s_hd + epsilon**2 * s_dd
         rows.append(
             torch.stack(
-                [s_h / s_d, s_h / pairs, mean_d,
-                 sigma(s_g, (r_g * r_g).sum(1), s_gg, mean_d), sigma(s_h, (r_h * r_h).sum(1), s_hh, mean_d)],
+                [
+                    s_h / s_d,
+                    s_h / pairs,
+                    mean_d,
+                    sigma(s_g, (r_g * r_g).sum(1), s_gg, mean_d),
+                    sigma(s_h, (r_h * r_h).sum(1), s_hh, mean_d),
+                ],
                 dim=1,
-            ).cpu().numpy()
+            )
+            .cpu()
+            .numpy()
         )
     return pd.DataFrame(np.concatenate(rows), columns=["statistic", "mte", "mean_d", "sigma_delta", "sigma_paper"])
 
@@ -450,7 +461,9 @@ def nte_gaussian(
     -------
     float or numpy.ndarray
     """
-    tau1, tau2, bandwidth = (check_positive(v, nm) for nm, v in (("tau1", tau1), ("tau2", tau2), ("bandwidth", bandwidth)))
+    tau1, tau2, bandwidth = (
+        check_positive(v, nm) for nm, v in (("tau1", tau1), ("tau2", tau2), ("bandwidth", bandwidth))
+    )
     d = check_count(d, "d")
     s2 = float(bandwidth) ** 2
     delta = _real_array(delta, "delta")
@@ -790,7 +803,9 @@ class CFCLOTResult(BaseTestResult):
         elif self.sigma and self.sigma > 0:
             sd = self.sigma / np.sqrt(self.m)
             grid = np.linspace(self.epsilon - 4 * sd, max(self.epsilon + 4 * sd, self.statistic + sd), 300)
-            ax.plot(grid, stats.norm.pdf(grid, self.epsilon, sd), color="0.4", label="normal null at N-TE = $\\epsilon$")
+            ax.plot(
+                grid, stats.norm.pdf(grid, self.epsilon, sd), color="0.4", label="normal null at N-TE = $\\epsilon$"
+            )
         ax.axvline(self.threshold, color="0.3", ls="--", lw=1, label="threshold")
         ax.axvline(self.statistic, color="C3", lw=2, label=f"N-TE = {self.statistic:.3g} (p = {self.pvalue:.3g})")
         ax.set_xlabel("N-TE")
@@ -874,12 +889,21 @@ def cfclot_test(
     max_dense = check_count(max_dense, "max_dense", minimum=2)
     m = y.shape[0]
     if method == "normal":
-        notes = () if m >= MIN_NORMAL_PAIRS else (warn(
-            f"cfclot_test: the normal threshold (Eq. 13) is unreliable below {MIN_NORMAL_PAIRS} pairs, got m={m}; "
-            "use more pairs" + (", or method='signflip' (exact)" if epsilon == 0 else "")),)
+        notes = (
+            ()
+            if m >= MIN_NORMAL_PAIRS
+            else (
+                warn(
+                    f"cfclot_test: the normal threshold (Eq. 13) is unreliable below {MIN_NORMAL_PAIRS} pairs, got m={m}; "
+                    "use more pairs" + (", or method='signflip' (exact)" if epsilon == 0 else "")
+                ),
+            )
+        )
     else:
         # signflip: s and -s give one value; bootstrap: multisets of m units out of m
-        distinct = 2.0 ** (min(m, 64) - 1) if method == "signflip" else (math.comb(2 * m - 1, m) if m <= 20 else math.inf)
+        distinct = (
+            2.0 ** (min(m, 64) - 1) if method == "signflip" else (math.comb(2 * m - 1, m) if m <= 20 else math.inf)
+        )
         notes = resampling_warnings(n_boot, distinct, alpha, draws="n_boot", units=f"m={m} pairs")
     rng = as_generator(seed)
     k = make_kernel(kernel, bandwidth).fit(y, y_cf, seed=rng)
@@ -894,20 +918,54 @@ def cfclot_test(
             pvalue = float(stats.norm.sf(np.sqrt(m) * (t - epsilon) / sigma))
         else:  # no spread at all (e.g. identical outputs): the decision is deterministic
             pvalue = 0.0 if t > epsilon else 1.0
-            notes = (*notes, warn(f"cfclot_test: the estimated variance of the statistic is 0 (a negative unbiased estimate is "
-                                  f"clipped to 0 near P = Q), so the normal threshold is epsilon itself and the p-value is 0 or 1; "
-                                  f"use method='bootstrap' for a calibrated decision on these {m} pairs"))
-        return CFCLOTResult(t, pvalue, bool(t > threshold), float(threshold), sigma, epsilon, float(alpha), m,
-                            "normal", variance, k, st["mte"], warnings=notes)
+            notes = (
+                *notes,
+                warn(
+                    f"cfclot_test: the estimated variance of the statistic is 0 (a negative unbiased estimate is "
+                    f"clipped to 0 near P = Q), so the normal threshold is epsilon itself and the p-value is 0 or 1; "
+                    f"use method='bootstrap' for a calibrated decision on these {m} pairs"
+                ),
+            )
+        return CFCLOTResult(
+            t,
+            pvalue,
+            bool(t > threshold),
+            float(threshold),
+            sigma,
+            epsilon,
+            float(alpha),
+            m,
+            "normal",
+            variance,
+            k,
+            st["mte"],
+            warnings=notes,
+        )
     if m > max_dense:
-        raise ValidationError(f"method={method!r} needs m x m matrices and m={m} exceeds max_dense={max_dense}; "
-                         "subsample the pairs or raise max_dense")
+        raise ValidationError(
+            f"method={method!r} needs m x m matrices and m={m} exceeds max_dense={max_dense}; "
+            "subsample the pairs or raise max_dense"
+        )
     null = resample_null(ps, t, epsilon, method, n_boot, rng)
     tol = 1e-12 * max(1.0, abs(t))
     pvalue = float((1 + np.count_nonzero(null >= t - tol)) / (1 + n_boot))
     threshold = float(np.quantile(null, 1 - alpha))
-    return CFCLOTResult(t, pvalue, bool(pvalue <= alpha), threshold, None, epsilon, float(alpha), m,
-                        method, None, k, st["mte"], null, notes)
+    return CFCLOTResult(
+        t,
+        pvalue,
+        bool(pvalue <= alpha),
+        threshold,
+        None,
+        epsilon,
+        float(alpha),
+        m,
+        method,
+        None,
+        k,
+        st["mte"],
+        null,
+        notes,
+    )
 
 
 def _type_rows(a, inverse):
@@ -929,8 +987,9 @@ def _type_rows(a, inverse):
     return rows
 
 
-def resample_null(ps: PairStats, t: float, epsilon: float, method: str, n_boot: int, rng: np.random.Generator,
-                  *, batch: int = 512) -> np.ndarray:
+def resample_null(
+    ps: PairStats, t: float, epsilon: float, method: str, n_boot: int, rng: np.random.Generator, *, batch: int = 512
+) -> np.ndarray:
     """Resampling replicates on the N-TE scale: all draws as quadratic forms of ``H`` (and ``D``) by row blocks.
 
     Parameters
@@ -962,7 +1021,9 @@ def resample_null(ps: PairStats, t: float, epsilon: float, method: str, n_boot: 
     h_rows = _type_rows(ps.h, ps.inverse)
     if method == "signflip":
         return signflip_null(h_rows, n_boot, rng, batch=batch, n_rows=m, device=dev)[1] / den
-    w = np.concatenate([rng.multinomial(m, np.full(m, 1.0 / m), size=min(batch, n_boot - b0)) for b0 in range(0, n_boot, batch)])
+    w = np.concatenate(
+        [rng.multinomial(m, np.full(m, 1.0 / m), size=min(batch, n_boot - b0)) for b0 in range(0, n_boot, batch)]
+    )
     w = torch.as_tensor(w.T, dtype=torch.float64, device=dev)
     if method == "bootstrap" and epsilon == 0:
         v = w - 1.0  # centred multinomial weights: a degenerate-U-statistic bootstrap of the null

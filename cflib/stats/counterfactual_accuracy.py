@@ -57,7 +57,9 @@ class ECAResult:
         -------
         pandas.DataFrame
         """
-        return pd.DataFrame([{"ECA": self.eca, "ci_low": self.ci[0], "ci_high": self.ci[1], "n": self.n, "tol": self.tol}])
+        return pd.DataFrame(
+            [{"ECA": self.eca, "ci_low": self.ci[0], "ci_high": self.ci[1], "n": self.n, "tol": self.tol}]
+        )
 
     def plot(self, ax=None):
         """Bar of ECA and 1 - ECA with the interval.
@@ -89,7 +91,9 @@ def _predict(model: Any, x: Any) -> np.ndarray:
         return np.asarray(model.predict(x))
     if callable(model):
         return np.asarray(model(x))
-    raise TypeError(f"model must have a predict method, be callable, or be None (x are predictions); got {type(model).__name__}")
+    raise TypeError(
+        f"model must have a predict method, be callable, or be None (x are predictions); got {type(model).__name__}"
+    )
 
 
 def wilson_bounds(k: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -158,7 +162,9 @@ def expected_counterfactual_accuracy(
     """
     tol = check_real(tol, "tol", low=0.0)
     if model is not None and not hasattr(model, "predict") and not callable(model):
-        raise ValidationTypeError(f"model must have a predict method, be callable, or be None (x are predictions); got {type(model).__name__}")
+        raise ValidationTypeError(
+            f"model must have a predict method, be callable, or be None (x are predictions); got {type(model).__name__}"
+        )
     if levels is not None and (isinstance(levels, (str, bytes)) or not hasattr(levels, "__len__")):
         raise ValidationTypeError(f"levels must be a sequence of target levels, got {describe(levels)}")
     pred = per_unit_values(_predict(model, x), "predictions on x")
@@ -173,8 +179,10 @@ def expected_counterfactual_accuracy(
         raise ValidationError(f"levels has {len(levels)} entries but x_cf holds {len(cf_list)} counterfactual sets")
     if not cf_list:
         raise ValidationError("x_cf must hold at least one counterfactual set, got an empty sequence")
-    preds_cf = [per_unit_values(_predict(model, c), f"predictions on x_cf[{j}]", n, n_name="the predictions on x")
-                for j, c in enumerate(cf_list)]
+    preds_cf = [
+        per_unit_values(_predict(model, c), f"predictions on x_cf[{j}]", n, n_name="the predictions on x")
+        for j, c in enumerate(cf_list)
+    ]
     all_pred = np.concatenate([pred] + preds_cf)
     if tol == 0 and not np.allclose(all_pred, np.round(all_pred)):
         raise ValidationError(
@@ -193,5 +201,14 @@ def expected_counterfactual_accuracy(
     if agree_flat.size == 0:
         raise ValidationError("no (unit, target level) pair is left after excluding the observed levels")
     k = float(agree_flat.sum())
-    return ECAResult(eca=k / agree_flat.size, n=int(agree_flat.size), ci=Interval.of(wilson_bounds(k, agree_flat.size), estimate=k / agree_flat.size,
-                                                                                           method=f"95% Wilson, {agree_flat.size} (unit, level) pairs"), agree=agree_flat, tol=float(tol))
+    return ECAResult(
+        eca=k / agree_flat.size,
+        n=int(agree_flat.size),
+        ci=Interval.of(
+            wilson_bounds(k, agree_flat.size),
+            estimate=k / agree_flat.size,
+            method=f"95% Wilson, {agree_flat.size} (unit, level) pairs",
+        ),
+        agree=agree_flat,
+        tol=float(tol),
+    )

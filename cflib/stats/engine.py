@@ -39,8 +39,14 @@ from ..validation import (
     describe,
 )
 
-__all__ = ["QuadraticForms", "quadratic_forms", "rounding_bound", "default_chunk", "settle_near_ties",
-           "check_precision"]
+__all__ = [
+    "QuadraticForms",
+    "quadratic_forms",
+    "rounding_bound",
+    "default_chunk",
+    "settle_near_ties",
+    "check_precision",
+]
 
 #: float32 unit roundoff and the probabilistic-bound multiplier (see the module docstring).
 _U32 = 2.0**-24
@@ -122,10 +128,14 @@ def _check_vectors(v: Any, name: str, n_rows: int):
     if v is None:
         return None
     if not isinstance(v, torch.Tensor) or v.is_complex():
-        raise ValidationTypeError(f"{name} must be a real torch.Tensor of shape ({n_rows}, B) or None, got {describe(v)}")
+        raise ValidationTypeError(
+            f"{name} must be a real torch.Tensor of shape ({n_rows}, B) or None, got {describe(v)}"
+        )
     if v.ndim != 2 or v.shape[0] != n_rows:
         hint = f": transpose it ({name}.T)" if v.ndim == 2 and v.shape[1] == n_rows else ""
-        raise ValidationError(f"{name} must have shape ({n_rows}, B), one row per row of the matrix, got {tuple(v.shape)}{hint}")
+        raise ValidationError(
+            f"{name} must have shape ({n_rows}, B), one row per row of the matrix, got {tuple(v.shape)}{hint}"
+        )
     return v
 
 
@@ -197,7 +207,10 @@ def quadratic_forms(
             bw = blk if buf is None else buf[: i1 - i0].copy_(blk)  # one float32 buffer for every block
             q += (vw[i0:i1] * (bw @ vw)).to(torch.float64).sum(0).cpu()
     return QuadraticForms(
-        q=q.numpy(), q_exact=q_exact.numpy(), abs_total=abs_total, row_sums=torch.cat(row_sums).numpy(),
+        q=q.numpy(),
+        q_exact=q_exact.numpy(),
+        abs_total=abs_total,
+        row_sums=torch.cat(row_sums).numpy(),
         dtype="float32" if precision == "mixed" else "float64",
     )
 
@@ -231,7 +244,9 @@ def rounding_bound(abs_q: np.ndarray, n_rows: int, dtype: str) -> np.ndarray:
     if abs_q.dtype.kind not in "iuf":
         raise ValidationTypeError(f"abs_q must be a numeric array, got dtype {abs_q.dtype}")
     if not np.all(abs_q >= 0) or not np.isfinite(abs_q).all():
-        raise ValidationError("abs_q must hold finite sums of absolute values (>= 0), got negative, NaN or infinite entries")
+        raise ValidationError(
+            "abs_q must hold finite sums of absolute values (>= 0), got negative, NaN or infinite entries"
+        )
     if dtype == "float64":
         return np.zeros_like(abs_q)
     rel = _U32 * (4.0 + _LAMBDA * np.sqrt(n_rows)) + n_rows * _U64

@@ -140,7 +140,6 @@ class GroupParityResult(BaseTestResult):
         return ax
 
 
-
 def _two_group_welch(x0: np.ndarray, x1: np.ndarray, alternative: str) -> tuple[float, float, float, float]:
     n0, n1 = x0.size, x1.size
     m0, m1 = x0.mean(), x1.mean()
@@ -274,8 +273,15 @@ def demographic_parity_test(
     y_hat = per_unit_values(y_hat, "y_hat")
     levels, codes = attribute_levels(a, y_hat.size)
     return _parity_test(
-        y_hat, codes, levels, criterion="demographic parity", method=method, alternative=alternative,
-        n_bootstrap=n_bootstrap, seed=seed, binary=binary,
+        y_hat,
+        codes,
+        levels,
+        criterion="demographic parity",
+        method=method,
+        alternative=alternative,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        binary=binary,
     )
 
 
@@ -329,6 +335,13 @@ def equal_opportunity_test(
     a_sub = np.asarray(a)[keep]
     levels, codes = attribute_levels(a_sub, int(keep.sum()), name=f"a among units with y == {y_value!r}")
     return _parity_test(
-        y_hat[keep], codes, levels, criterion="equal opportunity", method=method, alternative=alternative,
-        n_bootstrap=n_bootstrap, seed=seed, binary=binary,
+        y_hat[keep],
+        codes,
+        levels,
+        criterion="equal opportunity",
+        method=method,
+        alternative=alternative,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        binary=binary,
     )

@@ -283,7 +283,9 @@ def cit_lr_from_estimates(
 def _check_learner(value: Any, name: str) -> Any:
     """``None``, a scikit-learn estimator (``get_params``) or a zero-argument callable returning one."""
     if value is not None and not hasattr(value, "get_params") and not callable(value):
-        raise ValidationTypeError(f"{name} must be a scikit-learn estimator or a callable returning one, got {describe(value)}")
+        raise ValidationTypeError(
+            f"{name} must be a scikit-learn estimator or a callable returning one, got {describe(value)}"
+        )
     return value
 
 
@@ -297,7 +299,9 @@ def _default_learner(binary: bool):
     return make_pipeline(StandardScaler(), Ridge(alpha=1.0))
 
 
-def _fit_learner(learner: Any, x_train: np.ndarray, y_train: np.ndarray, binary: bool) -> Callable[[np.ndarray], np.ndarray]:
+def _fit_learner(
+    learner: Any, x_train: np.ndarray, y_train: np.ndarray, binary: bool
+) -> Callable[[np.ndarray], np.ndarray]:
     """Fit a clone of ``learner``; return a function giving its estimate of E[y | x]."""
     from sklearn.base import clone
 
@@ -333,7 +337,9 @@ def _nuisance_learner(binary: bool):
     return make_pipeline(*basis, Ridge(alpha=1.0))
 
 
-def _fit_propensity(learner: Any, z_train: np.ndarray, codes_train: np.ndarray, n_lev: int) -> Callable[[np.ndarray], np.ndarray]:
+def _fit_propensity(
+    learner: Any, z_train: np.ndarray, codes_train: np.ndarray, n_lev: int
+) -> Callable[[np.ndarray], np.ndarray]:
     """Fit P(A = level | Z) on the training units; return z -> (n, n_lev) probabilities."""
     from sklearn.base import clone
 
@@ -490,7 +496,9 @@ def cit_lr_test(
     UserWarning
         ``h_mode="marginalize"`` with ``z`` detectably dependent on ``a``; ``h_mode="regress"``.
     """
-    g_mode, n_folds = _check_cit_options(alternative, h_mode, g_mode, n_folds, cross_fit, learner, h_learner, propensity_learner)
+    g_mode, n_folds = _check_cit_options(
+        alternative, h_mode, g_mode, n_folds, cross_fit, learner, h_learner, propensity_learner
+    )
     y_hat = per_unit_values(y_hat, "y_hat")
     n = y_hat.size
     levels, codes = attribute_levels(a, n)
@@ -503,7 +511,11 @@ def cit_lr_test(
     ys, gs, hs, ds = zip(*(_fold_terms(data, fold != k, fold == k) for k in test_folds), strict=True)
     label = f"CIT-LR (known Z, {'cross-fit' if cross_fit and test_mask is None else 'split'}, h={h_mode})"
     return cit_lr_from_estimates(
-        np.concatenate(ys), np.concatenate(gs), np.concatenate(hs), alternative=alternative, method=label,
+        np.concatenate(ys),
+        np.concatenate(gs),
+        np.concatenate(hs),
+        alternative=alternative,
+        method=label,
         d=np.concatenate(ds),
     )
 
@@ -534,8 +546,16 @@ class _CITData:
         return self.levels.size
 
 
-def _check_cit_options(alternative: str, h_mode: str, g_mode: str | None, n_folds: int, cross_fit: bool, learner: Any,
-                       h_learner: Any, propensity_learner: Any) -> tuple[str, int]:
+def _check_cit_options(
+    alternative: str,
+    h_mode: str,
+    g_mode: str | None,
+    n_folds: int,
+    cross_fit: bool,
+    learner: Any,
+    h_learner: Any,
+    propensity_learner: Any,
+) -> tuple[str, int]:
     """Check the options of :func:`cit_lr_test`; return ``g_mode`` (its default follows ``h_mode``) and ``n_folds``."""
     check_alternative(alternative)
     check_choice(h_mode, "h_mode", ("debiased", "marginalize", "regress"))
@@ -549,8 +569,18 @@ def _check_cit_options(alternative: str, h_mode: str, g_mode: str | None, n_fold
     return g_mode, n_folds
 
 
-def _cit_data(y_hat: np.ndarray, codes: np.ndarray, levels: np.ndarray, z: np.ndarray, learner: Any, h_learner: Any,
-              propensity_learner: Any, g_mode: str, h_mode: str, p_a: Any) -> _CITData:
+def _cit_data(
+    y_hat: np.ndarray,
+    codes: np.ndarray,
+    levels: np.ndarray,
+    z: np.ndarray,
+    learner: Any,
+    h_learner: Any,
+    propensity_learner: Any,
+    g_mode: str,
+    h_mode: str,
+    p_a: Any,
+) -> _CITData:
     """The inputs with the default learners filled in: splines for the nuisances of the debiased form."""
     binary = is_binary(y_hat)
     learner = _default_learner(binary) if learner is None else learner
@@ -560,7 +590,9 @@ def _cit_data(y_hat: np.ndarray, codes: np.ndarray, levels: np.ndarray, z: np.nd
     else:
         h_learner = learner if h_learner is None else h_learner
     onehot = np.eye(levels.size)[codes]
-    return _CITData(y_hat, codes, levels, z, onehot, binary, learner, h_learner, propensity_learner, g_mode, h_mode, p_a)
+    return _CITData(
+        y_hat, codes, levels, z, onehot, binary, learner, h_learner, propensity_learner, g_mode, h_mode, p_a
+    )
 
 
 def _warn_where_uncalibrated(data: _CITData) -> None:
@@ -619,7 +651,9 @@ def _g_at_every_level(data: _CITData, tr: np.ndarray, te: np.ndarray) -> np.ndar
     return g_all
 
 
-def _fold_terms(data: _CITData, tr: np.ndarray, te: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _fold_terms(
+    data: _CITData, tr: np.ndarray, te: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(y_hat, g, h, d)`` on the test units of one fold, the nuisances fitted on its training units."""
     y_hat, z, codes = data.y_hat, data.z, data.codes
     g_all = _g_at_every_level(data, tr, te)
@@ -651,7 +685,9 @@ def _level_weights(p_a: Any, levels: np.ndarray, train_codes: np.ndarray | None)
         w = as_numeric(np.asarray([p_a[lv] for lv in levels.tolist()]), "p_a")
     else:
         if isinstance(p_a, (str, bytes)) or not hasattr(p_a, "__len__"):
-            raise ValidationTypeError(f"p_a must be a mapping level -> probability or a sequence of probabilities, got {describe(p_a)}")
+            raise ValidationTypeError(
+                f"p_a must be a mapping level -> probability or a sequence of probabilities, got {describe(p_a)}"
+            )
         w = as_numeric(np.asarray(p_a), "p_a").ravel()
         if w.size != n_lev:
             raise ValidationError(f"p_a has {w.size} entries but a has {n_lev} levels {levels.tolist()}")
@@ -712,8 +748,10 @@ def counterfactual_predictions(
         for j_lv, lv in enumerate(levels):
             pred = np.asarray(predict(generate(z, np.full(n, lv), rng)))
             if pred.size != n:
-                raise ValidationError(f"predict(generate(z, a, rng)) must return one prediction per unit of z ({n}), got "
-                                      f"shape {pred.shape} at level {lv!r}: check generate and predict")
+                raise ValidationError(
+                    f"predict(generate(z, a, rng)) must return one prediction per unit of z ({n}), got "
+                    f"shape {pred.shape} at level {lv!r}: check generate and predict"
+                )
             out[j, :, j_lv] = as_numeric(pred.reshape(n), f"predict(generate(z, {lv!r}, rng))")
     return out
 
@@ -762,13 +800,17 @@ def cit_lr_generative(
     lev_obs, _ = attribute_levels(a, n)
     a_arr = np.asarray(a)
     if not_array(cf_predictions):
-        raise ValidationTypeError(f"cf_predictions must be an array of shape (n, L) or (n_mc, n, L), got {describe(cf_predictions)}")
+        raise ValidationTypeError(
+            f"cf_predictions must be an array of shape (n, L) or (n_mc, n, L), got {describe(cf_predictions)}"
+        )
     cf = np.asarray(cf_predictions)
     if cf.ndim == 2:
         cf = cf[None]
     if cf.ndim != 3 or cf.shape[1] != n or cf.shape[0] == 0:
         hint = ": transpose it (cf_predictions.T)" if cf.ndim == 3 and cf.shape[2] == n else ""
-        raise ValidationError(f"cf_predictions must have shape (n, L) or (n_mc, n, L) with n = {n}, got {np.shape(cf_predictions)}{hint}")
+        raise ValidationError(
+            f"cf_predictions must have shape (n, L) or (n_mc, n, L) with n = {n}, got {np.shape(cf_predictions)}{hint}"
+        )
     cf = as_numeric(cf, "cf_predictions")
     if levels is not None and (isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__")):
         raise ValidationTypeError(f"levels must be a sequence of attribute values, got {describe(levels)}")

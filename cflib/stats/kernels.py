@@ -110,7 +110,9 @@ def to_tensor(x: np.ndarray, device: Any = "cpu"):
     else:
         numeric = isinstance(x, np.ndarray) and (x.dtype == bool or x.dtype.kind in "iuf")
     if not numeric:
-        raise ValidationTypeError(f"x must be a numeric numpy array or torch tensor (see cflib.stats.as_2d), got {describe(x)}")
+        raise ValidationTypeError(
+            f"x must be a numeric numpy array or torch tensor (see cflib.stats.as_2d), got {describe(x)}"
+        )
     dev = device if isinstance(device, torch.device) else get_device(device)
     if isinstance(x, np.ndarray) and not x.flags.writeable:
         x = np.array(x)  # torch warns on read-only arrays (e.g. broadcast views); copy once instead
@@ -131,7 +133,9 @@ def _pairwise(x, y, p: int, out=None, y_sq=None):
     return d1 if out is None else out.copy_(d1)
 
 
-def median_bandwidth(*samples: Any, kernel: str = "gaussian", max_n: int = 1000, seed: int | np.random.Generator | None = 0) -> float:
+def median_bandwidth(
+    *samples: Any, kernel: str = "gaussian", max_n: int = 1000, seed: int | np.random.Generator | None = 0
+) -> float:
     """Median heuristic: the median distance between distinct points of the pooled sample.
 
     Parameters
@@ -158,7 +162,9 @@ def median_bandwidth(*samples: Any, kernel: str = "gaussian", max_n: int = 1000,
     max_n = check_count(max_n, "max_n", minimum=2)
     arrs = [as_2d(s, f"samples[{i}]", min_rows=1) for i, s in enumerate(samples)]
     if len({a.shape[1] for a in arrs}) != 1:
-        raise ValidationError(f"all samples must have the same number of columns (features), got {[a.shape[1] for a in arrs]}")
+        raise ValidationError(
+            f"all samples must have the same number of columns (features), got {[a.shape[1] for a in arrs]}"
+        )
     z = np.concatenate(arrs, axis=0)
     if z.shape[0] > max_n:
         z = z[as_generator(seed).choice(z.shape[0], size=max_n, replace=False)]
@@ -200,14 +206,18 @@ class Kernel:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
-            raise ValidationTypeError(f"kernel must be one of {_KERNELS}, got {describe(self.name)} ({type(self.name).__name__})")
+            raise ValidationTypeError(
+                f"kernel must be one of {_KERNELS}, got {describe(self.name)} ({type(self.name).__name__})"
+            )
         check_choice(self.name, "kernel", _KERNELS)
         bw = self.bandwidth
         if isinstance(bw, str):
             if bw != "median":
                 raise ValidationError(f"bandwidth must be a positive number or 'median', got {bw!r}")
         elif not isinstance(bw, (int, float, np.floating, np.integer)) or isinstance(bw, (bool, np.bool_)):
-            raise ValidationTypeError(f"bandwidth must be a positive number or 'median', got {describe(bw)} ({type(bw).__name__})")
+            raise ValidationTypeError(
+                f"bandwidth must be a positive number or 'median', got {describe(bw)} ({type(bw).__name__})"
+            )
         elif not np.isfinite(bw) or bw <= 0:
             raise ValidationError(f"bandwidth must be a positive finite number or 'median', got {bw!r}")
 
@@ -240,8 +250,16 @@ class Kernel:
             return self
         return replace(self, bandwidth=median_bandwidth(*samples, kernel=self.name, seed=seed))
 
-    def gram(self, x: Any, y: Any | None = None, *, device: Any = "cpu", chunk_size: int = 4096, out: Any = None,
-             y_sq: Any = None):
+    def gram(
+        self,
+        x: Any,
+        y: Any | None = None,
+        *,
+        device: Any = "cpu",
+        chunk_size: int = 4096,
+        out: Any = None,
+        y_sq: Any = None,
+    ):
         """Kernel matrix ``k(x_i, y_j)`` as a float64 torch tensor.
 
         Parameters
@@ -271,9 +289,13 @@ class Kernel:
             raise ValidationError("the bandwidth is still 'median': call kernel.fit(samples) first (or pass a number)")
         chunk_size = check_count(chunk_size, "chunk_size")
         xt = x if isinstance(x, torch.Tensor) else to_tensor(as_2d(x, "x", min_rows=1), device)
-        yt = xt if y is None else (y if isinstance(y, torch.Tensor) else to_tensor(as_2d(y, "y", min_rows=1), xt.device))
+        yt = (
+            xt if y is None else (y if isinstance(y, torch.Tensor) else to_tensor(as_2d(y, "y", min_rows=1), xt.device))
+        )
         if xt.ndim != 2 or yt.ndim != 2 or xt.shape[1] != yt.shape[1]:
-            raise ValidationError(f"x and y must have shapes (n, d) and (m, d) with the same d, got {tuple(xt.shape)} and {tuple(yt.shape)}")
+            raise ValidationError(
+                f"x and y must have shapes (n, d) and (m, d) with the same d, got {tuple(xt.shape)} and {tuple(yt.shape)}"
+            )
         s = float(self.bandwidth)
         # -(d / c) computed as d / (-c): the same float64 result as exp(-d / c), without temporaries
         neg_c = -(2.0 * s * s) if self.name == "gaussian" else -s
@@ -338,5 +360,7 @@ def make_kernel(kernel: str | Kernel = "gaussian", bandwidth: float | str = "med
     if isinstance(kernel, Kernel):
         return kernel
     if not isinstance(kernel, str):
-        raise ValidationTypeError(f"kernel must be 'gaussian', 'laplace' or a cflib.stats.kernels.Kernel, got {type(kernel).__name__}")
+        raise ValidationTypeError(
+            f"kernel must be 'gaussian', 'laplace' or a cflib.stats.kernels.Kernel, got {type(kernel).__name__}"
+        )
     return Kernel(kernel, bandwidth)

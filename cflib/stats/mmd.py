@@ -40,7 +40,13 @@ from .engine import check_precision, quadratic_forms, rounding_bound, settle_nea
 from .kernels import Kernel, as_2d, make_kernel, to_tensor
 
 __all__ = [
-    "mmd2", "mmd_test", "MMDTestResult", "paired_h_matrix", "signflip_null", "permutation_null", "kernel_rows",
+    "mmd2",
+    "mmd_test",
+    "MMDTestResult",
+    "paired_h_matrix",
+    "signflip_null",
+    "permutation_null",
+    "kernel_rows",
     "paired_rows",
 ]
 
@@ -87,8 +93,10 @@ def check_same_dim(x: np.ndarray, y: np.ndarray, names: tuple[str, str] = ("x", 
     """
     if x.shape[1] != y.shape[1]:
         hint = _transposed(x, y, names, x.shape[0] == y.shape[1], y.shape[0] == x.shape[1])
-        raise ValidationError(f"{names[0]} and {names[1]} must have the same number of columns (features), got shapes "
-                              f"{x.shape} and {y.shape}{hint}")
+        raise ValidationError(
+            f"{names[0]} and {names[1]} must have the same number of columns (features), got shapes "
+            f"{x.shape} and {y.shape}{hint}"
+        )
 
 
 def check_same_rows(x: np.ndarray, y: np.ndarray, names: tuple[str, str], what: str) -> None:
@@ -114,14 +122,18 @@ def check_same_rows(x: np.ndarray, y: np.ndarray, names: tuple[str, str], what: 
     """
     if x.shape[0] != y.shape[0]:
         hint = _transposed(x, y, names, x.shape[1] == y.shape[0], y.shape[1] == x.shape[0])
-        raise ValidationError(f"{names[0]} and {names[1]} must have the same number of rows ({what}), got shapes "
-                              f"{x.shape} and {y.shape}{hint}")
+        raise ValidationError(
+            f"{names[0]} and {names[1]} must have the same number of rows ({what}), got shapes "
+            f"{x.shape} and {y.shape}{hint}"
+        )
 
 
 def _check_kernel(kernel: Any, name: str = "kernel") -> Kernel:
     """A fitted :class:`Kernel` (numeric bandwidth)."""
     if not isinstance(kernel, Kernel):
-        raise ValidationTypeError(f"{name} must be a cflib.stats.Kernel (make_kernel(...).fit(x, y)), got {describe(kernel)}")
+        raise ValidationTypeError(
+            f"{name} must be a cflib.stats.Kernel (make_kernel(...).fit(x, y)), got {describe(kernel)}"
+        )
     if not kernel.is_fitted:
         raise ValidationError(f"{name} must be fitted (a numeric bandwidth): call {name}.fit(x, y) first")
     return kernel
@@ -129,7 +141,9 @@ def _check_kernel(kernel: Any, name: str = "kernel") -> Kernel:
 
 def _check_rng(rng: Any) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
-        raise ValidationTypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {describe(rng)}")
+        raise ValidationTypeError(
+            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {describe(rng)}"
+        )
     return rng
 
 
@@ -163,8 +177,9 @@ def distinct_splits(n: int, m: int) -> float:
     return math.comb(n + m, n) / (2 if n == m else 1) if n + m <= 40 else math.inf
 
 
-def resampling_warnings(n_draws: int, n_distinct: float, alpha: float, *, draws: str, units: str,
-                        needed: str = "more units") -> tuple[str, ...]:
+def resampling_warnings(
+    n_draws: int, n_distinct: float, alpha: float, *, draws: str, units: str, needed: str = "more units"
+) -> tuple[str, ...]:
     """The :class:`cflib.CflibWarning` messages of a resampling p-value ``(1 + k) / (1 + B)``.
 
     Parameters
@@ -189,12 +204,21 @@ def resampling_warnings(n_draws: int, n_distinct: float, alpha: float, *, draws:
     """
     out = []
     if 1.0 / (1 + n_draws) > alpha:
-        out.append(warn(f"with {draws}={n_draws} the p-value cannot go below 1/({draws} + 1) = {1 / (1 + n_draws):.3g} "
-                        f"> alpha={alpha:g}, so the test can never reject; use {draws} >= {math.ceil(1 / alpha) - 1}",
-                        stacklevel=4))
+        out.append(
+            warn(
+                f"with {draws}={n_draws} the p-value cannot go below 1/({draws} + 1) = {1 / (1 + n_draws):.3g} "
+                f"> alpha={alpha:g}, so the test can never reject; use {draws} >= {math.ceil(1 / alpha) - 1}",
+                stacklevel=4,
+            )
+        )
     if n_distinct < max(_MIN_DISTINCT, 1 / alpha):
-        out.append(warn(f"with {units} the resampling null takes at most {int(n_distinct)} distinct values, so its "
-                        f"p-value is too coarse for a test at alpha={alpha:g}; use {needed}", stacklevel=4))
+        out.append(
+            warn(
+                f"with {units} the resampling null takes at most {int(n_distinct)} distinct values, so its "
+                f"p-value is too coarse for a test at alpha={alpha:g}; use {needed}",
+                stacklevel=4,
+            )
+        )
     return tuple(out)
 
 
@@ -220,8 +244,10 @@ def paired_h_matrix(x: Any, y: Any, kernel: Kernel, *, device: Any = "cpu"):
     xt = x if hasattr(x, "device") else to_tensor(as_2d(x, "x"), device)
     yt = y if hasattr(y, "device") else to_tensor(as_2d(y, "y"), xt.device)
     if tuple(xt.shape) != tuple(yt.shape):
-        raise ValidationError(f"x and y must have the same shape (row i of each is pair-unit i), got {tuple(xt.shape)} "
-                              f"and {tuple(yt.shape)}")
+        raise ValidationError(
+            f"x and y must have the same shape (row i of each is pair-unit i), got {tuple(xt.shape)} "
+            f"and {tuple(yt.shape)}"
+        )
     kxx = kernel.gram(xt)
     kyy = kernel.gram(yt)
     kxy = kernel.gram(xt, yt)
@@ -273,12 +299,16 @@ def mmd2(
     n, m = x.shape[0], y.shape[0]
     if estimator == "linear":
         p = min(n, m) // 2
-        xa, xb, ya, yb = (to_tensor(a, dev) for a in (x[0 : 2 * p : 2], x[1 : 2 * p : 2], y[0 : 2 * p : 2], y[1 : 2 * p : 2]))
+        xa, xb, ya, yb = (
+            to_tensor(a, dev) for a in (x[0 : 2 * p : 2], x[1 : 2 * p : 2], y[0 : 2 * p : 2], y[1 : 2 * p : 2])
+        )
         # k(a_i, b_i) row by row: the linear-time estimator never forms a Gram matrix
         h = _rowwise(k, xa, xb) + _rowwise(k, ya, yb) - _rowwise(k, xa, yb) - _rowwise(k, xb, ya)
         return float(h.mean())
     if estimator == "paired":
-        check_same_rows(x, y, ("x", "y"), "estimator='paired' needs samples of equal size: row i of each is pair-unit i")
+        check_same_rows(
+            x, y, ("x", "y"), "estimator='paired' needs samples of equal size: row i of each is pair-unit i"
+        )
         h, _, _ = paired_h_matrix(x, y, k, device=dev)
         return float(h.sum() / (m * (m - 1)))
     xt, yt = to_tensor(x, dev), to_tensor(y, dev)
@@ -480,7 +510,9 @@ def signflip_null(
         m = int(_check_tensor(h, "h", (None, None)).shape[0])
         _check_tensor(h, "h", (m, m))
         if n_rows is not None and check_count(n_rows, "n_rows", minimum=2) != m:
-            raise ValidationError(f"n_rows must equal the size of h, got n_rows={n_rows} and h of shape {tuple(h.shape)}")
+            raise ValidationError(
+                f"n_rows must equal the size of h, got n_rows={n_rows} and h of shape {tuple(h.shape)}"
+            )
     n_draws = check_count(n_draws, "n_draws")
     _check_rng(rng)
     batch = check_count(batch, "batch")
@@ -488,15 +520,26 @@ def signflip_null(
     chunk = check_count(chunk, "chunk", allow_none=True)
     rows = _as_rows(h)
     dev = torch.device(device) if callable(h) else h.device
-    s = np.concatenate([rng.choice((-1.0, 1.0), size=(m, min(batch, n_draws - b0))) for b0 in range(0, n_draws, batch)], axis=1)
+    s = np.concatenate(
+        [rng.choice((-1.0, 1.0), size=(m, min(batch, n_draws - b0))) for b0 in range(0, n_draws, batch)], axis=1
+    )
     st = torch.as_tensor(s, device=dev)
-    qf = quadratic_forms(rows, m, st, exact=torch.ones((m, 1), dtype=torch.float64, device=dev), precision=precision,
-                         chunk=chunk, device=dev)
+    qf = quadratic_forms(
+        rows,
+        m,
+        st,
+        exact=torch.ones((m, 1), dtype=torch.float64, device=dev),
+        precision=precision,
+        chunk=chunk,
+        device=dev,
+    )
     observed = float(qf.q_exact[0])
     bound = rounding_bound(np.full(n_draws, qf.abs_total), m, qf.dtype)
 
     def recompute(idx: np.ndarray) -> np.ndarray:
-        return quadratic_forms(rows, m, None, exact=st[:, torch.as_tensor(idx, device=dev)], chunk=chunk, device=dev).q_exact
+        return quadratic_forms(
+            rows, m, None, exact=st[:, torch.as_tensor(idx, device=dev)], chunk=chunk, device=dev
+        ).q_exact
 
     null, _ = settle_near_ties(qf.q, bound, observed - _tie_tol(observed), recompute)
     return observed, null
@@ -522,8 +565,10 @@ def _units_needed(n_distinct: float, alpha: float, *, paired: bool) -> str:
     while (2.0 ** (k - 1) if paired else distinct_splits(k, k)) < enough:
         k += 1
     size = f"at least {k} pairs" if paired else f"at least {k} units per sample (n = m = {k})"
-    return (f"{size} (the smallest p-value the units given can reach is about 1/{int(n_distinct)} = {1 / n_distinct:.3g}, "
-            f"above alpha={alpha:g})")
+    return (
+        f"{size} (the smallest p-value the units given can reach is about 1/{int(n_distinct)} = {1 / n_distinct:.3g}, "
+        f"above alpha={alpha:g})"
+    )
 
 
 def resampling_pvalue(null: np.ndarray, stat: float) -> float:
@@ -590,7 +635,9 @@ def permutation_null(
     least = 2 if estimator == "unbiased" else 1  # the unbiased statistic needs two units per sample
     n = check_count(n, "n", minimum=least)
     if big_n - n < least:
-        raise ValidationError(f"n must leave at least {least} row(s) of z for the second sample, got n={n} of {big_n} rows")
+        raise ValidationError(
+            f"n must leave at least {least} row(s) of z for the second sample, got n={n} of {big_n} rows"
+        )
     n_permutations = check_count(n_permutations, "n_permutations")
     _check_rng(rng)
     batch = check_count(batch, "batch")
@@ -599,8 +646,12 @@ def permutation_null(
     m = big_n - n
     template = np.r_[np.ones(n), np.zeros(m)]
     # shuffling each row of the 0/1 template gives independent uniform group assignments
-    e = np.concatenate([rng.permuted(np.broadcast_to(template, (min(batch, n_permutations - b0), big_n)), axis=1)
-                        for b0 in range(0, n_permutations, batch)])
+    e = np.concatenate(
+        [
+            rng.permuted(np.broadcast_to(template, (min(batch, n_permutations - b0), big_n)), axis=1)
+            for b0 in range(0, n_permutations, batch)
+        ]
+    )
     # Work with centred indicators v = e - c (c = n / N) and an approximately double-centred matrix
     # Kc = K0 - a 1' - 1 a' + mean(a), a_i the mean of row i over a fixed subset of columns: since
     # 1'v = 0, v' Kc v = v' K0 v exactly for any a, and e' K0 e = v' K0 v + 2 c r'e - c^2 1'K0 1. Kc's
@@ -642,7 +693,9 @@ def permutation_null(
     bound = c_q * rounding_bound(np.full(n_permutations, qf.abs_total * max(c, 1 - c) ** 2), big_n, qf.dtype)
 
     def recompute(idx: np.ndarray) -> np.ndarray:
-        q64 = quadratic_forms(rows, big_n, None, exact=vt[:, torch.as_tensor(idx, device=dev)], chunk=chunk, device=dev).q_exact
+        q64 = quadratic_forms(
+            rows, big_n, None, exact=vt[:, torch.as_tensor(idx, device=dev)], chunk=chunk, device=dev
+        ).q_exact
         return stat(q64, er[idx])
 
     null, _ = settle_near_ties(null, bound, observed - _tie_tol(observed), recompute)
@@ -726,8 +779,12 @@ def mmd_test(
     if not isinstance(paired, (bool, np.bool_)):
         raise ValidationTypeError(f"paired must be True or False, got {describe(paired)}")
     if paired:
-        check_same_rows(x, y, ("x", "y"), "paired=True needs the same length: row i of each is one unit; "
-                                           "use paired=False for independent samples")
+        check_same_rows(
+            x,
+            y,
+            ("x", "y"),
+            "paired=True needs the same length: row i of each is one unit; use paired=False for independent samples",
+        )
     check_same_dim(x, y)
     n_permutations = check_count(n_permutations, "n_permutations")
     batch = check_count(batch, "batch")
@@ -739,22 +796,51 @@ def mmd_test(
     n, m = x.shape[0], y.shape[0]
     if paired:  # s and -s give the same statistic
         distinct = 2.0 ** (min(m, 64) - 1)
-        notes = resampling_warnings(n_permutations, distinct, 0.05, draws="n_permutations", units=f"m={m} pairs",
-                                    needed=_units_needed(distinct, 0.05, paired=True))
+        notes = resampling_warnings(
+            n_permutations,
+            distinct,
+            0.05,
+            draws="n_permutations",
+            units=f"m={m} pairs",
+            needed=_units_needed(distinct, 0.05, paired=True),
+        )
     else:
         distinct = distinct_splits(n, m)
-        notes = resampling_warnings(n_permutations, distinct, 0.05, draws="n_permutations",
-                                     units=f"n={n} and m={m} units", needed=_units_needed(distinct, 0.05, paired=False))
+        notes = resampling_warnings(
+            n_permutations,
+            distinct,
+            0.05,
+            draws="n_permutations",
+            units=f"n={n} and m={m} units",
+            needed=_units_needed(distinct, 0.05, paired=False),
+        )
     k = _fitted_kernel(kernel, bandwidth, x, y)
     dev = get_device(device)
     if paired:
         scale = m * (m - 1)
-        q_obs, q_null = signflip_null(paired_rows(k, to_tensor(x, dev), to_tensor(y, dev)), n_permutations, rng,
-                                      batch=batch, precision=precision, chunk=chunk, n_rows=m, device=dev)
+        q_obs, q_null = signflip_null(
+            paired_rows(k, to_tensor(x, dev), to_tensor(y, dev)),
+            n_permutations,
+            rng,
+            batch=batch,
+            precision=precision,
+            chunk=chunk,
+            n_rows=m,
+            device=dev,
+        )
         stat, null = q_obs / scale, q_null / scale
     else:
-        stat, null = permutation_null(k, to_tensor(np.concatenate([x, y]), dev), n, n_permutations, rng,
-                                      estimator=estimator, batch=batch, precision=precision, chunk=chunk)
+        stat, null = permutation_null(
+            k,
+            to_tensor(np.concatenate([x, y]), dev),
+            n,
+            n_permutations,
+            rng,
+            estimator=estimator,
+            batch=batch,
+            precision=precision,
+            chunk=chunk,
+        )
     pvalue = resampling_pvalue(null, stat)
     return MMDTestResult(
         statistic=stat,

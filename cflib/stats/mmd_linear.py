@@ -43,8 +43,15 @@ from ..validation import (
 from .kernels import Kernel, as_2d, make_kernel
 from .mmd import check_same_dim, distinct_splits, mmd_test, resampling_pvalue, resampling_warnings
 
-__all__ = ["LinearMMDResult", "linear_mmd_test", "block_mmd_test", "rff_mmd_test", "rff_features",
-           "linear_power_study", "plot_linear_power"]
+__all__ = [
+    "LinearMMDResult",
+    "linear_mmd_test",
+    "block_mmd_test",
+    "rff_mmd_test",
+    "rff_features",
+    "linear_power_study",
+    "plot_linear_power",
+]
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,9 @@ class LinearMMDResult(BaseTestResult):
     warnings: tuple[str, ...] = ()
 
 
-def _prepare(x: Any, y: Any, kernel: str | Kernel, bandwidth: float | str, seed: Any) -> tuple[np.ndarray, np.ndarray, Kernel]:
+def _prepare(
+    x: Any, y: Any, kernel: str | Kernel, bandwidth: float | str, seed: Any
+) -> tuple[np.ndarray, np.ndarray, Kernel]:
     x = as_2d(x, "x")
     y = as_2d(y, "y")
     check_same_dim(x, y)
@@ -168,8 +177,10 @@ def block_mmd_test(
     x, y, k = _prepare(x, y, kernel, bandwidth, seed)
     nb = min(x.shape[0], y.shape[0]) // block_size
     if nb < 2:
-        raise ValueError(f"block_mmd_test needs at least two blocks of block_size={block_size} rows per sample, "
-                         f"got {x.shape[0]} and {y.shape[0]} rows; lower block_size")
+        raise ValueError(
+            f"block_mmd_test needs at least two blocks of block_size={block_size} rows per sample, "
+            f"got {x.shape[0]} and {y.shape[0]} rows; lower block_size"
+        )
     b = block_size
     xb = x[: nb * b].reshape(nb, b, -1)
     yb = y[: nb * b].reshape(nb, b, -1)
@@ -184,7 +195,9 @@ def block_mmd_test(
     return _normal_result(h, "block", x.shape[0], y.shape[0], k)
 
 
-def rff_features(x: np.ndarray, bandwidth: float, n_features: int, seed: int | np.random.Generator | None = 0) -> np.ndarray:
+def rff_features(
+    x: np.ndarray, bandwidth: float, n_features: int, seed: int | np.random.Generator | None = 0
+) -> np.ndarray:
     """Random Fourier features of the Gaussian kernel: ``E[phi(x)' phi(y)] = exp(-||x - y||^2 / (2 s^2))``.
 
     Parameters
@@ -255,8 +268,9 @@ def rff_mmd_test(
     rng = as_generator(seed)
     x, y, k = _prepare(x, y, "gaussian", bandwidth, rng)
     n, m = x.shape[0], y.shape[0]
-    notes = resampling_warnings(n_permutations, distinct_splits(n, m), 0.05, draws="n_permutations",
-                                 units=f"n={n} and m={m} units")
+    notes = resampling_warnings(
+        n_permutations, distinct_splits(n, m), 0.05, draws="n_permutations", units=f"n={n} and m={m} units"
+    )
     phi = rff_features(np.concatenate([x, y]), float(k.bandwidth), n_features, rng)
     total = phi.sum(0)
 
@@ -327,14 +341,21 @@ def linear_power_study(
     n_features = check_count(n_features, "n_features")
     seed = check_count(seed, "seed", minimum=0)
     if min(n_grid) < 2 * block_size:
-        raise ValidationError(f"the B-test needs two blocks of block_size={block_size} rows: every n_grid entry must be "
-                              f">= {2 * block_size}, got {min(n_grid)}; lower block_size")
+        raise ValidationError(
+            f"the B-test needs two blocks of block_size={block_size} rows: every n_grid entry must be "
+            f">= {2 * block_size}, got {min(n_grid)}; lower block_size"
+        )
     tests = {
-        "full (permutation)": lambda x, y, s, r: mmd_test(x, y, bandwidth=s, n_permutations=n_permutations, seed=r).pvalue,
-        f"B-test (block {block_size})": lambda x, y, s, r: block_mmd_test(x, y, block_size=block_size, bandwidth=s).pvalue,
+        "full (permutation)": lambda x, y, s, r: (
+            mmd_test(x, y, bandwidth=s, n_permutations=n_permutations, seed=r).pvalue
+        ),
+        f"B-test (block {block_size})": lambda x, y, s, r: (
+            block_mmd_test(x, y, block_size=block_size, bandwidth=s).pvalue
+        ),
         "linear (Gretton Sec. 6)": lambda x, y, s, r: linear_mmd_test(x, y, bandwidth=s).pvalue,
-        f"random features (D = {n_features})": lambda x, y, s, r: rff_mmd_test(
-            x, y, n_features=n_features, bandwidth=s, n_permutations=n_permutations, seed=r).pvalue,
+        f"random features (D = {n_features})": lambda x, y, s, r: (
+            rff_mmd_test(x, y, n_features=n_features, bandwidth=s, n_permutations=n_permutations, seed=r).pvalue
+        ),
     }
     rows = []
     ss = np.random.SeedSequence(seed)
@@ -353,8 +374,17 @@ def linear_power_study(
                 secs[t] += time.perf_counter() - t0
         for t in tests:
             rate = rej[t] / n_reps
-            rows.append({"n": n, "test": t, "rejection_rate": rate, "se": float(np.sqrt(rate * (1 - rate) / n_reps)),
-                         "seconds_per_test": secs[t] / n_reps, "n_reps": n_reps, "shift": shift})
+            rows.append(
+                {
+                    "n": n,
+                    "test": t,
+                    "rejection_rate": rate,
+                    "se": float(np.sqrt(rate * (1 - rate) / n_reps)),
+                    "seconds_per_test": secs[t] / n_reps,
+                    "n_reps": n_reps,
+                    "shift": shift,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -385,8 +415,13 @@ def plot_linear_power(power: pd.DataFrame, axes: Any = None) -> Any:
         r, se = g["rejection_rate"].to_numpy(), g["se"].to_numpy()
         line_with_band(g["n"], r, np.clip(r - 1.96 * se, 0, 1), np.clip(r + 1.96 * se, 0, 1), label=t, ax=axes[0])
         axes[1].loglog(g["n"], g["seconds_per_test"], marker="o", ms=4, label=t)
-    axes[0].set(xscale="log", xlabel="n = m", ylabel="rejection rate", ylim=(0, 1.02),
-                title=f"power at shift {power['shift'].iloc[0]:g}")
+    axes[0].set(
+        xscale="log",
+        xlabel="n = m",
+        ylabel="rejection rate",
+        ylim=(0, 1.02),
+        title=f"power at shift {power['shift'].iloc[0]:g}",
+    )
     axes[1].set(xlabel="n = m", ylabel="seconds per test", title="time per test (shared CPU)")
     axes[0].legend(fontsize=8)
     return np.asarray(axes)

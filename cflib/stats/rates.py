@@ -115,7 +115,9 @@ class RateDifference(BaseTestResult):
     method: str = "welch"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "ci", Interval.of(self.ci, estimate=self.difference, method=f"{100 * self.level:g}% {self.method}"))
+        object.__setattr__(
+            self, "ci", Interval.of(self.ci, estimate=self.difference, method=f"{100 * self.level:g}% {self.method}")
+        )
 
     def summary(self) -> pd.DataFrame:
         """One row: difference, interval, t, df, p-value, group sizes and the reason when not estimable.
@@ -124,9 +126,21 @@ class RateDifference(BaseTestResult):
         -------
         pandas.DataFrame
         """
-        return pd.DataFrame([{"difference": self.difference, "ci_low": self.ci[0], "ci_high": self.ci[1],
-                              "statistic": self.statistic, "df": self.df, "pvalue": self.pvalue, "n0": self.n0,
-                              "n1": self.n1, "reason": self.reason}])
+        return pd.DataFrame(
+            [
+                {
+                    "difference": self.difference,
+                    "ci_low": self.ci[0],
+                    "ci_high": self.ci[1],
+                    "statistic": self.statistic,
+                    "df": self.df,
+                    "pvalue": self.pvalue,
+                    "n0": self.n0,
+                    "n1": self.n1,
+                    "reason": self.reason,
+                }
+            ]
+        )
 
 
 def welch_difference(v0: Any, v1: Any, level: float = 0.95) -> RateDifference:
@@ -149,8 +163,17 @@ def welch_difference(v0: Any, v1: Any, level: float = 0.95) -> RateDifference:
     n0, n1 = int(a0.size), int(a1.size)
     if min(n0, n1) < 2:
         small = "baseline" if n0 < 2 else "comparison"
-        return RateDifference(math.nan, math.nan, math.nan, (math.nan, math.nan), math.nan, level, n0, n1,
-                               f"not estimable: the {small} group has {min(n0, n1)} unit(s); the Welch interval needs 2 in each")
+        return RateDifference(
+            math.nan,
+            math.nan,
+            math.nan,
+            (math.nan, math.nan),
+            math.nan,
+            level,
+            n0,
+            n1,
+            f"not estimable: the {small} group has {min(n0, n1)} unit(s); the Welch interval needs 2 in each",
+        )
     if not (np.isfinite(a0).all() and np.isfinite(a1).all()):
         raise ValueError("v0 and v1 must be finite; got NaN or infinite values")
     m0, m1 = float(a0.mean()), float(a1.mean())
@@ -159,8 +182,17 @@ def welch_difference(v0: Any, v1: Any, level: float = 0.95) -> RateDifference:
     diff = m1 - m0
     if se2 <= 0:  # both groups constant: parity when the means agree, a certain difference otherwise
         t = 0.0 if diff == 0 else math.copysign(math.inf, diff)
-        return RateDifference(t, 1.0 if diff == 0 else 0.0, diff, (math.nan, math.nan), float(n0 + n1 - 2), level, n0, n1,
-                               "no interval: every value in both groups is the same")
+        return RateDifference(
+            t,
+            1.0 if diff == 0 else 0.0,
+            diff,
+            (math.nan, math.nan),
+            float(n0 + n1 - 2),
+            level,
+            n0,
+            n1,
+            "no interval: every value in both groups is the same",
+        )
     se = math.sqrt(se2)
     df = se2 * se2 / (s0 * s0 / (n0 - 1) + s1 * s1 / (n1 - 1))
     t = diff / se
@@ -209,8 +241,18 @@ def newcombe_difference(k0: Any, n0: Any, k1: Any, n1: Any, level: float = 0.95)
     k0, n0, k1, n1 = int(k0), int(n0), int(k1), int(n1)
     if min(n0, n1) == 0:
         small = "baseline" if n0 == 0 else "comparison"
-        return RateDifference(math.nan, math.nan, math.nan, (math.nan, math.nan), math.nan, level, n0, n1,
-                              f"not estimable: the {small} group has no units", "newcombe")
+        return RateDifference(
+            math.nan,
+            math.nan,
+            math.nan,
+            (math.nan, math.nan),
+            math.nan,
+            level,
+            n0,
+            n1,
+            f"not estimable: the {small} group has no units",
+            "newcombe",
+        )
     d = k1 / n1 - k0 / n0
     z = float(stats.norm.ppf(0.5 + level / 2))
     lo, hi = _newcombe_bounds(k0, n0, k1, n1, z)
@@ -218,7 +260,11 @@ def newcombe_difference(k0: Any, n0: Any, k1: Any, n1: Any, level: float = 0.95)
         zstar = 0.0
     else:
         # The end nearer 0 moves away from d as z grows: find the z at which it reaches 0.
-        end = (lambda zz: _newcombe_bounds(k0, n0, k1, n1, zz)[0]) if d > 0 else (lambda zz: -_newcombe_bounds(k0, n0, k1, n1, zz)[1])
+        end = (
+            (lambda zz: _newcombe_bounds(k0, n0, k1, n1, zz)[0])
+            if d > 0
+            else (lambda zz: -_newcombe_bounds(k0, n0, k1, n1, zz)[1])
+        )
         a, b = 0.0, 40.0
         if end(b) > 0:
             zstar = b
@@ -228,11 +274,20 @@ def newcombe_difference(k0: Any, n0: Any, k1: Any, n1: Any, level: float = 0.95)
                 a, b = (mid, b) if end(mid) > 0 else (a, mid)
             zstar = (a + b) / 2
     p = float(min(1.0, 2 * stats.norm.sf(zstar)))
-    return RateDifference(math.copysign(zstar, d) if d else 0.0, p, d, (lo, hi), math.nan, level, n0, n1, "", "newcombe")
+    return RateDifference(
+        math.copysign(zstar, d) if d else 0.0, p, d, (lo, hi), math.nan, level, n0, n1, "", "newcombe"
+    )
 
 
-def group_rates(groups: Any, decision: Any = None, y: Any = None, *, level: float = 0.95,
-                no_decision: str = "no decisions", no_outcome: str = "no outcome") -> pd.DataFrame:
+def group_rates(
+    groups: Any,
+    decision: Any = None,
+    y: Any = None,
+    *,
+    level: float = 0.95,
+    no_decision: str = "no decisions",
+    no_outcome: str = "no outcome",
+) -> pd.DataFrame:
     """Per group: size, base rate, selection rate, TPR, FPR and PPV, each with a Wilson interval.
 
     Parameters
@@ -285,9 +340,18 @@ def group_rates(groups: Any, decision: Any = None, y: Any = None, *, level: floa
         parts = {
             "base_rate": (yy, None if yy is None else (yy[m].sum(), m.sum())),
             "selection_rate": (d, None if d is None else (d[m].sum(), m.sum())),
-            "tpr": (d if yy is not None else None, None if d is None or yy is None else (d[m & (yy == 1)].sum(), (m & (yy == 1)).sum())),
-            "fpr": (d if yy is not None else None, None if d is None or yy is None else (d[m & (yy == 0)].sum(), (m & (yy == 0)).sum())),
-            "ppv": (yy if d is not None else None, None if d is None or yy is None else (yy[m & (d == 1)].sum(), (m & (d == 1)).sum())),
+            "tpr": (
+                d if yy is not None else None,
+                None if d is None or yy is None else (d[m & (yy == 1)].sum(), (m & (yy == 1)).sum()),
+            ),
+            "fpr": (
+                d if yy is not None else None,
+                None if d is None or yy is None else (d[m & (yy == 0)].sum(), (m & (yy == 0)).sum()),
+            ),
+            "ppv": (
+                yy if d is not None else None,
+                None if d is None or yy is None else (yy[m & (d == 1)].sum(), (m & (d == 1)).sum()),
+            ),
         }
         for rate, (_, kn) in parts.items():
             if kn is None:
@@ -296,7 +360,9 @@ def group_rates(groups: Any, decision: Any = None, y: Any = None, *, level: floa
                 k, n = int(kn[0]), int(kn[1])
                 why = f"no {RATES[rate][1].removeprefix('units with ')}" if n == 0 else ""
             lo, hi = wilson_interval(k, n, level)
-            row.update({rate: k / n if n else math.nan, f"{rate}_low": lo, f"{rate}_high": hi, f"{rate}_k": k, f"{rate}_n": n})
+            row.update(
+                {rate: k / n if n else math.nan, f"{rate}_low": lo, f"{rate}_high": hi, f"{rate}_k": k, f"{rate}_n": n}
+            )
             if why:
                 notes.append(f"{rate}: not estimable ({why})")
         row["note"] = "; ".join(dict.fromkeys(notes))

@@ -38,7 +38,9 @@ def _log10_pvalues(log10_p: Any, n: int) -> np.ndarray:
         raise ValidationTypeError(f"log10_p must be numeric, got dtype {y.dtype}")
     y = y.astype(float)
     if np.any(y > 1e-6):  # NaN compares False; a rounding error above 0 is clipped to 0 below
-        raise ValidationError(f"log10_p must be <= 0 (p-values <= 1), got values up to {np.nanmax(y):g}: pass log10(p), not p or -log10(p)")
+        raise ValidationError(
+            f"log10_p must be <= 0 (p-values <= 1), got values up to {np.nanmax(y):g}: pass log10(p), not p or -log10(p)"
+        )
     n_nan = int(np.isnan(y).sum())
     if n_nan:
         warn(f"log10_p holds {n_nan} NaN value(s); those classifiers are left out", stacklevel=4)
@@ -68,11 +70,22 @@ def alignment_stats(eca: Any, log10_p: Any, *, floor: float = -300.0) -> dict[st
     y = np.clip(_log10_pvalues(log10_p, x.size), floor, 0.0)
     ok = np.isfinite(y)
     x, y = x[ok], y[ok]
-    out = {"r": float("nan"), "slope": float("nan"), "intercept": float("nan"), "resid_sd": float("nan"), "n": int(x.size)}
+    out = {
+        "r": float("nan"),
+        "slope": float("nan"),
+        "intercept": float("nan"),
+        "resid_sd": float("nan"),
+        "n": int(x.size),
+    }
     if x.size > 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
         slope, intercept = np.polyfit(x, y, 1)
         resid = y - (slope * x + intercept)
-        out.update(r=float(np.corrcoef(x, y)[0, 1]), slope=float(slope), intercept=float(intercept), resid_sd=float(resid.std(ddof=2) if x.size > 3 else np.nan))
+        out.update(
+            r=float(np.corrcoef(x, y)[0, 1]),
+            slope=float(slope),
+            intercept=float(intercept),
+            resid_sd=float(resid.std(ddof=2) if x.size > 3 else np.nan),
+        )
     return out
 
 
@@ -130,7 +143,9 @@ def plot_pvalue_vs_eca(
         line = st["slope"] * grid + st["intercept"]
         ax.plot(grid, line, color=color, lw=1.3)
         if np.isfinite(st["resid_sd"]):
-            ax.fill_between(grid, line - band_k * st["resid_sd"], line + band_k * st["resid_sd"], color=color, alpha=0.15, lw=0)
+            ax.fill_between(
+                grid, line - band_k * st["resid_sd"], line + band_k * st["resid_sd"], color=color, alpha=0.15, lw=0
+            )
     ax.axhline(math.log10(alpha), color="#D55E00", ls="--", lw=1)
     if ylim is not None:
         ax.set_ylim(*ylim)

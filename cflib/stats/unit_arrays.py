@@ -64,14 +64,17 @@ def as_numeric(arr: np.ndarray, name: str) -> np.ndarray:
         try:
             arr = arr.astype(float)
         except (TypeError, ValueError):
-            raise ValidationTypeError(f"{name} must be numeric, got values of dtype object such as {describe(arr.flat[0])}") from None
+            raise ValidationTypeError(
+                f"{name} must be numeric, got values of dtype object such as {describe(arr.flat[0])}"
+            ) from None
     if arr.dtype != bool and arr.dtype.kind not in "iuf":
         raise ValidationTypeError(f"{name} must be numeric, got dtype {arr.dtype}")
     return check_finite(arr.astype(float), name)
 
 
-def per_unit_values(x: Any, name: str, n: int | None = None, *, numeric: bool = True, n_name: str = "y_hat",
-                    min_size: int = 1) -> np.ndarray:
+def per_unit_values(
+    x: Any, name: str, n: int | None = None, *, numeric: bool = True, n_name: str = "y_hat", min_size: int = 1
+) -> np.ndarray:
     """Validate a 1-D array (length ``n`` if given, at least ``min_size`` units, finite if numeric).
 
     Parameters
@@ -185,7 +188,9 @@ def attribute_levels(a: Any, n: int, name: str = "a") -> tuple[np.ndarray, np.nd
         Not one-dimensional, the wrong length, NaN or inf, a single level.
     """
     if not_array(a):
-        raise ValidationTypeError(f"{name} must be a 1-d array-like with one attribute value per unit, got {describe(a)}")
+        raise ValidationTypeError(
+            f"{name} must be a 1-d array-like with one attribute value per unit, got {describe(a)}"
+        )
     arr = np.asarray(a)
     if arr.ndim != 1:
         raise ValidationError(f"{name} must be one-dimensional (one attribute value per unit), got shape {arr.shape}")
@@ -196,8 +201,10 @@ def attribute_levels(a: Any, n: int, name: str = "a") -> tuple[np.ndarray, np.nd
     try:
         levels, codes = np.unique(arr, return_inverse=True)
     except TypeError:  # objects that cannot be ordered (None among strings, say)
-        raise ValidationTypeError(f"{name} must hold values of one comparable type (numbers or strings), got "
-                                  f"{describe(sorted({type(v).__name__ for v in arr.tolist()}))}") from None
+        raise ValidationTypeError(
+            f"{name} must hold values of one comparable type (numbers or strings), got "
+            f"{describe(sorted({type(v).__name__ for v in arr.tolist()}))}"
+        ) from None
     if levels.size < 2:
         got = f"only level {levels[0]!r}" if levels.size else "no units"
         raise ValidationError(f"{name} is constant ({got}); a test of invariance needs at least two groups")

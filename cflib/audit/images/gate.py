@@ -42,10 +42,14 @@ def check_gate(gate: Any) -> dict[str, float]:
     if gate is None:
         return dict(GATE_DEFAULTS)
     if not isinstance(gate, Mapping):
-        raise ValidationTypeError(f"gate must be a dict of thresholds among {sorted(GATE_DEFAULTS)}, got {describe(gate)}")
+        raise ValidationTypeError(
+            f"gate must be a dict of thresholds among {sorted(GATE_DEFAULTS)}, got {describe(gate)}"
+        )
     unknown = sorted(set(gate) - set(GATE_DEFAULTS))
     if unknown:
-        raise ValidationError(f"gate: unknown threshold(s) {unknown}; the gate's thresholds are {sorted(GATE_DEFAULTS)}")
+        raise ValidationError(
+            f"gate: unknown threshold(s) {unknown}; the gate's thresholds are {sorted(GATE_DEFAULTS)}"
+        )
     out = dict(GATE_DEFAULTS)
     for k, v in gate.items():
         high = 1.0 if k == "effectiveness" else 255.0
@@ -53,8 +57,9 @@ def check_gate(gate: Any) -> dict[str, float]:
     return out
 
 
-def gate_rows(d_null: np.ndarray, d_back: np.ndarray, hits: np.ndarray, gate: Mapping[str, float],
-               level: float) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def gate_rows(
+    d_null: np.ndarray, d_back: np.ndarray, hits: np.ndarray, gate: Mapping[str, float], level: float
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """The three rows of the generator gate (Monteiro et al., eqs. 1-3) and the axioms that fail.
 
     Parameters
@@ -79,25 +84,38 @@ def gate_rows(d_null: np.ndarray, d_back: np.ndarray, hits: np.ndarray, gate: Ma
     from ...verdicts import binomial_interval, mean_interval
 
     rows, failed = {}, []
-    for name, d, eq, what in (("composition", d_null, "eq. 1", "the null intervention f(x, pa, pa)"),
-                              ("reversibility", d_back, "eq. 2", "the round trip f(f(x, pa, pa*), pa*, pa)")):
+    for name, d, eq, what in (
+        ("composition", d_null, "eq. 1", "the null intervention f(x, pa, pa)"),
+        ("reversibility", d_back, "eq. 2", "the round trip f(f(x, pa, pa*), pa*, pa)"),
+    ):
         iv = mean_interval(d, level=level, unit="images")
         ok = iv.high <= gate[name]
         text = f"{iv.estimate:.3g} [{iv.low:.3g}, {iv.high:.3g}] vs <= {gate[name]:g}"
         if not ok:
             failed.append(f"{name} ({text})")
-        rows[f"generator {name}"] = make_row(iv.estimate, iv.low, iv.high, math.nan,
-                                         ("pass" if ok else "fail") + f": mean l1 {text}",
-                                         f"mean l1 distance (0-255 scale) between each image and {what}, {iv.method}; passes when "
-                                         f"the interval's upper end is <= {gate[name]:g}",
-                                         f"axiomatic-soundness, {eq} ({name})")
+        rows[f"generator {name}"] = make_row(
+            iv.estimate,
+            iv.low,
+            iv.high,
+            math.nan,
+            ("pass" if ok else "fail") + f": mean l1 {text}",
+            f"mean l1 distance (0-255 scale) between each image and {what}, {iv.method}; passes when "
+            f"the interval's upper end is <= {gate[name]:g}",
+            f"axiomatic-soundness, {eq} ({name})",
+        )
     iv = binomial_interval(int(hits.sum()), int(hits.size), level=level, unit="images")
     ok = iv.low >= gate["effectiveness"]
     text = f"{iv.estimate:.3g} [{iv.low:.3g}, {iv.high:.3g}] vs >= {gate['effectiveness']:g}"
     if not ok:
         failed.append(f"effectiveness ({text})")
-    rows["generator effectiveness"] = make_row(iv.estimate, iv.low, iv.high, math.nan, ("pass" if ok else "fail") + f": {text}",
-                                           "share of counterfactuals f(x, pa, pa*) the attribute reader reads as the intervened "
-                                           f"level, {iv.method}; passes when the interval's lower end is >= {gate['effectiveness']:g}",
-                                           "axiomatic-soundness, eq. 3 (effectiveness)")
+    rows["generator effectiveness"] = make_row(
+        iv.estimate,
+        iv.low,
+        iv.high,
+        math.nan,
+        ("pass" if ok else "fail") + f": {text}",
+        "share of counterfactuals f(x, pa, pa*) the attribute reader reads as the intervened "
+        f"level, {iv.method}; passes when the interval's lower end is >= {gate['effectiveness']:g}",
+        "axiomatic-soundness, eq. 3 (effectiveness)",
+    )
     return rows, failed

@@ -41,7 +41,9 @@ class Generator:
         The generator's kind, in words.
     """
 
-    def __init__(self, f: Callable[[np.ndarray, dict, dict], Any], pa: dict[str, np.ndarray], attribute: str, what: str) -> None:
+    def __init__(
+        self, f: Callable[[np.ndarray, dict, dict], Any], pa: dict[str, np.ndarray], attribute: str, what: str
+    ) -> None:
         self.f, self.pa, self.attribute, self.what = f, pa, attribute, what
 
     def __call__(self, x: np.ndarray, target: np.ndarray, current: np.ndarray) -> np.ndarray:
@@ -70,17 +72,23 @@ class Generator:
         try:
             out = np.asarray(out, dtype=np.float32)
         except (TypeError, ValueError):
-            raise ValidationTypeError(f"counterfactual must return a numeric image array, got {type(out).__name__}") from None
+            raise ValidationTypeError(
+                f"counterfactual must return a numeric image array, got {type(out).__name__}"
+            ) from None
         if out.shape != x.shape:
             raise ValidationError(f"counterfactual must return images of the input's shape {x.shape}, got {out.shape}")
         bad = ~np.isfinite(out)
         if bad.any():
-            raise ValidationError(f"counterfactual returned {int(bad.sum())} NaN or infinite pixel values; "
-                                  "it must return finite images in [0, 1]")
+            raise ValidationError(
+                f"counterfactual returned {int(bad.sum())} NaN or infinite pixel values; "
+                "it must return finite images in [0, 1]"
+            )
         lo, hi = float(out.min()), float(out.max())
         if lo < -1e-6 or hi > 1 + 1e-6:
-            raise ValidationError(f"counterfactual returned intensities in [{lo:.4g}, {hi:.4g}]; it must return images in [0, 1] "
-                                  "(clip or rescale its output)")
+            raise ValidationError(
+                f"counterfactual returned intensities in [{lo:.4g}, {hi:.4g}]; it must return images in [0, 1] "
+                "(clip or rescale its output)"
+            )
         return np.clip(out, 0.0, 1.0)
 
 
@@ -167,16 +175,27 @@ def as_function(counterfactual: Any, image_key: str = "x") -> tuple[Callable[[np
             changed = {k: v for k, v in pa_star.items() if not np.array_equal(np.asarray(v), np.asarray(pa[k]))}
             out = model.counterfactual({image_key: x, **pa}, changed or {k: pa_star[k] for k in list(pa_star)[:1]})
             if not isinstance(out, Mapping) or image_key not in out:
-                raise ValidationTypeError(f"counterfactual: counterfactual(obs, do) must return a dict holding the image {image_key!r}")
+                raise ValidationTypeError(
+                    f"counterfactual: counterfactual(obs, do) must return a dict holding the image {image_key!r}"
+                )
             return out[image_key]
 
         return f, "CounterfactualModel"
-    raise ValidationTypeError("counterfactual must be a function f(images, pa, pa_star) -> images, a CounterfactualModel "
-                              f"(counterfactual(obs, do)) or 'train', got {describe(counterfactual)} ({type(counterfactual).__name__})")
+    raise ValidationTypeError(
+        "counterfactual must be a function f(images, pa, pa_star) -> images, a CounterfactualModel "
+        f"(counterfactual(obs, do)) or 'train', got {describe(counterfactual)} ({type(counterfactual).__name__})"
+    )
 
 
-def train_generator(x: np.ndarray, a01: np.ndarray, aux: np.ndarray | None, options: Mapping[str, Any],
-                     seed: int, device: str, progress: bool) -> tuple[Callable, str]:
+def train_generator(
+    x: np.ndarray,
+    a01: np.ndarray,
+    aux: np.ndarray | None,
+    options: Mapping[str, Any],
+    seed: int,
+    device: str,
+    progress: bool,
+) -> tuple[Callable, str]:
     """The book's CLDM+D trained on the audited images (cached): conditioned on the attribute and the parents,
     on batches in which the two are independent, so do(attribute) holds the parents fixed.
 
@@ -212,18 +231,28 @@ def train_generator(x: np.ndarray, a01: np.ndarray, aux: np.ndarray | None, opti
     from ...models.diffusion import LDMConfig, fit_latent_diffusion, independence_weights
 
     if x.shape[1] != 1 or x.shape[2] != x.shape[3]:
-        raise ValidationError(f"counterfactual='train' trains a grey-image model: images must have shape (n, 1, S, S), got {x.shape}; "
-                              "pass your own counterfactual function for other images")
+        raise ValidationError(
+            f"counterfactual='train' trains a grey-image model: images must have shape (n, 1, S, S), got {x.shape}; "
+            "pass your own counterfactual function for other images"
+        )
     if options is None:
         options = {}
     if not isinstance(options, Mapping):
-        raise ValidationTypeError(f"train_options must be a dict with keys among config, fit, counterfactual, cache_dir; got {describe(options)}")
+        raise ValidationTypeError(
+            f"train_options must be a dict with keys among config, fit, counterfactual, cache_dir; got {describe(options)}"
+        )
     unknown = sorted(set(options) - {"config", "fit", "counterfactual", "cache_dir"})
     if unknown:
-        raise ValidationError(f"train_options: unknown key(s) {unknown}; allowed: cache_dir, config, counterfactual, fit")
+        raise ValidationError(
+            f"train_options: unknown key(s) {unknown}; allowed: cache_dir, config, counterfactual, fit"
+        )
     parts = {k: {**TRAIN_DEFAULTS[k], **dict(options.get(k) or {})} for k in TRAIN_DEFAULTS}
     try:
-        cfg = LDMConfig(size=int(x.shape[2]), n_classes=2, **{k: tuple(v) if isinstance(v, list) else v for k, v in parts["config"].items()})
+        cfg = LDMConfig(
+            size=int(x.shape[2]),
+            n_classes=2,
+            **{k: tuple(v) if isinstance(v, list) else v for k, v in parts["config"].items()},
+        )
     except (TypeError, ValueError) as exc:
         raise ValidationError(f"train_options['config']: {' '.join(str(exc).split())}") from None
     cf_kw = dict(parts["counterfactual"])
@@ -233,8 +262,18 @@ def train_generator(x: np.ndarray, a01: np.ndarray, aux: np.ndarray | None, opti
     else:
         cf_kw.pop("aux_guidance", None)
         weights = None
-    model = fit_latent_diffusion(x[:, 0], a01, aux=aux, sample_weight=weights, config=cfg, seed=seed, device=device,
-                                 cache_dir=options.get("cache_dir"), progress=progress, **parts["fit"])
+    model = fit_latent_diffusion(
+        x[:, 0],
+        a01,
+        aux=aux,
+        sample_weight=weights,
+        config=cfg,
+        seed=seed,
+        device=device,
+        cache_dir=options.get("cache_dir"),
+        progress=progress,
+        **parts["fit"],
+    )
 
     def f(images: np.ndarray, pa: dict, pa_star: dict) -> np.ndarray:
         extra = {"aux": aux} if aux is not None else {}

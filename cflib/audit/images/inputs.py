@@ -40,30 +40,41 @@ def check_images(images: Any, name: str = "images") -> np.ndarray:
         Not numeric, the wrong number of axes, NaN or values outside [0, 1].
     """
     if images is None or isinstance(images, (str, bytes, Mapping, pd.DataFrame)) or callable(images):
-        raise ValidationTypeError(f"{name} must be a numeric array of shape (n, C, H, W) in [0, 1], got {describe(images)} "
-                                  f"({type(images).__name__})")
+        raise ValidationTypeError(
+            f"{name} must be a numeric array of shape (n, C, H, W) in [0, 1], got {describe(images)} "
+            f"({type(images).__name__})"
+        )
     try:
         x = np.asarray(images)
     except (TypeError, ValueError):
-        raise ValidationTypeError(f"{name} must be a rectangular numeric array of shape (n, C, H, W), got {type(images).__name__}") from None
+        raise ValidationTypeError(
+            f"{name} must be a rectangular numeric array of shape (n, C, H, W), got {type(images).__name__}"
+        ) from None
     if not (np.issubdtype(x.dtype, np.number) or x.dtype == bool):
-        raise ValidationTypeError(f"{name} must be numeric, got dtype {x.dtype}: convert the images to floats in [0, 1]")
+        raise ValidationTypeError(
+            f"{name} must be numeric, got dtype {x.dtype}: convert the images to floats in [0, 1]"
+        )
     if x.ndim == 3:
-        raise ValidationError(f"{name} must have shape (n, C, H, W), got {x.shape}: add the channel axis ({name}[:, None]) for grey images")
+        raise ValidationError(
+            f"{name} must have shape (n, C, H, W), got {x.shape}: add the channel axis ({name}[:, None]) for grey images"
+        )
     if x.ndim != 4 or min(x.shape) < 1:
         raise ValidationError(f"{name} must have shape (n, C, H, W) with every axis >= 1, got {x.shape}")
     x = x.astype(np.float32, copy=False)
     lo, hi = float(x.min()), float(x.max())
     if not (math.isfinite(lo) and math.isfinite(hi)):
-        raise ValidationError(f"{name} holds {int((~np.isfinite(x)).sum())} NaN or infinite values: drop or repair those images")
+        raise ValidationError(
+            f"{name} holds {int((~np.isfinite(x)).sum())} NaN or infinite values: drop or repair those images"
+        )
     if lo < 0.0 or hi > 1.0:
         fix = f"divide by 255 ({name} / 255)" if hi <= 255.0 and lo >= 0.0 else "rescale them to [0, 1]"
         raise ValidationError(f"{name} must hold intensities in [0, 1], got values in [{lo:.4g}, {hi:.4g}]: {fix}")
     return x
 
 
-def check_frame(attributes: Any, n: int, attribute: Any, outcome: Any, parents: Any,
-                 levels: Any) -> tuple[pd.DataFrame, Any, Any, list[str], np.ndarray]:
+def check_frame(
+    attributes: Any, n: int, attribute: Any, outcome: Any, parents: Any, levels: Any
+) -> tuple[pd.DataFrame, Any, Any, list[str], np.ndarray]:
     """The attributes checked against the images: the columns named, the two levels compared, a binary outcome.
 
     Parameters
@@ -92,11 +103,15 @@ def check_frame(attributes: Any, n: int, attribute: Any, outcome: Any, parents: 
         One line naming the argument at fault.
     """
     if not isinstance(attributes, pd.DataFrame):
-        raise ValidationTypeError(f"attributes must be a pandas DataFrame with one row per image, got {type(attributes).__name__}")
+        raise ValidationTypeError(
+            f"attributes must be a pandas DataFrame with one row per image, got {type(attributes).__name__}"
+        )
     if len(attributes) != n:
         raise ValidationError(f"attributes must have one row per image ({n}), got {len(attributes)} rows")
     if not isinstance(attribute, str):
-        raise ValidationTypeError(f"attribute must be the name (str) of a column of attributes, got {describe(attribute)}")
+        raise ValidationTypeError(
+            f"attribute must be the name (str) of a column of attributes, got {describe(attribute)}"
+        )
     if isinstance(parents, str):
         parents = [parents]
     if not isinstance(parents, (list, tuple)) or not all(isinstance(p, str) for p in parents):
@@ -105,12 +120,18 @@ def check_frame(attributes: Any, n: int, attribute: Any, outcome: Any, parents: 
     if outcome is not None and not isinstance(outcome, str):
         raise ValidationTypeError(f"outcome must be a column name (str) or None, got {describe(outcome)}")
     cols = [attribute, *parents] + ([outcome] if outcome is not None else [])
-    for c, what in [(attribute, "attribute")] + [(p, "parents") for p in parents] + ([(outcome, "outcome")] if outcome else []):
+    for c, what in (
+        [(attribute, "attribute")] + [(p, "parents") for p in parents] + ([(outcome, "outcome")] if outcome else [])
+    ):
         if c not in attributes.columns:
-            raise ValidationError(f"{what}: column {c!r} is not in attributes; its columns are {list(map(str, attributes.columns))[:20]}")
+            raise ValidationError(
+                f"{what}: column {c!r} is not in attributes; its columns are {list(map(str, attributes.columns))[:20]}"
+            )
     if attribute in parents or attribute == outcome:  # the outcome may be a parent the generator holds fixed
-        raise ValidationError(f"attribute {attribute!r} cannot also be the outcome or a parent; name another column for "
-                              f"outcome={outcome!r} and parents={parents}")
+        raise ValidationError(
+            f"attribute {attribute!r} cannot also be the outcome or a parent; name another column for "
+            f"outcome={outcome!r} and parents={parents}"
+        )
     bad = [c for c in cols if attributes[c].isna().any()]
     if bad:
         raise ValidationError(f"attributes: column(s) {bad} hold missing values; drop those images or fill the values")
@@ -118,27 +139,44 @@ def check_frame(attributes: Any, n: int, attribute: Any, outcome: Any, parents: 
     found = list(pd.unique(a))
     if levels is None:
         if len(found) < 2:
-            raise ValidationError(f"attribute {attribute!r} is constant ({describe(found[0])}): the audit compares two levels")
+            raise ValidationError(
+                f"attribute {attribute!r} is constant ({describe(found[0])}): the audit compares two levels"
+            )
         if len(found) > 2:
-            raise ValidationError(f"attribute {attribute!r} has {len(found)} levels {sorted(map(str, found))[:6]}: "
-                                  "name the two to compare with levels=(x0, x1)")
+            raise ValidationError(
+                f"attribute {attribute!r} has {len(found)} levels {sorted(map(str, found))[:6]}: "
+                "name the two to compare with levels=(x0, x1)"
+            )
         x0, x1 = sorted(found, key=lambda v: (str(type(v)), v))
     else:
-        if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or len(levels) != 2 or levels[0] == levels[1]:
-            raise ValidationError(f"levels must be a pair of two different values of {attribute!r} (x0, x1), got {describe(levels)}")
+        if (
+            isinstance(levels, (str, bytes))
+            or not isinstance(levels, Sequence)
+            or len(levels) != 2
+            or levels[0] == levels[1]
+        ):
+            raise ValidationError(
+                f"levels must be a pair of two different values of {attribute!r} (x0, x1), got {describe(levels)}"
+            )
         x0, x1 = levels
         missing = [v for v in (x0, x1) if v not in set(found)]
         if missing:
-            raise ValidationError(f"levels: {describe(missing)} not found in column {attribute!r}, whose values are {sorted(map(str, found))[:6]}")
+            raise ValidationError(
+                f"levels: {describe(missing)} not found in column {attribute!r}, whose values are {sorted(map(str, found))[:6]}"
+            )
     keep = np.isin(a, [x0, x1])
     counts = [(a == v).sum() for v in (x0, x1)]
     if min(counts) < 2:
-        raise ValidationError(f"attribute {attribute!r} needs at least 2 images at each level, got {dict(zip(map(str, (x0, x1)), map(int, counts), strict=True))}")
+        raise ValidationError(
+            f"attribute {attribute!r} needs at least 2 images at each level, got {dict(zip(map(str, (x0, x1)), map(int, counts), strict=True))}"
+        )
     if outcome is not None:
         y = attributes[outcome].to_numpy()[keep]
         if not set(pd.unique(y)) <= {0, 1}:
-            raise ValidationError(f"outcome: column {outcome!r} must be binary 0/1 (the label the classifier predicts), got values "
-                                  f"{sorted(map(str, pd.unique(y)))[:6]}")
+            raise ValidationError(
+                f"outcome: column {outcome!r} must be binary 0/1 (the label the classifier predicts), got values "
+                f"{sorted(map(str, pd.unique(y)))[:6]}"
+            )
     return attributes, x0, x1, parents, keep
 
 
@@ -166,19 +204,23 @@ def batched(fn: Callable[[np.ndarray], Any], x: np.ndarray, name: str) -> np.nda
     """
     outs = []
     for i in range(0, len(x), BATCH):
-        part = x[i:i + BATCH]
+        part = x[i : i + BATCH]
         v = np.asarray(fn(part))
         if v.ndim == 2 and v.shape[1] == 1:
             v = v[:, 0]
         if v.ndim != 1 or v.shape[0] != len(part):
-            raise ValidationError(f"{name} must return one value per image ({len(part)} for a batch of {len(part)}), got shape {v.shape}")
+            raise ValidationError(
+                f"{name} must return one value per image ({len(part)} for a batch of {len(part)}), got shape {v.shape}"
+            )
         outs.append(v)
     v = np.concatenate(outs)
     if not (np.issubdtype(v.dtype, np.number) or v.dtype == bool):
         raise ValidationTypeError(f"{name} must return numeric scores or labels, got dtype {v.dtype}")
     v = v.astype(float)
     if not np.isfinite(v).all():
-        raise ValidationError(f"{name} returned {int((~np.isfinite(v)).sum())} NaN or infinite values; it must give a finite score per image")
+        raise ValidationError(
+            f"{name} returned {int((~np.isfinite(v)).sum())} NaN or infinite values; it must give a finite score per image"
+        )
     return v
 
 
@@ -227,6 +269,8 @@ def image_predictor(predict: Any) -> Callable[[np.ndarray], np.ndarray]:
     except ImportError:  # pragma: no cover - torch is a dependency
         pass
     if not callable(predict):
-        raise ValidationTypeError(f"predict must be a callable images -> scores or a torch.nn.Module, got {describe(predict)} "
-                                  f"({type(predict).__name__})")
+        raise ValidationTypeError(
+            f"predict must be a callable images -> scores or a torch.nn.Module, got {describe(predict)} "
+            f"({type(predict).__name__})"
+        )
     return predict

@@ -145,8 +145,9 @@ def audit_images(
     if not keep.all():
         x, frame = x[keep], frame[keep].reset_index(drop=True)
     a01 = (frame[attribute].to_numpy() == x1).astype(np.int64)
-    gen, current, target, generator_hash = _generator(counterfactual, x, frame, a01, x0, x1, attribute, parents,
-                                                      train_options, seed, str(dev), progress)
+    gen, current, target, generator_hash = _generator(
+        counterfactual, x, frame, a01, x0, x1, attribute, parents, train_options, seed, str(dev), progress
+    )
 
     steps = ["classifier", "generator", "reader", "checks"]
     bar = tqdm(total=len(steps), desc="image audit", disable=not progress)
@@ -161,18 +162,30 @@ def audit_images(
         x_back = gen(x_cf, current, target)
         bar.update(1)
         d_null, d_back = l1_distance(x, x_null), l1_distance(x, x_back)
-        reader_kind, held, read_factual, hits = _read_counterfactuals(x, x_cf, a01, x0, x1, attribute_reader, seed, str(dev),
-                                                                       progress)
+        reader_kind, held, read_factual, hits = _read_counterfactuals(
+            x, x_cf, a01, x0, x1, attribute_reader, seed, str(dev), progress
+        )
         bar.update(1)
 
-        rows, failed, acc, where = _gate_and_reader_rows(d_null, d_back, hits, read_factual, a01, held, gate, level,
-                                                         reader_kind, given_reader=attribute_reader is not None)
+        rows, failed, acc, where = _gate_and_reader_rows(
+            d_null,
+            d_back,
+            hits,
+            read_factual,
+            a01,
+            held,
+            gate,
+            level,
+            reader_kind,
+            given_reader=attribute_reader is not None,
+        )
         details: dict[str, Any] = {}
         if failed:
             rows.update(_stopped_rows(failed, acc, gate, where))
         else:
-            cf_rows, details = _counterfactual_rows(f_predict, x, x_cf, x_null, y_hat, a01, frame, parents, attribute, z,
-                                                    level, alpha, epsilon, seed)
+            cf_rows, details = _counterfactual_rows(
+                f_predict, x, x_cf, x_null, y_hat, a01, frame, parents, attribute, z, level, alpha, epsilon, seed
+            )
             rows.update(cf_rows)
         obs_rows, obs_details = _observational_rows(y_hat, a01, frame, outcome, attribute, x0, x1, level, alpha, seed)
         rows.update(obs_rows)
@@ -183,9 +196,24 @@ def audit_images(
     bar.close()
     notes = _passed_on(caught)
 
-    provenance = _provenance(x, frame, a01, x0, x1, attribute, parents, outcome, z, predict=predict,
-                             generator_hash=generator_hash, seed=seed, device=str(dev), gate=gate, reader_kind=reader_kind,
-                             attribute_reader=attribute_reader)
+    provenance = _provenance(
+        x,
+        frame,
+        a01,
+        x0,
+        x1,
+        attribute,
+        parents,
+        outcome,
+        z,
+        predict=predict,
+        generator_hash=generator_hash,
+        seed=seed,
+        device=str(dev),
+        gate=gate,
+        reader_kind=reader_kind,
+        attribute_reader=attribute_reader,
+    )
     timing = {"started_utc": started, "wall_seconds": round(time.perf_counter() - t0, 2)}
     return ImageAuditReport(_table(rows, alpha), alpha, provenance, timing, details, notes)
 
@@ -198,7 +226,9 @@ def _passed_on(caught: list[warnings.WarningMessage]) -> tuple[str, ...]:
     return notes
 
 
-def _checked_settings(alpha: Any, epsilon: Any, seed: Any, gate: Any, device: str) -> tuple[float, float, int, dict[str, float], Any]:
+def _checked_settings(
+    alpha: Any, epsilon: Any, seed: Any, gate: Any, device: str
+) -> tuple[float, float, int, dict[str, float], Any]:
     """The level, epsilon, seed, gate thresholds and device, checked (one line naming the argument at fault)."""
     from ...results import check_alpha
     from ...runtime import get_device
@@ -216,24 +246,43 @@ def _checked_settings(alpha: Any, epsilon: Any, seed: Any, gate: Any, device: st
 def _checked_call(frame: pd.DataFrame, attribute_reader: Any, counterfactual: Any, z: Any) -> list[str] | None:
     """The reader and the generator checked, and CIT-LR's ``z`` as a list of numeric columns of the attributes."""
     if attribute_reader is not None and not callable(attribute_reader):
-        raise ValidationTypeError(f"attribute_reader must be a callable images -> attribute, or None, got {describe(attribute_reader)}")
+        raise ValidationTypeError(
+            f"attribute_reader must be a callable images -> attribute, or None, got {describe(attribute_reader)}"
+        )
     if isinstance(counterfactual, str) and counterfactual != "train":
-        raise ValidationError(f"counterfactual must be a function, a CounterfactualModel or 'train', got the string {counterfactual!r}")
+        raise ValidationError(
+            f"counterfactual must be a function, a CounterfactualModel or 'train', got the string {counterfactual!r}"
+        )
     if counterfactual is None:
-        raise ValidationTypeError("counterfactual is required: a function f(images, pa, pa_star), a CounterfactualModel or 'train'")
+        raise ValidationTypeError(
+            "counterfactual is required: a function f(images, pa, pa_star), a CounterfactualModel or 'train'"
+        )
     if z is not None:
         z = [z] if isinstance(z, str) else list(z)
         missing = [c for c in z if c not in frame.columns]
         if missing:
-            raise ValidationError(f"z: column(s) {missing} are not in attributes; its columns are {list(map(str, frame.columns))[:20]}")
+            raise ValidationError(
+                f"z: column(s) {missing} are not in attributes; its columns are {list(map(str, frame.columns))[:20]}"
+            )
         if any(not pd.api.types.is_numeric_dtype(frame[c]) for c in z) or frame[z].isna().any().any():
             raise ValidationError(f"z: columns {z} must be numeric without missing values")
     return z
 
 
-def _generator(counterfactual: Any, x: np.ndarray, frame: pd.DataFrame, a01: np.ndarray, x0: Any, x1: Any, attribute: str,
-               parents: list[str], train_options: Mapping[str, Any] | None, seed: int, device: str,
-               progress: bool) -> tuple[Generator, np.ndarray, np.ndarray, str]:
+def _generator(
+    counterfactual: Any,
+    x: np.ndarray,
+    frame: pd.DataFrame,
+    a01: np.ndarray,
+    x0: Any,
+    x1: Any,
+    attribute: str,
+    parents: list[str],
+    train_options: Mapping[str, Any] | None,
+    seed: int,
+    device: str,
+    progress: bool,
+) -> tuple[Generator, np.ndarray, np.ndarray, str]:
     """The generator with checked output, the current and target levels it is called with, and its hash (or kind)."""
     a = frame[attribute].to_numpy()
     pa = {p: frame[p].to_numpy() for p in parents}
@@ -241,10 +290,17 @@ def _generator(counterfactual: Any, x: np.ndarray, frame: pd.DataFrame, a01: np.
         aux = None
         if parents:
             aux_frame = frame[parents]
-            if not all(pd.api.types.is_integer_dtype(aux_frame[c]) or pd.api.types.is_bool_dtype(aux_frame[c]) for c in parents) \
-                    or (aux_frame.to_numpy(dtype=float) < 0).any():
-                raise ValidationError(f"parents: counterfactual='train' conditions on integer-coded parents (0, 1, ...), got dtypes "
-                                      f"{[str(aux_frame[c].dtype) for c in parents]}; code them as integers first")
+            if (
+                not all(
+                    pd.api.types.is_integer_dtype(aux_frame[c]) or pd.api.types.is_bool_dtype(aux_frame[c])
+                    for c in parents
+                )
+                or (aux_frame.to_numpy(dtype=float) < 0).any()
+            ):
+                raise ValidationError(
+                    f"parents: counterfactual='train' conditions on integer-coded parents (0, 1, ...), got dtypes "
+                    f"{[str(aux_frame[c].dtype) for c in parents]}; code them as integers first"
+                )
             aux = aux_frame.to_numpy(dtype=np.int64)
         f_cf, generator_kind = train_generator(x, a01, aux, train_options, seed, device, progress)
         gen = Generator(f_cf, {**pa}, "_a01", "CLDM+D")
@@ -252,7 +308,9 @@ def _generator(counterfactual: Any, x: np.ndarray, frame: pd.DataFrame, a01: np.
         generator_hash = generator_kind
     else:
         if train_options is not None:
-            raise ValidationError("train_options applies to counterfactual='train' only; remove it or pass counterfactual='train'")
+            raise ValidationError(
+                "train_options applies to counterfactual='train' only; remove it or pass counterfactual='train'"
+            )
         f_cf, generator_kind = as_function(counterfactual)
         gen = Generator(f_cf, pa, attribute, generator_kind)
         current, target = a, np.where(a01 == 1, x0, x1)
@@ -260,8 +318,17 @@ def _generator(counterfactual: Any, x: np.ndarray, frame: pd.DataFrame, a01: np.
     return gen, current, target, generator_hash
 
 
-def _read_counterfactuals(x: np.ndarray, x_cf: np.ndarray, a01: np.ndarray, x0: Any, x1: Any, attribute_reader: Any, seed: int,
-                          device: str, progress: bool) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
+def _read_counterfactuals(
+    x: np.ndarray,
+    x_cf: np.ndarray,
+    a01: np.ndarray,
+    x0: Any,
+    x1: Any,
+    attribute_reader: Any,
+    seed: int,
+    device: str,
+    progress: bool,
+) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
     """The attribute reader (given, or trained on half of the images) on the factual images it did not learn from and on
     the counterfactuals: its kind, the images it is scored on, its reading of them, and which counterfactuals it reads as
     the intervened level."""
@@ -275,19 +342,34 @@ def _read_counterfactuals(x: np.ndarray, x_cf: np.ndarray, a01: np.ndarray, x0: 
     return reader_kind, held, read_factual, hits
 
 
-def _gate_and_reader_rows(d_null: np.ndarray, d_back: np.ndarray, hits: np.ndarray, read_factual: np.ndarray, a01: np.ndarray,
-                          held: np.ndarray, gate: Mapping[str, float], level: float, reader_kind: str, *,
-                          given_reader: bool) -> tuple[dict[str, dict[str, Any]], list[str], Any, str]:
+def _gate_and_reader_rows(
+    d_null: np.ndarray,
+    d_back: np.ndarray,
+    hits: np.ndarray,
+    read_factual: np.ndarray,
+    a01: np.ndarray,
+    held: np.ndarray,
+    gate: Mapping[str, float],
+    level: float,
+    reader_kind: str,
+    *,
+    given_reader: bool,
+) -> tuple[dict[str, dict[str, Any]], list[str], Any, str]:
     """The gate's rows and the attribute reader's accuracy: the rows, the failed axioms, the accuracy and where it was read."""
     from ...verdicts import binomial_interval
 
     acc = binomial_interval(int((read_factual == a01[held]).sum()), int(held.sum()), level=level, unit="images")
     where = "held-out half of the images" if not given_reader else "the factual images"
     rows, failed = gate_rows(d_null, d_back, hits, gate, level)
-    rows["attribute reader"] = make_row(acc.estimate, acc.low, acc.high, math.nan,
-                                        f"reads the attribute correctly on {acc.estimate:.1%} of {where}",
-                                        f"accuracy of the attribute reader ({reader_kind}) on {where}, {acc.method}",
-                                        "axiomatic-soundness, effectiveness readers (pseudo-oracles)")
+    rows["attribute reader"] = make_row(
+        acc.estimate,
+        acc.low,
+        acc.high,
+        math.nan,
+        f"reads the attribute correctly on {acc.estimate:.1%} of {where}",
+        f"accuracy of the attribute reader ({reader_kind}) on {where}, {acc.method}",
+        "axiomatic-soundness, effectiveness readers (pseudo-oracles)",
+    )
     return rows, failed, acc, where
 
 
@@ -297,18 +379,41 @@ def _stopped_rows(failed: list[str], acc: Any, gate: Mapping[str, float], where:
     cf_names = ("ECA", "CF-CLOT", "CIT-LR")
     reason = "not estimable: the counterfactual generator fails " + " and ".join(failed)
     if any(f.startswith("effectiveness") for f in failed) and acc.low < gate["effectiveness"]:
-        reason += (f"; the attribute reader itself reads only {acc.estimate:.1%} of {where} correctly, "
-                   "so a better reader may pass it")
-    for name, ref in zip(cf_names, ("invariance-test, eqs. 7-8", "closeness-test, Eq. 7", "invariance-test, Alg. 1"), strict=True):
-        rows[name] = make_row(math.nan, math.nan, math.nan, math.nan, reason,
-                              "not computed: a generator that fails the gate cannot vouch for any classifier", ref)
+        reason += (
+            f"; the attribute reader itself reads only {acc.estimate:.1%} of {where} correctly, "
+            "so a better reader may pass it"
+        )
+    for name, ref in zip(
+        cf_names, ("invariance-test, eqs. 7-8", "closeness-test, Eq. 7", "invariance-test, Alg. 1"), strict=True
+    ):
+        rows[name] = make_row(
+            math.nan,
+            math.nan,
+            math.nan,
+            math.nan,
+            reason,
+            "not computed: a generator that fails the gate cannot vouch for any classifier",
+            ref,
+        )
     return rows
 
 
-def _counterfactual_rows(f_predict: Callable[[np.ndarray], Any], x: np.ndarray, x_cf: np.ndarray, x_null: np.ndarray,
-                         y_hat: np.ndarray, a01: np.ndarray, frame: pd.DataFrame, parents: list[str], attribute: str,
-                         z: list[str] | None, level: float, alpha: float, epsilon: float,
-                         seed: int) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+def _counterfactual_rows(
+    f_predict: Callable[[np.ndarray], Any],
+    x: np.ndarray,
+    x_cf: np.ndarray,
+    x_null: np.ndarray,
+    y_hat: np.ndarray,
+    a01: np.ndarray,
+    frame: pd.DataFrame,
+    parents: list[str],
+    attribute: str,
+    z: list[str] | None,
+    level: float,
+    alpha: float,
+    epsilon: float,
+    seed: int,
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """ECA, CF-CLOT and CIT-LR on the counterfactual images (the gate passed), and the units that flip most."""
     from ...stats.closeness import cfclot_test
     from ...stats.invariance import cit_lr_test
@@ -322,85 +427,168 @@ def _counterfactual_rows(f_predict: Callable[[np.ndarray], Any], x: np.ndarray, 
     k = int(same.sum())
     lo, hi = wilson_bounds(k, n, level)
     eca = k / n
-    rows["ECA"] = make_row(eca, lo, hi, math.nan,
-                           "invariant on every image" if k == n else f"{1 - eca:.1%} of {what} change under do({attribute}) "
-                           + ("(interval excludes 1)" if hi < 1 else ""),
-                           f"share of {what} unchanged by do({attribute} = other level), Wilson {level:.0%} interval, {n} images",
-                           "invariance-test, eqs. 7-8")
+    rows["ECA"] = make_row(
+        eca,
+        lo,
+        hi,
+        math.nan,
+        "invariant on every image"
+        if k == n
+        else f"{1 - eca:.1%} of {what} change under do({attribute}) " + ("(interval excludes 1)" if hi < 1 else ""),
+        f"share of {what} unchanged by do({attribute} = other level), Wilson {level:.0%} interval, {n} images",
+        "invariance-test, eqs. 7-8",
+    )
     clot = cfclot_test(y_hat, y_cf, epsilon, alpha=alpha, seed=seed)
     details["CF-CLOT"] = clot
-    rows["CF-CLOT"] = make_row(clot.statistic, math.nan, math.nan, clot.pvalue,
-                               f"not {epsilon}-close (N-TE > {epsilon})" if clot.pvalue <= alpha
-                               else f"no evidence against {epsilon}-closeness",
-                               f"CF-CLOT, N-TE <= {epsilon}, {clot.method}", "closeness-test, Eq. 7")
+    rows["CF-CLOT"] = make_row(
+        clot.statistic,
+        math.nan,
+        math.nan,
+        clot.pvalue,
+        f"not {epsilon}-close (N-TE > {epsilon})"
+        if clot.pvalue <= alpha
+        else f"no evidence against {epsilon}-closeness",
+        f"CF-CLOT, N-TE <= {epsilon}, {clot.method}",
+        "closeness-test, Eq. 7",
+    )
     if z is not None:
         zz, z_text = frame[z].to_numpy(dtype=float), f"given columns {z}"
     else:
         zz, z_text = _content_embedding(x_null, x_cf, a01, frame, parents, f_predict)
     cit = cit_lr_test(y_hat, a01, zz, seed=seed)
     details["CIT-LR"] = cit
-    rows["CIT-LR"] = make_row(cit.statistic, math.nan, math.nan, cit.pvalue,
-                              "not counterfactually invariant" if cit.pvalue < alpha else "no evidence against invariance",
-                              f"CIT-LR ({cit.method}), z = {z_text}", "invariance-test, Alg. 1")
+    rows["CIT-LR"] = make_row(
+        cit.statistic,
+        math.nan,
+        math.nan,
+        cit.pvalue,
+        "not counterfactually invariant" if cit.pvalue < alpha else "no evidence against invariance",
+        f"CIT-LR ({cit.method}), z = {z_text}",
+        "invariance-test, Alg. 1",
+    )
     order = np.argsort(-np.abs(y_cf - y_hat), kind="stable")[: min(3, n)]
-    details["figure"] = {"factual": x[order], "counterfactual": x_cf[order], "score": y_hat[order], "score_cf": y_cf[order]}
+    details["figure"] = {
+        "factual": x[order],
+        "counterfactual": x_cf[order],
+        "score": y_hat[order],
+        "score_cf": y_cf[order],
+    }
     return rows, details
 
 
-def _observational_rows(y_hat: np.ndarray, a01: np.ndarray, frame: pd.DataFrame, outcome: str | None, attribute: str,
-                        x0: Any, x1: Any, level: float, alpha: float,
-                        seed: int) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+def _observational_rows(
+    y_hat: np.ndarray,
+    a01: np.ndarray,
+    frame: pd.DataFrame,
+    outcome: str | None,
+    attribute: str,
+    x0: Any,
+    x1: Any,
+    level: float,
+    alpha: float,
+    seed: int,
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """Demographic parity, and with the outcome equal opportunity and the accuracy per group (no generator needed)."""
     from ...verdicts import binomial_interval
 
     rows: dict[str, dict[str, Any]] = {}
     details: dict[str, Any] = {}
-    rows["DP"], details["DP"] = parity_row(y_hat, a01, level, alpha, seed, "prediction", "invariance-test, eq. 5",
-                                           "demographic parity")
+    rows["DP"], details["DP"] = parity_row(
+        y_hat, a01, level, alpha, seed, "prediction", "invariance-test, eq. 5", "demographic parity"
+    )
     if outcome is None:
         return rows, details
     y = frame[outcome].to_numpy().astype(int)
     if (y == 1).sum() >= 4 and min(((y == 1) & (a01 == v)).sum() for v in (0, 1)) >= 2:
         # equal opportunity is demographic parity among the units with y = 1 (eq. 6)
-        rows["EO"], details["EO"] = parity_row(y_hat[y == 1], a01[y == 1], level, alpha, seed, "prediction among y = 1",
-                                               "invariance-test, eq. 6", "equal opportunity")
+        rows["EO"], details["EO"] = parity_row(
+            y_hat[y == 1],
+            a01[y == 1],
+            level,
+            alpha,
+            seed,
+            "prediction among y = 1",
+            "invariance-test, eq. 6",
+            "equal opportunity",
+        )
     else:
-        rows["EO"] = make_row(math.nan, math.nan, math.nan, math.nan,
-                              "not estimable: fewer than 2 images with y = 1 in a group",
-                              "equal opportunity: mean prediction among y = 1 at x1 minus at x0", "invariance-test, eq. 6")
+        rows["EO"] = make_row(
+            math.nan,
+            math.nan,
+            math.nan,
+            math.nan,
+            "not estimable: fewer than 2 images with y = 1 in a group",
+            "equal opportunity: mean prediction among y = 1 at x1 minus at x0",
+            "invariance-test, eq. 6",
+        )
     dec, _, what = decisions(y_hat)
     for lv, code in ((x0, 0), (x1, 1)):
         sel = a01 == code
         ref = "invariance-test, Tables 2-3 (per-group performance)"
         if what == "scores":  # neither labels nor probabilities: there is no decision to score
-            rows[f"accuracy ({lv})"] = make_row(math.nan, math.nan, math.nan, math.nan,
-                                                "not estimable: the predictions are scores outside [0, 1], not decisions",
-                                                f"share of correct decisions among the images with {attribute} = {lv}", ref)
+            rows[f"accuracy ({lv})"] = make_row(
+                math.nan,
+                math.nan,
+                math.nan,
+                math.nan,
+                "not estimable: the predictions are scores outside [0, 1], not decisions",
+                f"share of correct decisions among the images with {attribute} = {lv}",
+                ref,
+            )
             continue
         iv = binomial_interval(int((dec[sel] == y[sel]).sum()), int(sel.sum()), level=level, unit="images")
-        rows[f"accuracy ({lv})"] = make_row(iv.estimate, iv.low, iv.high, math.nan, f"{iv.estimate:.1%} of {what} correct",
-                                            f"share of correct {what} among the images with {attribute} = {lv}, {iv.method}",
-                                            ref)
+        rows[f"accuracy ({lv})"] = make_row(
+            iv.estimate,
+            iv.low,
+            iv.high,
+            math.nan,
+            f"{iv.estimate:.1%} of {what} correct",
+            f"share of correct {what} among the images with {attribute} = {lv}, {iv.method}",
+            ref,
+        )
     return rows, details
 
 
 def _first_units(x: np.ndarray, x_cf: np.ndarray, y_hat: np.ndarray) -> dict[str, np.ndarray]:
     """The figure's units when the gate failed: the first three, with no score on their counterfactuals."""
     order = np.arange(min(3, len(x)))
-    return {"factual": x[order], "counterfactual": x_cf[order], "score": y_hat[order], "score_cf": np.full(order.size, np.nan)}
+    return {
+        "factual": x[order],
+        "counterfactual": x_cf[order],
+        "score": y_hat[order],
+        "score_cf": np.full(order.size, np.nan),
+    }
 
 
 def _table(rows: Mapping[str, dict[str, Any]], alpha: float) -> pd.DataFrame:
     """The report's rows as a table indexed by check, with ``flagged``."""
-    table = pd.DataFrame.from_dict(rows, orient="index")[["estimate", "ci_low", "ci_high", "pvalue", "verdict", "method", "reference"]]
+    table = pd.DataFrame.from_dict(rows, orient="index")[
+        ["estimate", "ci_low", "ci_high", "pvalue", "verdict", "method", "reference"]
+    ]
     table.index.name = "check"
     table["flagged"] = [is_flagged(name, row, alpha) for name, row in table.iterrows()]
     return table
 
 
-def _provenance(x: np.ndarray, frame: pd.DataFrame, a01: np.ndarray, x0: Any, x1: Any, attribute: str, parents: list[str],
-                outcome: str | None, z: list[str] | None, *, predict: Any, generator_hash: str, seed: int, device: str,
-                gate: Mapping[str, float], reader_kind: str, attribute_reader: Any) -> dict[str, Any]:
+def _provenance(
+    x: np.ndarray,
+    frame: pd.DataFrame,
+    a01: np.ndarray,
+    x0: Any,
+    x1: Any,
+    attribute: str,
+    parents: list[str],
+    outcome: str | None,
+    z: list[str] | None,
+    *,
+    predict: Any,
+    generator_hash: str,
+    seed: int,
+    device: str,
+    gate: Mapping[str, float],
+    reader_kind: str,
+    attribute_reader: Any,
+) -> dict[str, Any]:
     """The report's provenance: hashes of the images, classifier, generator and reader, the gate, the device."""
     data_hash = hashlib.sha256(np.ascontiguousarray(x).tobytes())
     data_hash.update(frame.to_csv(index=False).encode())
@@ -408,8 +596,17 @@ def _provenance(x: np.ndarray, frame: pd.DataFrame, a01: np.ndarray, x0: Any, x1
         "data_sha256": "sha256:" + data_hash.hexdigest(),
         "n_rows": int(len(x)),
         "group_counts": {str(x0): int((a01 == 0).sum()), str(x1): int((a01 == 1).sum())},
-        "roles": {"x": attribute, "z": list(parents), "w": [], "y": outcome, "x0": plain(x0), "x1": plain(x1),
-                  "cit_z": z, "business_necessity": [], "parents": list(parents)},
+        "roles": {
+            "x": attribute,
+            "z": list(parents),
+            "w": [],
+            "y": outcome,
+            "x0": plain(x0),
+            "x1": plain(x1),
+            "cit_z": z,
+            "business_necessity": [],
+            "parents": list(parents),
+        },
         "model": _hash_of(predict),
         "counterfactual": generator_hash,
         "cflib_version": cflib_version(),
@@ -424,8 +621,14 @@ def _provenance(x: np.ndarray, frame: pd.DataFrame, a01: np.ndarray, x0: Any, x1
     }
 
 
-def _content_embedding(x_null: np.ndarray, x_cf: np.ndarray, a01: np.ndarray, frame: pd.DataFrame,
-                       parents: Sequence[str], f_predict: Callable[[np.ndarray], Any]) -> tuple[np.ndarray, str]:
+def _content_embedding(
+    x_null: np.ndarray,
+    x_cf: np.ndarray,
+    a01: np.ndarray,
+    frame: pd.DataFrame,
+    parents: Sequence[str],
+    f_predict: Callable[[np.ndarray], Any],
+) -> tuple[np.ndarray, str]:
     """Each image's content with the attribute standardised, as CIT-LR's ``z``.
 
     The standardised image is the generator's image of the unit at level x0 (the null intervention for units
@@ -442,8 +645,10 @@ def _content_embedding(x_null: np.ndarray, x_cf: np.ndarray, a01: np.ndarray, fr
     u, s, _ = np.linalg.svd(flat, full_matrices=False)
     cols = [frame[p].to_numpy(dtype=float)[:, None] for p in parents if pd.api.types.is_numeric_dtype(frame[p])]
     z = np.hstack([score[:, None], u[:, :k] * s[:k], *cols])
-    return z, (f"the classifier's score on and {k} principal components of each image generated at x0"
-               + (f", and parents {list(parents)}" if cols else ""))
+    return z, (
+        f"the classifier's score on and {k} principal components of each image generated at x0"
+        + (f", and parents {list(parents)}" if cols else "")
+    )
 
 
 def _torch_hash(module: Any) -> str:

@@ -48,25 +48,31 @@ def read_attribute(reader: Callable[[np.ndarray], Any], x: np.ndarray, x0: Any, 
         return (v == x1).astype(int)
     if np.issubdtype(v.dtype, np.number) and np.isfinite(v).all() and v.min() >= 0 and v.max() <= 1:
         return (v >= 0.5).astype(int)
-    raise ValidationError(f"attribute_reader must return the attribute's levels ({x0!r} or {x1!r}) or P({x1!r}) in [0, 1], "
-                          f"got values such as {sorted(map(str, vals))[:4]}")
+    raise ValidationError(
+        f"attribute_reader must return the attribute's levels ({x0!r} or {x1!r}) or P({x1!r}) in [0, 1], "
+        f"got values such as {sorted(map(str, vals))[:4]}"
+    )
 
 
 def _call_reader(reader: Callable[[np.ndarray], Any], x: np.ndarray) -> np.ndarray:
     outs = []
     for i in range(0, len(x), BATCH):
-        part = x[i:i + BATCH]
+        part = x[i : i + BATCH]
         v = np.asarray(reader(part))
         if v.ndim == 2 and v.shape[1] == 1:
             v = v[:, 0]
         if v.ndim != 1 or v.shape[0] != len(part):
-            raise ValidationError(f"attribute_reader must return one value per image ({len(part)} for a batch of {len(part)}), "
-                                  f"got shape {v.shape}")
+            raise ValidationError(
+                f"attribute_reader must return one value per image ({len(part)} for a batch of {len(part)}), "
+                f"got shape {v.shape}"
+            )
         outs.append(v)
     return np.concatenate(outs)
 
 
-def train_reader(x: np.ndarray, a01: np.ndarray, seed: int, device: str, progress: bool) -> tuple[Callable, np.ndarray, str]:
+def train_reader(
+    x: np.ndarray, a01: np.ndarray, seed: int, device: str, progress: bool
+) -> tuple[Callable, np.ndarray, str]:
     """A small CNN trained on half of the images (stratified), cached; returns it and the held-out mask.
 
     Parameters
@@ -96,8 +102,10 @@ def train_reader(x: np.ndarray, a01: np.ndarray, seed: int, device: str, progres
     from ...runtime import fit_cached
 
     if x.shape[1] != 1 or x.shape[2] != x.shape[3] or x.shape[2] < 4:
-        raise ValidationError(f"attribute_reader: the audit trains its own reader on grey square images (n, 1, S, S) only, got {x.shape}; "
-                              "pass attribute_reader= (a function images -> attribute)")
+        raise ValidationError(
+            f"attribute_reader: the audit trains its own reader on grey square images (n, 1, S, S) only, got {x.shape}; "
+            "pass attribute_reader= (a function images -> attribute)"
+        )
     rng = np.random.default_rng(seed)
     held = np.zeros(len(x), dtype=bool)
     for lv in (0, 1):
@@ -107,7 +115,17 @@ def train_reader(x: np.ndarray, a01: np.ndarray, seed: int, device: str, progres
     # at least _READER_STEPS optimiser steps whatever the number of images (a few hundred images give 4 batches an epoch)
     epochs = max(_READER_EPOCHS, math.ceil(_READER_STEPS / math.ceil(int(train.sum()) / 64)))
     key = {"images": x[train, 0], "labels": a01[train], "arch": "cnn-s", "epochs": epochs, "seed": seed}
-    model = fit_cached(lambda: SmallCNN("cnn-s", x.shape[2], 1, seed=seed).fit(x[train, 0], a01[train], epochs=epochs,
-                                                                                device=device, seed=seed, progress=progress),
-                       load=lambda p: SmallCNN.load(p, device=device), key=key, code=[SmallCNN], name="audit-reader")
-    return (lambda imgs: model.predict(imgs[:, 0])), held, f"SmallCNN cnn-s trained on {int(train.sum())} images, cached at {model.cache_path.name}"
+    model = fit_cached(
+        lambda: SmallCNN("cnn-s", x.shape[2], 1, seed=seed).fit(
+            x[train, 0], a01[train], epochs=epochs, device=device, seed=seed, progress=progress
+        ),
+        load=lambda p: SmallCNN.load(p, device=device),
+        key=key,
+        code=[SmallCNN],
+        name="audit-reader",
+    )
+    return (
+        (lambda imgs: model.predict(imgs[:, 0])),
+        held,
+        f"SmallCNN cnn-s trained on {int(train.sum())} images, cached at {model.cache_path.name}",
+    )

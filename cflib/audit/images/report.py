@@ -64,8 +64,10 @@ class ImageAuditReport(AuditReport):
                 ax.plot([thr / scale] * 2, [p - 0.3, p + 0.3], color="0.3", lw=1.5)
         ax.set_yticks(pos, names)
         ax.set_xlim(-0.02, 1.02)
-        ax.set_xlabel(f"share (ECA, effectiveness) or l1 / 255 (composition, reversibility); {1 - self.alpha:.0%} "
-                      "intervals, bars: gate thresholds")
+        ax.set_xlabel(
+            f"share (ECA, effectiveness) or l1 / 255 (composition, reversibility); {1 - self.alpha:.0%} "
+            "intervals, bars: gate thresholds"
+        )
         ax.set_title("Generator gate and counterfactual accuracy")
         return ax
 
@@ -74,8 +76,11 @@ class ImageAuditReport(AuditReport):
         x, xc = shown["factual"][i], shown["counterfactual"][i]
         s_cf = float(shown["score_cf"][i])
         cf_label = f"score {s_cf:.2f}" if np.isfinite(s_cf) else "not scored (gate failed)"
-        panels = [(x, "factual", f"score {shown['score'][i]:.2f}"), (xc, "counterfactual", cf_label),
-                  (xc - x, "counterfactual − factual", "")]
+        panels = [
+            (x, "factual", f"score {shown['score'][i]:.2f}"),
+            (xc, "counterfactual", cf_label),
+            (xc - x, "counterfactual − factual", ""),
+        ]
         for j, (img, title, label) in enumerate(panels):
             a = fig.add_subplot(grid[1 + i, j])
             pic = np.moveaxis(img, 0, -1) if img.shape[0] == 3 else img.mean(0)

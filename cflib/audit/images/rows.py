@@ -32,10 +32,14 @@ def wilson_bounds(k: int, n: int, level: float) -> tuple[float, float]:
     den = 1 + z**2 / n
     mid = (p + z**2 / (2 * n)) / den
     half = z * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / den
-    return (0.0 if k == 0 else max(0.0, mid - half)), (1.0 if k == n else min(1.0, mid + half))  # exact ends, no rounding
+    return (0.0 if k == 0 else max(0.0, mid - half)), (
+        1.0 if k == n else min(1.0, mid + half)
+    )  # exact ends, no rounding
 
 
-def make_row(estimate: float, lo: float, hi: float, p: float, verdict: str, method: str, reference: str) -> dict[str, Any]:
+def make_row(
+    estimate: float, lo: float, hi: float, p: float, verdict: str, method: str, reference: str
+) -> dict[str, Any]:
     """One row of the report, as plain floats and text.
 
     Parameters
@@ -49,8 +53,15 @@ def make_row(estimate: float, lo: float, hi: float, p: float, verdict: str, meth
     -------
     dict
     """
-    return {"estimate": float(estimate), "ci_low": float(lo), "ci_high": float(hi), "pvalue": float(p), "verdict": verdict,
-            "method": method, "reference": reference}
+    return {
+        "estimate": float(estimate),
+        "ci_low": float(lo),
+        "ci_high": float(hi),
+        "pvalue": float(p),
+        "verdict": verdict,
+        "method": method,
+        "reference": reference,
+    }
 
 
 def is_flagged(name: str, row: pd.Series, alpha: float) -> bool:
@@ -100,12 +111,24 @@ def decisions(s: np.ndarray, s_cf: np.ndarray | None = None) -> tuple[np.ndarray
     if set(np.unique(both)) <= {0.0, 1.0}:
         return s, s_cf, "decisions"
     if both.min() >= 0.0 and both.max() <= 1.0:  # a probability: compare the decisions it leads to
-        return (s >= 0.5).astype(float), None if s_cf is None else (s_cf >= 0.5).astype(float), "decisions (score >= 0.5)"
+        return (
+            (s >= 0.5).astype(float),
+            None if s_cf is None else (s_cf >= 0.5).astype(float),
+            "decisions (score >= 0.5)",
+        )
     return s, s_cf, "scores"
 
 
-def parity_row(y_hat: np.ndarray, a01: np.ndarray, level: float, alpha: float, seed: int, label: str,
-                reference: str, criterion: str) -> tuple[dict[str, Any], Any]:
+def parity_row(
+    y_hat: np.ndarray,
+    a01: np.ndarray,
+    level: float,
+    alpha: float,
+    seed: int,
+    label: str,
+    reference: str,
+    criterion: str,
+) -> tuple[dict[str, Any], Any]:
     """A demographic-parity row: the difference of mean predictions (x1 minus x0) with a Welch interval and the test's p-value.
 
     Parameters
@@ -141,7 +164,13 @@ def parity_row(y_hat: np.ndarray, a01: np.ndarray, level: float, alpha: float, s
     se = math.sqrt(r1.var(ddof=1) / r1.size + r0.var(ddof=1) / r0.size) if min(r0.size, r1.size) > 1 else math.nan
     iv = normal_interval(diff, se, level=level, method="Welch standard error") if math.isfinite(se) else None
     verdict = "violated" if res.pvalue < alpha else "no evidence of a violation"
-    row = make_row(diff, iv.low if iv else math.nan, iv.high if iv else math.nan, res.pvalue, verdict,
-               f"{criterion}: mean {label} at x1 minus at x0, {iv.method if iv else 'no interval'}; {res.method} p-value",
-               reference)
+    row = make_row(
+        diff,
+        iv.low if iv else math.nan,
+        iv.high if iv else math.nan,
+        res.pvalue,
+        verdict,
+        f"{criterion}: mean {label} at x1 minus at x0, {iv.method if iv else 'no interval'}; {res.method} p-value",
+        reference,
+    )
     return row, res

@@ -17,8 +17,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["AEQUITAS_COMPAS", "PAPER_COMPAS", "aequitas_table", "compas_by_race", "direct_rates", "faircause_table",
-           "paper_tv_band"]
+__all__ = [
+    "AEQUITAS_COMPAS",
+    "PAPER_COMPAS",
+    "aequitas_table",
+    "compas_by_race",
+    "direct_rates",
+    "faircause_table",
+    "paper_tv_band",
+]
 
 #: Plecko & Bareinboim's COMPAS estimates (Sec. 4, Eqs. 21-22, 24-25, 27-28): (value, 95% half-width) in
 #: percent for the outcome Y and Northpointe's prediction. The paper prints no TV; Proposition 3 gives it
@@ -65,7 +72,14 @@ AEQUITAS_COMPAS = {
         "Other": (377, 43, 36, 90, 208),
     },
     "printed": {  # fpr, fnr, tpr, precision (PPV), prev (base rate), pprev (selection rate), two decimals
-        "African-American": {"fpr": 0.45, "fnr": 0.28, "tpr": 0.72, "ppv": 0.63, "base_rate": 0.51, "selection_rate": 0.59},
+        "African-American": {
+            "fpr": 0.45,
+            "fnr": 0.28,
+            "tpr": 0.72,
+            "ppv": 0.63,
+            "base_rate": 0.51,
+            "selection_rate": 0.59,
+        },
         "Caucasian": {"fpr": 0.23, "fnr": 0.48, "tpr": 0.52, "ppv": 0.59, "base_rate": 0.39, "selection_rate": 0.35},
     },
     "text": {"African-American": 0.448, "Caucasian": 0.234},  # the false-positive rates the prose gives
@@ -94,10 +108,17 @@ def compas_by_race(raw: pd.DataFrame | None = None) -> pd.DataFrame:
     missing = [c for c in need if c not in raw.columns]
     if missing:
         raise ValueError(f"raw: the COMPAS table lacks columns {missing}")
-    return pd.DataFrame({"race": raw["race"].astype(str), "decision": raw["score_text"].isin(["Medium", "High"]).astype(int),
-                         "two_year_recid": raw["two_year_recid"].astype(int), "sex": raw["sex"].astype(str),
-                         "age": raw["age"].astype(float), "priors_count": raw["priors_count"].astype(float),
-                         "juv_fel_count": raw["juv_fel_count"].astype(float)})
+    return pd.DataFrame(
+        {
+            "race": raw["race"].astype(str),
+            "decision": raw["score_text"].isin(["Medium", "High"]).astype(int),
+            "two_year_recid": raw["two_year_recid"].astype(int),
+            "sex": raw["sex"].astype(str),
+            "age": raw["age"].astype(float),
+            "priors_count": raw["priors_count"].astype(float),
+            "juv_fel_count": raw["juv_fel_count"].astype(float),
+        }
+    )
 
 
 def aequitas_table(report: Any) -> pd.DataFrame:
@@ -118,14 +139,29 @@ def aequitas_table(report: Any) -> pd.DataFrame:
     rows = {}
     for race, (n, tp, fp, fn, tn) in AEQUITAS_COMPAS["counts"].items():
         r = g.loc[race]
-        ours = (int(r["n"]), int(r["tpr_k"]), int(r["fpr_k"]), int(r["tpr_n"] - r["tpr_k"]), int(r["fpr_n"] - r["fpr_k"]))
+        ours = (
+            int(r["n"]),
+            int(r["tpr_k"]),
+            int(r["fpr_k"]),
+            int(r["tpr_n"] - r["tpr_k"]),
+            int(r["fpr_n"] - r["fpr_k"]),
+        )
         printed = AEQUITAS_COMPAS["printed"].get(race, {})
-        rows[race] = {"n": ours[0], "TP": ours[1], "FP": ours[2], "FN": ours[3], "TN": ours[4],
-                      "Aequitas n, TP, FP, FN, TN": f"{n}, {tp}, {fp}, {fn}, {tn}",
-                      "counts equal": ours == (n, tp, fp, fn, tn),
-                      "FPR": r["fpr"], "FPR interval": (r["fpr_low"], r["fpr_high"]), "Aequitas FPR": printed.get("fpr", np.nan),
-                      "FNR": 1 - r["tpr"], "FNR interval": (1 - r["tpr_high"], 1 - r["tpr_low"]),
-                      "Aequitas FNR": printed.get("fnr", np.nan)}
+        rows[race] = {
+            "n": ours[0],
+            "TP": ours[1],
+            "FP": ours[2],
+            "FN": ours[3],
+            "TN": ours[4],
+            "Aequitas n, TP, FP, FN, TN": f"{n}, {tp}, {fp}, {fn}, {tn}",
+            "counts equal": ours == (n, tp, fp, fn, tn),
+            "FPR": r["fpr"],
+            "FPR interval": (r["fpr_low"], r["fpr_high"]),
+            "Aequitas FPR": printed.get("fpr", np.nan),
+            "FNR": 1 - r["tpr"],
+            "FNR interval": (1 - r["tpr_high"], 1 - r["tpr_low"]),
+            "Aequitas FNR": printed.get("fnr", np.nan),
+        }
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -154,8 +190,18 @@ def faircause_table(report: Any) -> pd.DataFrame:
             ours, se = 100 * e.estimate[m], 100 * e.se[m]
             se_paper = half / q
             diff = ours - val
-            rows.append({"outcome": outcome, "effect": f"Ctf-{m}", "ours (%)": ours, "ours ± (%)": q * se, "paper (%)": val,
-                         "paper ± (%)": half, "difference (%)": diff, "z": diff / math.hypot(se, se_paper)})
+            rows.append(
+                {
+                    "outcome": outcome,
+                    "effect": f"Ctf-{m}",
+                    "ours (%)": ours,
+                    "ours ± (%)": q * se,
+                    "paper (%)": val,
+                    "paper ± (%)": half,
+                    "difference (%)": diff,
+                    "z": diff / math.hypot(se, se_paper),
+                }
+            )
     return pd.DataFrame(rows).set_index(["outcome", "effect"])
 
 
@@ -179,7 +225,12 @@ def direct_rates(data: pd.DataFrame, group: str, decision: str, y: str) -> pd.Da
     out = {}
     for g, s in data.groupby(group):
         pos, neg, sel = s[s[y] == 1], s[s[y] == 0], s[s[decision] == 1]
-        out[str(g)] = {"n": len(s), "base_rate": s[y].mean(), "selection_rate": s[decision].mean(),
-                       "tpr": pos[decision].mean() if len(pos) else np.nan, "fpr": neg[decision].mean() if len(neg) else np.nan,
-                       "ppv": sel[y].mean() if len(sel) else np.nan}
+        out[str(g)] = {
+            "n": len(s),
+            "base_rate": s[y].mean(),
+            "selection_rate": s[decision].mean(),
+            "tpr": pos[decision].mean() if len(pos) else np.nan,
+            "fpr": neg[decision].mean() if len(neg) else np.nan,
+            "ppv": sel[y].mean() if len(sel) else np.nan,
+        }
     return pd.DataFrame.from_dict(out, orient="index")

@@ -26,8 +26,16 @@ import pandas as pd
 
 from ...data.toy_cxr import DISEASES, ToyCXR, toy_cxr
 
-__all__ = ["GROUPS_AUDITED", "CLDMCounterfactual", "TrueCounterfactual", "audit_set", "cldm_generator", "group_reader",
-           "identity_counterfactual", "zoo_summary"]
+__all__ = [
+    "GROUPS_AUDITED",
+    "CLDMCounterfactual",
+    "TrueCounterfactual",
+    "audit_set",
+    "cldm_generator",
+    "group_reader",
+    "identity_counterfactual",
+    "zoo_summary",
+]
 
 #: The two groups of the toy chest X-rays the audit compares (the paper's white and black patients).
 GROUPS_AUDITED = (0, 1)
@@ -89,12 +97,21 @@ class CLDMCounterfactual:
             ``(n, 1, S, S)`` images.
         """
         aux = np.stack([np.asarray(pa[d]) for d in DISEASES], axis=1)
-        out = self.model.counterfactual(x[:, 0], np.asarray(pa["group"]), np.asarray(pa_star["group"]), aux=aux, **self.kwargs)
+        out = self.model.counterfactual(
+            x[:, 0], np.asarray(pa["group"]), np.asarray(pa_star["group"]), aux=aux, **self.kwargs
+        )
         return out[:, None]
 
 
-def cldm_generator(train: ToyCXR, *, config: Any, fit: Mapping[str, Any], counterfactual: Mapping[str, Any],
-                   seed: int = 0, device: str = "auto") -> CLDMCounterfactual:
+def cldm_generator(
+    train: ToyCXR,
+    *,
+    config: Any,
+    fit: Mapping[str, Any],
+    counterfactual: Mapping[str, Any],
+    seed: int = 0,
+    device: str = "auto",
+) -> CLDMCounterfactual:
     """The invariance chapter's CLDM+D (trained on ``train``, cached) as a counterfactual function.
 
     The training call is the one :func:`cflib.models.diffusion.fit_cldm_pair` makes for its ``"CLDM+D"``:
@@ -123,9 +140,17 @@ def cldm_generator(train: ToyCXR, *, config: Any, fit: Mapping[str, Any], counte
 
     c = train.D
     aux_classes = tuple(max(2, int(col.max()) + 1) for col in c.T)
-    model = fit_latent_diffusion(train.images, train.A, aux=c, sample_weight=independence_weights(train.A, c),
-                                 config=replace(config, aux_classes=aux_classes), seed=seed, device=device, cache_dir=None,
-                                 **dict(fit))
+    model = fit_latent_diffusion(
+        train.images,
+        train.A,
+        aux=c,
+        sample_weight=independence_weights(train.A, c),
+        config=replace(config, aux_classes=aux_classes),
+        seed=seed,
+        device=device,
+        cache_dir=None,
+        **dict(fit),
+    )
     return CLDMCounterfactual(model, **dict(counterfactual))
 
 
@@ -216,9 +241,13 @@ def group_reader(train: ToyCXR, *, epochs: int, device: str = "auto", seed: int 
     imgs = train.images[keep]
     x = np.concatenate([imgs, gaussian_filter(imgs, sigma=(0, 1, 1))])
     y = np.tile((train.A[keep] == GROUPS_AUDITED[1]).astype(np.int64), 2)
-    model = fit_cached(lambda: SmallCNN("cnn-s", train.size, 1, seed=seed).fit(x, y, epochs=epochs, device=device, seed=seed),
-                       load=lambda p: SmallCNN.load(p, device=device), key={"x": x, "y": y, "epochs": epochs, "seed": seed},
-                       code=[SmallCNN], name="audit-group-reader")
+    model = fit_cached(
+        lambda: SmallCNN("cnn-s", train.size, 1, seed=seed).fit(x, y, epochs=epochs, device=device, seed=seed),
+        load=lambda p: SmallCNN.load(p, device=device),
+        key={"x": x, "y": y, "epochs": epochs, "seed": seed},
+        code=[SmallCNN],
+        name="audit-group-reader",
+    )
 
     def read(images: np.ndarray) -> np.ndarray:
         return np.where(model.predict(images[:, 0]) == 1, GROUPS_AUDITED[1], GROUPS_AUDITED[0])
@@ -242,9 +271,25 @@ def zoo_summary(reports: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
     for label, r in reports.items():
         t = r.rows
-        gate = "pass" if all(str(t.loc[f"generator {k}", "verdict"]).startswith("pass")
-                             for k in ("composition", "reversibility", "effectiveness")) else "fail"
-        rows.append({"audit": label, "gate": gate, "effectiveness": t.loc["generator effectiveness", "estimate"],
-                     "ECA": t.loc["ECA", "estimate"], "ECA low": t.loc["ECA", "ci_low"], "ECA high": t.loc["ECA", "ci_high"],
-                     "CIT-LR p": t.loc["CIT-LR", "pvalue"], "CIT-LR": t.loc["CIT-LR", "verdict"], "DP p": t.loc["DP", "pvalue"]})
+        gate = (
+            "pass"
+            if all(
+                str(t.loc[f"generator {k}", "verdict"]).startswith("pass")
+                for k in ("composition", "reversibility", "effectiveness")
+            )
+            else "fail"
+        )
+        rows.append(
+            {
+                "audit": label,
+                "gate": gate,
+                "effectiveness": t.loc["generator effectiveness", "estimate"],
+                "ECA": t.loc["ECA", "estimate"],
+                "ECA low": t.loc["ECA", "ci_low"],
+                "ECA high": t.loc["ECA", "ci_high"],
+                "CIT-LR p": t.loc["CIT-LR", "pvalue"],
+                "CIT-LR": t.loc["CIT-LR", "verdict"],
+                "DP p": t.loc["DP", "pvalue"],
+            }
+        )
     return pd.DataFrame(rows).set_index("audit")

@@ -51,19 +51,21 @@ def prepare_adult(raw: pd.DataFrame | None = None, n: int | None = None, seed: i
         from ...data.real import load_adult
 
         raw = load_adult()
-    d = pd.DataFrame({
-        "female": (raw["sex"] == "Female").astype(int),
-        "age": raw["age"].astype(float),
-        "race": raw["race"].astype(str),
-        "native_country": np.where(raw["native-country"] == "United-States", "US", "other"),
-        "education_num": raw["education-num"].astype(float),
-        "marital_status": raw["marital-status"].astype(str),
-        "relationship": raw["relationship"].astype(str),
-        "workclass": raw["workclass"].astype(str),
-        "occupation": raw["occupation"].astype(str),
-        "hours_per_week": raw["hours-per-week"].astype(float),
-        "high_income": raw["income-per-year"].astype(str).str.startswith(">").astype(int),
-    })
+    d = pd.DataFrame(
+        {
+            "female": (raw["sex"] == "Female").astype(int),
+            "age": raw["age"].astype(float),
+            "race": raw["race"].astype(str),
+            "native_country": np.where(raw["native-country"] == "United-States", "US", "other"),
+            "education_num": raw["education-num"].astype(float),
+            "marital_status": raw["marital-status"].astype(str),
+            "relationship": raw["relationship"].astype(str),
+            "workclass": raw["workclass"].astype(str),
+            "occupation": raw["occupation"].astype(str),
+            "hours_per_week": raw["hours-per-week"].astype(float),
+            "high_income": raw["income-per-year"].astype(str).str.startswith(">").astype(int),
+        }
+    )
     if n is not None and n < len(d):
         d = d.sample(n=n, random_state=seed).reset_index(drop=True)
     return d
@@ -87,7 +89,9 @@ def compas_model(data: pd.DataFrame, sfm: StandardFairnessModel, seed: int = 0) 
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     cols = [sfm.x, *sfm.z, *sfm.w]
-    return HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, random_state=seed).fit(data[cols], data[sfm.y])
+    return HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, random_state=seed).fit(
+        data[cols], data[sfm.y]
+    )
 
 
 def adult_model(data: pd.DataFrame, sfm: StandardFairnessModel = ADULT_SFM) -> Any:
@@ -130,9 +134,11 @@ def report_frame(page: str, height: int = 900) -> str:
     -------
     str
     """
-    return (f'<div class="cflib-audit-report"><iframe title="cflib audit report" '
-            f'style="width:100%;height:{int(height)}px;border:1px solid #ccc" '
-            f'srcdoc="{html.escape(page, quote=True)}"></iframe></div>')
+    return (
+        f'<div class="cflib-audit-report"><iframe title="cflib audit report" '
+        f'style="width:100%;height:{int(height)}px;border:1px solid #ccc" '
+        f'srcdoc="{html.escape(page, quote=True)}"></iframe></div>'
+    )
 
 
 def audit_benchmark() -> pd.Series | None:
@@ -153,5 +159,16 @@ def audit_benchmark() -> pd.Series | None:
         return None
     doc = json.loads(path.read_text())
     row, m = doc["row"], doc["machine"]
-    keys = ["rows", "n_boot", "threads", "audit_wall_s", "audit_cpu_s", "by_hand_wall_s", "by_hand_cpu_s", "overhead_ratio_wall"]
-    return pd.Series({**{k: row[k] for k in keys}, "machine": f"{m.get('cpu_model')}, {m.get('cpus')} CPUs"}, name="COMPAS audit")
+    keys = [
+        "rows",
+        "n_boot",
+        "threads",
+        "audit_wall_s",
+        "audit_cpu_s",
+        "by_hand_wall_s",
+        "by_hand_cpu_s",
+        "overhead_ratio_wall",
+    ]
+    return pd.Series(
+        {**{k: row[k] for k in keys}, "machine": f"{m.get('cpu_model')}, {m.get('cpus')} CPUs"}, name="COMPAS audit"
+    )

@@ -90,12 +90,24 @@ def rank_agreement(configs: pd.DataFrame) -> pd.DataFrame:
     proxies += [c for c in configs.columns if c.startswith("effectiveness")]
     agree = []
     for name in proxies:
-        for subset, mask in (("all configurations", np.ones(len(configs), bool)), ("models only", (configs["kind"] == "model").to_numpy())):
+        for subset, mask in (
+            ("all configurations", np.ones(len(configs), bool)),
+            ("models only", (configs["kind"] == "model").to_numpy()),
+        ):
             a, b = oriented_proxy(configs, name)[mask], configs["true error"].to_numpy()[mask]
             r = stats.spearmanr(a, b) if np.ptp(a) > 0 and np.ptp(b) > 0 else None
-            agree.append({"proxy": name, "set": subset, "Spearman rho": np.nan if r is None else r.statistic,
-                          "p-value": np.nan if r is None else r.pvalue, "n": int(mask.sum())})
-    return pd.DataFrame(agree).pivot_table(index="proxy", columns="set", values=["Spearman rho", "p-value"], dropna=False)
+            agree.append(
+                {
+                    "proxy": name,
+                    "set": subset,
+                    "Spearman rho": np.nan if r is None else r.statistic,
+                    "p-value": np.nan if r is None else r.pvalue,
+                    "n": int(mask.sum()),
+                }
+            )
+    return pd.DataFrame(agree).pivot_table(
+        index="proxy", columns="set", values=["Spearman rho", "p-value"], dropna=False
+    )
 
 
 def within_model_agreement(per_image: Mapping[str, Any]) -> pd.DataFrame:
@@ -141,9 +153,18 @@ def agreement_summary(agreement: pd.DataFrame) -> str:
     str
     """
     lines = []
-    for name in ("composition l1_pixel m=1", "Fréchet", "CLD", "effectiveness t do(t)", "effectiveness i do(i)", "effectiveness d do(d)"):
+    for name in (
+        "composition l1_pixel m=1",
+        "Fréchet",
+        "CLD",
+        "effectiveness t do(t)",
+        "effectiveness i do(i)",
+        "effectiveness d do(d)",
+    ):
         r, p = agreement[("Spearman rho", "models only")][name], agreement[("p-value", "models only")][name]
-        lines.append(f"{name}: Spearman rho = {r:+.2f} (p = {p:.2g}) against the true error across model configurations")
+        lines.append(
+            f"{name}: Spearman rho = {r:+.2f} (p = {p:.2g}) against the true error across model configurations"
+        )
     return "\n".join(lines)
 
 
@@ -170,12 +191,23 @@ def plot_proxies_vs_truth(configs: pd.DataFrame, proxies: Sequence[str], axes: A
     colours = {"vae_fixed": "C0", "vae_learned": "C1", "hvae": "C2"}
     for ax, name in zip(axes, proxies, strict=True):
         for label, row in configs.iterrows():
-            c = next((col for k, col in colours.items() if label.startswith(MODEL_LABELS[k])), "C3" if row["kind"] == "model" else "0.2")
-            ax.scatter(oriented_proxy(configs, name)[configs.index.get_loc(label)], row["true error"], color=c, s=18,
-                       marker="o" if row["kind"] == "model" else "*")
+            c = next(
+                (col for k, col in colours.items() if label.startswith(MODEL_LABELS[k])),
+                "C3" if row["kind"] == "model" else "0.2",
+            )
+            ax.scatter(
+                oriented_proxy(configs, name)[configs.index.get_loc(label)],
+                row["true error"],
+                color=c,
+                s=18,
+                marker="o" if row["kind"] == "model" else "*",
+            )
         ax.set_xlabel(name, fontsize=8)
     axes[0].set_ylabel("true counterfactual error (pixel l1)")
     for label in (MODEL_LABELS["identity"], MODEL_LABELS["true"]):
-        axes[0].annotate(label.split(" (")[0], (oriented_proxy(configs, proxies[0])[configs.index.get_loc(label)],
-                                                 configs.loc[label, "true error"]), fontsize=7)
+        axes[0].annotate(
+            label.split(" (")[0],
+            (oriented_proxy(configs, proxies[0])[configs.index.get_loc(label)], configs.loc[label, "true error"]),
+            fontsize=7,
+        )
     return axes

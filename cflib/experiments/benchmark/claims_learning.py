@@ -50,9 +50,14 @@ def claims_learning(results: Mapping[str, Any]) -> pd.DataFrame:
             for mdl in models:
                 for p in parents:
                     iv = f1_interval(*binary_predictions(runs[s][mdl]["target"][p], runs[s][mdl]["effectiveness"][p]))
-                    parts.append(side_part(f"{MODEL_LABELS[mdl]} F1 under do({p}), seed {s}", iv, "above", bar, inclusive=True))
+                    parts.append(
+                        side_part(f"{MODEL_LABELS[mdl]} F1 under do({p}), seed {s}", iv, "above", bar, inclusive=True)
+                    )
                     ours[f"{MODEL_LABELS[mdl]} do({p}) seed {s}"] = round(iv.estimate, 3)
-        key, statement = "L1-faces", f"Every trained model makes the attribute predictors read the flipped smile and eyeglasses: F1 at least {bar} in every seed."
+        key, statement = (
+            "L1-faces",
+            f"Every trained model makes the attribute predictors read the flipped smile and eyeglasses: F1 at least {bar} in every seed.",
+        )
         paper = "Table 4: F1 of the intervened attribute 0.82-1.00 for every model shown"
         source = "Sec. 4.2, Table 4"
     else:
@@ -60,16 +65,35 @@ def claims_learning(results: Mapping[str, Any]) -> pd.DataFrame:
         for s in seeds:
             for mdl in models:
                 hits = np.asarray(runs[s][mdl]["effectiveness"]["d"])
-                parts.append(side_part(f"{MODEL_LABELS[mdl]} digit accuracy under do(d), seed {s}",
-                                       verdicts.binomial_interval(int(hits.sum()), len(hits), unit="test images"), "above", bar, inclusive=True))
+                parts.append(
+                    side_part(
+                        f"{MODEL_LABELS[mdl]} digit accuracy under do(d), seed {s}",
+                        verdicts.binomial_interval(int(hits.sum()), len(hits), unit="test images"),
+                        "above",
+                        bar,
+                        inclusive=True,
+                    )
+                )
                 ours[f"{MODEL_LABELS[mdl]} seed {s}"] = round(float(hits.mean()), 3)
-        key, statement = "L1-digit", f"Every trained model changes the digit under do(d): predictor accuracy at least {bar} in every seed."
+        key, statement = (
+            "L1-digit",
+            f"Every trained model changes the digit under do(d): predictor accuracy at least {bar} in every seed.",
+        )
         paper = "Table 3: y Acc under do(y) 0.451-0.972 (GAN fine-tuned lowest)"
         source = "Sec. 4.2, Table 3"
-    record_claim(key, statement, parts, "every model in every seed", paper=paper, ours=ours,
-                 evidence=f"{len(seeds)} training seeds x {len(models)} models", source=source, kind="sanity check",
-                 quote="Effectiveness aims to identify how successful is the performed intervention. In other words, if we force a "
-                       "variable X to have the value x, then X will take on the value x.")
+    record_claim(
+        key,
+        statement,
+        parts,
+        "every model in every seed",
+        paper=paper,
+        ours=ours,
+        evidence=f"{len(seeds)} training seeds x {len(models)} models",
+        source=source,
+        kind="sanity check",
+        quote="Effectiveness aims to identify how successful is the performed intervention. In other words, if we force a "
+        "variable X to have the value x, then X will take on the value x.",
+    )
     keys = [key]
     if not faces:
         parts, ours = [], {}
@@ -79,10 +103,17 @@ def claims_learning(results: Mapping[str, Any]) -> pd.DataFrame:
                 diff = paired_difference(runs[s][mdl]["true_error"], ident)
                 parts.append(side_part(f"{MODEL_LABELS[mdl]} true error - identity's, seed {s}", diff, "below", 0.0))
                 ours[f"{MODEL_LABELS[mdl]} seed {s}"] = f"{runs[s][mdl]['true_error'].mean():.2f} vs {ident.mean():.2f}"
-        record_claim("L2-truth", "Every trained model's counterfactuals are closer to the true counterfactual than the unchanged image is (every seed).",
-                     parts, "every model in every seed", paper="not measurable on Morpho-MNIST (no true counterfactuals)", ours=ours,
-                     evidence=f"mean pixel l1 (0-255) to the true counterfactual over do(t), do(i), do(d); {len(seeds)} seeds x {len(models)} models",
-                     quote="counterfactuals, by definition, are hypothetical scenarios without observable ground truths",
-                     source="Abstract (the book's substitute data has them)", kind="sanity check")
+        record_claim(
+            "L2-truth",
+            "Every trained model's counterfactuals are closer to the true counterfactual than the unchanged image is (every seed).",
+            parts,
+            "every model in every seed",
+            paper="not measurable on Morpho-MNIST (no true counterfactuals)",
+            ours=ours,
+            evidence=f"mean pixel l1 (0-255) to the true counterfactual over do(t), do(i), do(d); {len(seeds)} seeds x {len(models)} models",
+            quote="counterfactuals, by definition, are hypothetical scenarios without observable ground truths",
+            source="Abstract (the book's substitute data has them)",
+            kind="sanity check",
+        )
         keys.append("L2-truth")
     return claims.rows(keys)

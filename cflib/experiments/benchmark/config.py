@@ -31,7 +31,6 @@ MODEL_LABELS = {
 }
 
 
-
 def _encode_morphosynth(pa: Mapping[str, np.ndarray]) -> np.ndarray:
     return encode_parents(pa["t"], pa["i"], pa["d"])
 
@@ -92,11 +91,27 @@ def dataset_spec(dataset: str) -> DatasetSpec:
         An unknown dataset.
     """
     if dataset == "morphosynth":
-        return DatasetSpec(name="morphosynth", parents=("t", "i", "d"), kinds={"t": "regression", "i": "regression", "d": "multiclass"},
-                           discrete=("d",), encoder=_encode_morphosynth, pa_dim=12, channels=1, scale=1.0 / 255.0)
+        return DatasetSpec(
+            name="morphosynth",
+            parents=("t", "i", "d"),
+            kinds={"t": "regression", "i": "regression", "d": "multiclass"},
+            discrete=("d",),
+            encoder=_encode_morphosynth,
+            pa_dim=12,
+            channels=1,
+            scale=1.0 / 255.0,
+        )
     if dataset == "smileyfaces":
-        return DatasetSpec(name="smileyfaces", parents=("s", "e"), kinds={"s": "binary", "e": "binary"}, discrete=("s", "e"),
-                           encoder=_encode_smileyfaces, pa_dim=2, channels=3, scale=1.0)
+        return DatasetSpec(
+            name="smileyfaces",
+            parents=("s", "e"),
+            kinds={"s": "binary", "e": "binary"},
+            discrete=("s", "e"),
+            encoder=_encode_smileyfaces,
+            pa_dim=2,
+            channels=3,
+            scale=1.0,
+        )
     raise ValueError(f"dataset must be 'morphosynth' or 'smileyfaces', got {dataset!r}")
 
 
@@ -239,11 +254,23 @@ class BenchmarkConfig:
         if unknown:
             raise ValueError(f"unknown model(s) {unknown}; choose from {MODELS}")
         if "hvae_cf" in self.models and self.dataset != "smileyfaces":
-            raise ValueError("hvae_cf (counterfactual fine-tuning with binary classifiers) is defined for dataset='smileyfaces' only")
+            raise ValueError(
+                "hvae_cf (counterfactual fine-tuning with binary classifiers) is defined for dataset='smileyfaces' only"
+            )
         bad = [b for b in self.baselines if b not in BASELINES]
         if bad:
             raise ValueError(f"unknown baseline(s) {bad}; choose from {BASELINES}")
-        for name in ("size", "n_train", "n_test", "epochs", "gan_epochs", "predictor_epochs", "cld_vae_epochs", "cycles", "batch_size"):
+        for name in (
+            "size",
+            "n_train",
+            "n_test",
+            "epochs",
+            "gan_epochs",
+            "predictor_epochs",
+            "cld_vae_epochs",
+            "cycles",
+            "batch_size",
+        ):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
@@ -251,7 +278,9 @@ class BenchmarkConfig:
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.gan_aux_weight > 0 and self.gan_critic != "projection":
-            raise ValueError("gan_aux_weight > 0 needs gan_critic='projection' (the auxiliary head sits on its features); set gan_aux_weight=0")
+            raise ValueError(
+                "gan_aux_weight > 0 needs gan_critic='projection' (the auxiliary head sits on its features); set gan_aux_weight=0"
+            )
         if self.n_test < 20:
             raise ValueError(f"n_test must be at least 20 for the metrics' reference sets, got {self.n_test}")
 

@@ -128,22 +128,55 @@ def evaluate_scm(ctx: EvalContext, scm: DeepSCM, label: str) -> dict[str, Any]:
     fd = frechet_distance(ctx.real_features, cf_features)
     mu_c, lv_c = ctx.cld_encode(cf_x)
     cf_groups = np.stack([ctx.sampler.bin(p, ctx.do_values[p]) for p in parents])[ctx.chosen, units]
-    cld = counterfactual_latent_divergence((ctx.mu_f, ctx.lv_f), (mu_c, lv_c), ctx.ref_groups[units, ctx.chosen], cf_groups,
-                                           reference_group=ctx.ref_groups, parent=ctx.chosen, weights=cfg.cld_weights)
-    rows_c = [{"model": label, "distance": dist, "cycles": m, "mean": arr[:, m - 1].mean(), "std": arr[:, m - 1].std(ddof=1)}
-              for dist, arr in comp.distances.items() for m in sorted({1, cfg.cycles})]
-    rows_e = [{"model": label, "attribute": attr, "intervention": do, "score": v} for do, row in eff.table.iterrows() for attr, v in row.items()]
+    cld = counterfactual_latent_divergence(
+        (ctx.mu_f, ctx.lv_f),
+        (mu_c, lv_c),
+        ctx.ref_groups[units, ctx.chosen],
+        cf_groups,
+        reference_group=ctx.ref_groups,
+        parent=ctx.chosen,
+        weights=cfg.cld_weights,
+    )
+    rows_c = [
+        {"model": label, "distance": dist, "cycles": m, "mean": arr[:, m - 1].mean(), "std": arr[:, m - 1].std(ddof=1)}
+        for dist, arr in comp.distances.items()
+        for m in sorted({1, cfg.cycles})
+    ]
+    rows_e = [
+        {"model": label, "attribute": attr, "intervention": do, "score": v}
+        for do, row in eff.table.iterrows()
+        for attr, v in row.items()
+    ]
     row_rm = {"model": label, "Fréchet (in-domain)": fd, "CLD": cld.statistic, "P1": cld.mean_p1, "P2": cld.mean_p2}
     row_t = {"model": label, **{f"do({p})": true_err[p].mean() for p in parents}}
-    summary = {f"composition {d} m={m}": arr[:, m - 1].mean() for d, arr in comp.distances.items() for m in sorted({1, cfg.cycles})}
+    summary = {
+        f"composition {d} m={m}": arr[:, m - 1].mean()
+        for d, arr in comp.distances.items()
+        for m in sorted({1, cfg.cycles})
+    }
     summary.update({f"effectiveness {a} do({a})": eff.table.loc[f"do({a})", a] for a in parents})
-    summary.update({"Fréchet": fd, "CLD": cld.statistic, "true error": float(np.mean([v.mean() for v in true_err.values()]))})
-    per_image = {"composition": comp.distances, "composition_trend_p": comp.pvalue, "effectiveness": eff.per_image,
-                 "true_error": true_err, "cld": cld.cld, "p1": cld.p1, "p2": cld.p2, "chosen": ctx.chosen, "features": cf_features,
-                 "counterfactual_parents": {p: {q: eff.counterfactuals[p][q] for q in parents} for p in parents}}
+    summary.update(
+        {"Fréchet": fd, "CLD": cld.statistic, "true error": float(np.mean([v.mean() for v in true_err.values()]))}
+    )
+    per_image = {
+        "composition": comp.distances,
+        "composition_trend_p": comp.pvalue,
+        "effectiveness": eff.per_image,
+        "true_error": true_err,
+        "cld": cld.cld,
+        "p1": cld.p1,
+        "p2": cld.p2,
+        "chosen": ctx.chosen,
+        "features": cf_features,
+        "counterfactual_parents": {p: {q: eff.counterfactuals[p][q] for q in parents} for p in parents},
+    }
     figures = {"composition": comp.images, "interventions": {p: eff.counterfactuals[p]["x"][ctx.show] for p in parents}}
-    return {"rows": {"composition": rows_c, "effectiveness": rows_e, "realism_minimality": row_rm, "true_error": row_t},
-            "per_image": per_image, "figures": figures, "summary": summary}
+    return {
+        "rows": {"composition": rows_c, "effectiveness": rows_e, "realism_minimality": row_rm, "true_error": row_t},
+        "per_image": per_image,
+        "figures": figures,
+        "summary": summary,
+    }
 
 
 def composition_at(per_image: Mapping[str, Any], mdl: str, dist: str = "l1_pixel", m: int = 1) -> np.ndarray:
@@ -168,8 +201,9 @@ def composition_at(per_image: Mapping[str, Any], mdl: str, dist: str = "l1_pixel
     return per_image[mdl]["composition"][dist][:, m - 1]
 
 
-def predictor_quality(predictors: Mapping[str, AntiCausalPredictor], test: MorphoSynth | SmileyFaces,
-                      obs: Mapping[str, np.ndarray]) -> pd.DataFrame:
+def predictor_quality(
+    predictors: Mapping[str, AntiCausalPredictor], test: MorphoSynth | SmileyFaces, obs: Mapping[str, np.ndarray]
+) -> pd.DataFrame:
     """The predictors on real test images: the ceiling of effectiveness.
 
     Parameters
@@ -189,11 +223,19 @@ def predictor_quality(predictors: Mapping[str, AntiCausalPredictor], test: Morph
     quality = []
     for p, pred in predictors.items():
         s, _ = score(pred.kind, getattr(test, p), pred.predict(obs["x"]))
-        quality.append({"attribute": p, "metric": {"regression": "MAE", "multiclass": "accuracy", "binary": "F1"}[pred.kind], "real test images": s})
+        quality.append(
+            {
+                "attribute": p,
+                "metric": {"regression": "MAE", "multiclass": "accuracy", "binary": "F1"}[pred.kind],
+                "real test images": s,
+            }
+        )
     return pd.DataFrame(quality)
 
 
-def metric_distances(predictors: Mapping[str, AntiCausalPredictor]) -> tuple[dict[str, Any], Callable[[np.ndarray], np.ndarray]]:
+def metric_distances(
+    predictors: Mapping[str, AntiCausalPredictor],
+) -> tuple[dict[str, Any], Callable[[np.ndarray], np.ndarray]]:
     """The composition distances and the feature embedding, from the predictors' features (one pass per predictor).
 
     Parameters
@@ -208,8 +250,11 @@ def metric_distances(predictors: Mapping[str, AntiCausalPredictor]) -> tuple[dic
     embed : callable
         ``images -> features``: the predictors' embeddings, concatenated (memoised with the feature maps).
     """
+
     def _features(images: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-        outs = [pred.feature_maps(images, return_embedding=True) for pred in predictors.values()]  # one pass per predictor
+        outs = [
+            pred.feature_maps(images, return_embedding=True) for pred in predictors.values()
+        ]  # one pass per predictor
         return np.concatenate([o[1] for o in outs], axis=1), [m for o in outs for m in o[0]]
 
     features = memoize_features(_features)
@@ -220,14 +265,27 @@ def metric_distances(predictors: Mapping[str, AntiCausalPredictor]) -> tuple[dic
     def maps(images: np.ndarray) -> list[np.ndarray]:
         return features(images)[1]
 
-    distances = {"l1_pixel": l1_pixel(255.0), "l1_embedding": embedding_l1(embed), "perceptual": perceptual_distance(maps)}
+    distances = {
+        "l1_pixel": l1_pixel(255.0),
+        "l1_embedding": embedding_l1(embed),
+        "perceptual": perceptual_distance(maps),
+    }
     return distances, embed
 
 
-def evaluation_context(cfg: BenchmarkConfig, spec: DatasetSpec, test: MorphoSynth | SmileyFaces, obs: dict[str, np.ndarray], *,
-                       x_train: np.ndarray, predictors: dict[str, AntiCausalPredictor], distances: dict[str, Any],
-                       embed: Callable[[np.ndarray], np.ndarray], cld_encode: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
-                       true_attributes: Mapping[str, Any]) -> EvalContext:
+def evaluation_context(
+    cfg: BenchmarkConfig,
+    spec: DatasetSpec,
+    test: MorphoSynth | SmileyFaces,
+    obs: dict[str, np.ndarray],
+    *,
+    x_train: np.ndarray,
+    predictors: dict[str, AntiCausalPredictor],
+    distances: dict[str, Any],
+    embed: Callable[[np.ndarray], np.ndarray],
+    cld_encode: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    true_attributes: Mapping[str, Any],
+) -> EvalContext:
     """Fix what every model is scored against: one set of interventions, their true counterfactuals, the references.
 
     One set of interventions for every model gives paired comparisons on the same units and values.
@@ -271,13 +329,30 @@ def evaluation_context(cfg: BenchmarkConfig, spec: DatasetSpec, test: MorphoSynt
         truth[p] = oracle_scm.counterfactual(obs, {p: do_values[p]})
 
     show = np.arange(min(cfg.n_show, cfg.n_test))
-    return EvalContext(cfg=cfg, parents=parents, kinds=spec.kinds, obs=obs, distances=distances, predictors=predictors,
-                       sampler=sampler, do_values=do_values, truth=truth, chosen=chosen, cld_encode=cld_encode, mu_f=mu_f,
-                       lv_f=lv_f, ref_groups=ref_groups, real_features=real_features, embed=embed, show=show)
+    return EvalContext(
+        cfg=cfg,
+        parents=parents,
+        kinds=spec.kinds,
+        obs=obs,
+        distances=distances,
+        predictors=predictors,
+        sampler=sampler,
+        do_values=do_values,
+        truth=truth,
+        chosen=chosen,
+        cld_encode=cld_encode,
+        mu_f=mu_f,
+        lv_f=lv_f,
+        ref_groups=ref_groups,
+        real_features=real_features,
+        embed=embed,
+        show=show,
+    )
 
 
-def evaluate_models(ctx: EvalContext, scms: Mapping[str, DeepSCM],
-                    timings: dict[str, float]) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]], dict[str, Any]]:
+def evaluate_models(
+    ctx: EvalContext, scms: Mapping[str, DeepSCM], timings: dict[str, float]
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]], dict[str, Any]]:
     """Score every model of a run with :func:`evaluate_scm` on the shared context.
 
     Parameters
@@ -300,11 +375,21 @@ def evaluate_models(ctx: EvalContext, scms: Mapping[str, DeepSCM],
         Images for the figures (see :class:`~cflib.experiments.benchmark.result.BenchmarkResult`).
     """
     obs, show, parents = ctx.obs, ctx.show, ctx.parents
-    rows: dict[str, list[dict[str, Any]]] = {"composition": [], "effectiveness": [], "realism_minimality": [], "true_error": []}
+    rows: dict[str, list[dict[str, Any]]] = {
+        "composition": [],
+        "effectiveness": [],
+        "realism_minimality": [],
+        "true_error": [],
+    }
     per_image: dict[str, dict[str, Any]] = {}
-    figures: dict[str, Any] = {"composition": {}, "interventions": {}, "factual": obs["x"][show],
-                               "do_values": {p: ctx.do_values[p][show] for p in parents},
-                               "true": {p: ctx.truth[p]["x"][show] for p in parents}, "factual_parents": {p: obs[p][show] for p in parents}}
+    figures: dict[str, Any] = {
+        "composition": {},
+        "interventions": {},
+        "factual": obs["x"][show],
+        "do_values": {p: ctx.do_values[p][show] for p in parents},
+        "true": {p: ctx.truth[p]["x"][show] for p in parents},
+        "factual_parents": {p: obs[p][show] for p in parents},
+    }
     for name, scm in scms.items():
         t0 = time.perf_counter()
         ev = evaluate_scm(ctx, scm, MODEL_LABELS[name])

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from .result import BenchmarkResult
 
 
-def composition_grid(result: BenchmarkResult, models: Sequence[str], units: Sequence[int] = (0, 1, 2), fig: Any = None) -> np.ndarray:
+def composition_grid(
+    result: BenchmarkResult, models: Sequence[str], units: Sequence[int] = (0, 1, 2), fig: Any = None
+) -> np.ndarray:
     """Figs 2 / 3 / 6 / 8: each row one unit of one model, columns the factual and cycles 1..m.
 
     Parameters
@@ -39,7 +41,9 @@ def composition_grid(result: BenchmarkResult, models: Sequence[str], units: Sequ
     for mdl in models:
         for u in units:
             rows.append(result.figures["composition"][mdl][u])
-            labels.append(f"{MODEL_LABELS[mdl].split(' (')[0] if mdl not in ('vae_fixed', 'vae_learned') else MODEL_LABELS[mdl]} #{u}")
+            labels.append(
+                f"{MODEL_LABELS[mdl].split(' (')[0] if mdl not in ('vae_fixed', 'vae_learned') else MODEL_LABELS[mdl]} #{u}"
+            )
     imgs = np.stack(rows)
     cols = ["x"] + [f"m={k}" for k in range(1, imgs.shape[1])]
     return image_grid(_display(imgs), row_labels=labels, col_labels=cols, vmin=0, vmax=1, panel=0.75, fig=fig)
@@ -69,11 +73,17 @@ def intervention_grid(result: BenchmarkResult, models: Sequence[str], unit: int 
     rows = [np.stack([result.figures["factual"][unit]] + [result.figures["true"][p][unit] for p in parents])]
     labels = ["true"]
     for mdl in models:
-        rows.append(np.stack([result.figures["factual"][unit]] + [result.figures["interventions"][mdl][p][unit] for p in parents]))
+        rows.append(
+            np.stack(
+                [result.figures["factual"][unit]] + [result.figures["interventions"][mdl][p][unit] for p in parents]
+            )
+        )
         labels.append(MODEL_LABELS[mdl])
     fp = result.figures["factual_parents"]
     dv = result.figures["do_values"]
-    cols = ["factual\n" + ", ".join(f"{p}={_fmt(fp[p][unit])}" for p in parents)] + [f"do({p}={_fmt(dv[p][unit])})" for p in parents]
+    cols = ["factual\n" + ", ".join(f"{p}={_fmt(fp[p][unit])}" for p in parents)] + [
+        f"do({p}={_fmt(dv[p][unit])})" for p in parents
+    ]
     return image_grid(_display(np.stack(rows)), row_labels=labels, col_labels=cols, vmin=0, vmax=1, panel=1.0, fig=fig)
 
 
@@ -89,8 +99,12 @@ def _display(imgs: np.ndarray) -> np.ndarray:
     return np.moveaxis(imgs, 2, -1)
 
 
-def plot_composition_curves(result: BenchmarkResult, models: Sequence[str],
-                            distances: Sequence[str] = ("l1_pixel", "l1_embedding", "perceptual"), axes: Any = None) -> np.ndarray:
+def plot_composition_curves(
+    result: BenchmarkResult,
+    models: Sequence[str],
+    distances: Sequence[str] = ("l1_pixel", "l1_embedding", "perceptual"),
+    axes: Any = None,
+) -> np.ndarray:
     """Mean composition distance against the number of cycles, with 95 % bands over images (Table 1's curves).
 
     Parameters
@@ -115,8 +129,14 @@ def plot_composition_curves(result: BenchmarkResult, models: Sequence[str],
         for mdl in models:
             arr = result.per_image[mdl]["composition"][dist]
             se = arr.std(0, ddof=1) / np.sqrt(len(arr))
-            line_with_band(np.arange(1, arr.shape[1] + 1), arr.mean(0), arr.mean(0) - 1.96 * se, arr.mean(0) + 1.96 * se,
-                           label=MODEL_LABELS[mdl], ax=ax)
+            line_with_band(
+                np.arange(1, arr.shape[1] + 1),
+                arr.mean(0),
+                arr.mean(0) - 1.96 * se,
+                arr.mean(0) + 1.96 * se,
+                label=MODEL_LABELS[mdl],
+                ax=ax,
+            )
         ax.set_xlabel("cycles m")
         ax.set_title(dist)
     axes[0].set_ylabel("distance to x (mean, 95% band)")
@@ -124,7 +144,9 @@ def plot_composition_curves(result: BenchmarkResult, models: Sequence[str],
     return axes
 
 
-def plot_cld_histograms(result: BenchmarkResult, models: Sequence[str], *, unit: str = "test image", ax: Any = None) -> Any:
+def plot_cld_histograms(
+    result: BenchmarkResult, models: Sequence[str], *, unit: str = "test image", ax: Any = None
+) -> Any:
     """Per-image CLD of each model, with the identity map's value ``log(0.8 + 0.2e)`` marked.
 
     Parameters

@@ -132,7 +132,9 @@ def binary_outcomes(per_image: Mapping[str, Any], mdl: str, attr: str) -> tuple[
     -------
     target, predicted : numpy.ndarray
     """
-    return binary_predictions(per_image[mdl]["counterfactual_parents"][attr][attr], per_image[mdl]["effectiveness"][(attr, attr)])
+    return binary_predictions(
+        per_image[mdl]["counterfactual_parents"][attr][attr], per_image[mdl]["effectiveness"][(attr, attr)]
+    )
 
 
 def f1_interval(target: np.ndarray, predicted: np.ndarray) -> verdicts.Interval:
@@ -203,7 +205,9 @@ class FrechetDistances:
         Test images.
     """
 
-    def __init__(self, real_features: Any, per_image: Mapping[str, Any], models: Sequence[str], *, draws: int = N_BOOT_FRECHET) -> None:
+    def __init__(
+        self, real_features: Any, per_image: Mapping[str, Any], models: Sequence[str], *, draws: int = N_BOOT_FRECHET
+    ) -> None:
         real = np.asarray(real_features, float)
         self.mu, cov = real.mean(0), np.atleast_2d(np.cov(real, rowvar=False))
         self.trace, self.root = float(np.trace(cov)), _sqrt_psd(cov)
@@ -240,5 +244,8 @@ class FrechetDistances:
         -------
         cflib.results.Interval
         """
-        return verdicts.normal_interval(self.point[a] - self.point[b], np.std(self.draws[a] - self.draws[b], ddof=1),
-                                        method=f"paired bootstrap standard error, {self.n} test images, {N_BOOT_FRECHET} draws")
+        return verdicts.normal_interval(
+            self.point[a] - self.point[b],
+            np.std(self.draws[a] - self.draws[b], ddof=1),
+            method=f"paired bootstrap standard error, {self.n} test images, {N_BOOT_FRECHET} draws",
+        )

@@ -69,15 +69,23 @@ def fit_intensity_flow(data: MorphoSynth, *, epochs: int, seed: int, t_star: flo
 
     half = len(data) // 2
     flow = ConditionalFlow1D(["t"], bounds=(64.0, 255.0), seed=seed).fit(
-        data.i[:half], {"t": data.t[:half]}, epochs=epochs, seed=seed, device="cpu")
+        data.i[:half], {"t": data.t[:half]}, epochs=epochs, seed=seed, device="cpu"
+    )
     test = slice(half, None)
     eps_hat = flow.abduct(data.i[test], {"t": data.t[test]})
     roundtrip = np.max(np.abs(flow.predict(eps_hat, {"t": data.t[test]}) - data.i[test]))
     true_cf_i = morpho_attributes().counterfactual({"t": data.t[test], "i": data.i[test]}, {"t": t_star})["i"]
     flow_cf_i = flow.predict(eps_hat, {"t": np.full(len(eps_hat), t_star)})
     errors = np.abs(flow_cf_i - true_cf_i)
-    return FlowCheck(flow=flow, test=test, eps_hat=eps_hat, roundtrip=float(roundtrip),
-                     cf_mae=float(np.mean(errors)), t_star=t_star, cf_errors=errors)
+    return FlowCheck(
+        flow=flow,
+        test=test,
+        eps_hat=eps_hat,
+        roundtrip=float(roundtrip),
+        cf_mae=float(np.mean(errors)),
+        t_star=t_star,
+        cf_errors=errors,
+    )
 
 
 def plot_morphosynth_attributes(data: MorphoSynth, axes: Any = None) -> np.ndarray:
@@ -139,7 +147,9 @@ def plot_glyph_skeletons(fonts: Sequence[int] = (0, 3, 6, 9), digit: int = 3, ax
     return axes
 
 
-def plot_attribute_sweeps(data: MorphoSynth, unit: int, t_values: Sequence[float], i_values: Sequence[float]) -> np.ndarray:
+def plot_attribute_sweeps(
+    data: MorphoSynth, unit: int, t_values: Sequence[float], i_values: Sequence[float]
+) -> np.ndarray:
     """True counterfactuals of one unit along thickness (top row) and along intensity (bottom row).
 
     Parameters
@@ -161,13 +171,19 @@ def plot_attribute_sweeps(data: MorphoSynth, unit: int, t_values: Sequence[float
     idx = np.array([unit])
     along_t = np.concatenate([data.true_counterfactual({"t": v}, idx=idx)["x"] for v in t_values])
     along_i = np.concatenate([data.true_counterfactual({"i": v}, idx=idx)["x"] for v in i_values])
-    return image_grid(np.stack([along_t[:, 0], along_i[:, 0]]) / 255, row_labels=["do(t)", "do(i)"],
-                      col_labels=[f"t={a:.1f} / i={b:.0f}" for a, b in zip(t_values, i_values, strict=True)],
-                      vmin=0, vmax=1, panel=1.0)
+    return image_grid(
+        np.stack([along_t[:, 0], along_i[:, 0]]) / 255,
+        row_labels=["do(t)", "do(i)"],
+        col_labels=[f"t={a:.1f} / i={b:.0f}" for a, b in zip(t_values, i_values, strict=True)],
+        vmin=0,
+        vmax=1,
+        panel=1.0,
+    )
 
 
-def plot_interventional_vs_counterfactual(scm: DeepSCM, obs: Mapping[str, np.ndarray], noise_i: np.ndarray, *,
-                                          t: float = 4.0, seed: int = 0, axes: Any = None) -> np.ndarray:
+def plot_interventional_vs_counterfactual(
+    scm: DeepSCM, obs: Mapping[str, np.ndarray], noise_i: np.ndarray, *, t: float = 4.0, seed: int = 0, axes: Any = None
+) -> np.ndarray:
     """Intensities under ``do(t)``: fresh units (interventional) against the same units (counterfactual).
 
     Parameters
@@ -207,7 +223,9 @@ def plot_interventional_vs_counterfactual(scm: DeepSCM, obs: Mapping[str, np.nda
     return axes
 
 
-def plot_flow_fit(check: FlowCheck, data: MorphoSynth, t_values: Sequence[float] = (1.8, 2.5, 3.5), axes: Any = None) -> np.ndarray:
+def plot_flow_fit(
+    check: FlowCheck, data: MorphoSynth, t_values: Sequence[float] = (1.8, 2.5, 3.5), axes: Any = None
+) -> np.ndarray:
     """The flow's training curve, its abducted noise against the true noise, and ``p(i | t)`` against the truth.
 
     Parameters

@@ -28,8 +28,6 @@ TABLE5_CAPTION = "Table 5: Realism and Minimality for MorphoMNIST and CelebA."
 NOT_PAPER = "not in the paper"
 
 
-
-
 @dataclass(frozen=True)
 class Part:
     """One comparison of a claim: its label, its decision, the boundary it was decided against and its units.
@@ -67,7 +65,9 @@ def interval_units(interval: verdicts.Interval) -> int:
     return int(found.group(1)) if found else 0
 
 
-def side_part(label: str, interval: verdicts.Interval, side: str, threshold: float = 0.0, *, inclusive: bool = False) -> Part:
+def side_part(
+    label: str, interval: verdicts.Interval, side: str, threshold: float = 0.0, *, inclusive: bool = False
+) -> Part:
     """A one-sided comparison: the interval lies below (or above) the threshold.
 
     Parameters
@@ -88,7 +88,9 @@ def side_part(label: str, interval: verdicts.Interval, side: str, threshold: flo
     Part
     """
     rule = verdicts.decide_below if side == "below" else verdicts.decide_above
-    return Part(label, rule(interval, threshold, inclusive=inclusive, quantity=label), threshold, interval_units(interval))
+    return Part(
+        label, rule(interval, threshold, inclusive=inclusive, quantity=label), threshold, interval_units(interval)
+    )
 
 
 def band_part(label: str, interval: verdicts.Interval, low: float, high: float) -> Part:
@@ -162,10 +164,17 @@ def join_parts(parts: Sequence[Part], what: str, more: str = MORE_TEST_IMAGES) -
         shown, why = min(parts, key=part_margin), "the part nearest its boundary"
     else:
         shown, why = next(p for p in parts if p.decision.verdict == d.verdict), "the first part that decides"
-    decision = verdicts.Decision(d.verdict, shown.decision.interval, f"{d.rule}. Interval shown ({why}): {shown.decision.rule}")
-    counts = {v: sum(p.decision.verdict == v for p in parts) for v in (verdicts.REPRODUCED, verdicts.NOT_REPRODUCED, verdicts.UNDECIDED)}
-    tally = f"{counts[verdicts.REPRODUCED]}/{len(parts)} parts reproduced, {counts[verdicts.NOT_REPRODUCED]} not reproduced, " \
-            f"{counts[verdicts.UNDECIDED]} undecided; the interval is that of {shown.label}"
+    decision = verdicts.Decision(
+        d.verdict, shown.decision.interval, f"{d.rule}. Interval shown ({why}): {shown.decision.rule}"
+    )
+    counts = {
+        v: sum(p.decision.verdict == v for p in parts)
+        for v in (verdicts.REPRODUCED, verdicts.NOT_REPRODUCED, verdicts.UNDECIDED)
+    }
+    tally = (
+        f"{counts[verdicts.REPRODUCED]}/{len(parts)} parts reproduced, {counts[verdicts.NOT_REPRODUCED]} not reproduced, "
+        f"{counts[verdicts.UNDECIDED]} undecided; the interval is that of {shown.label}"
+    )
     note = ""
     if d.verdict == verdicts.UNDECIDED:
         iv = shown.decision.interval
@@ -179,13 +188,28 @@ def join_parts(parts: Sequence[Part], what: str, more: str = MORE_TEST_IMAGES) -
             note = f"{shown.label}: the estimate sits on the boundary {shown.threshold:g}; no size decides it unless the estimate moves."
         else:
             need = int(np.ceil(shown.n * ((iv.high - iv.low) / 2 / gap) ** 2))
-            note = (f"{shown.label} straddles {shown.threshold:g}: at this estimate about {need} {unit} (now {shown.n}) would "
-                    f"decide it ({more}).")
+            note = (
+                f"{shown.label} straddles {shown.threshold:g}: at this estimate about {need} {unit} (now {shown.n}) would "
+                f"decide it ({more})."
+            )
     return decision, tally, note
 
 
-def record_claim(key: str, statement: str, parts: Sequence[Part], what: str, *, paper: Any, ours: Any, evidence: str,
-                 quote: str, source: str, kind: str = "reproduction", change: str = "", more: str = MORE_TEST_IMAGES) -> None:
+def record_claim(
+    key: str,
+    statement: str,
+    parts: Sequence[Part],
+    what: str,
+    *,
+    paper: Any,
+    ours: Any,
+    evidence: str,
+    quote: str,
+    source: str,
+    kind: str = "reproduction",
+    change: str = "",
+    more: str = MORE_TEST_IMAGES,
+) -> None:
     """Record a claim decided by its parts (:func:`join_parts`) through :func:`cflib.claims.claim`.
 
     Parameters
@@ -214,11 +238,24 @@ def record_claim(key: str, statement: str, parts: Sequence[Part], what: str, *, 
     None
     """
     decision, tally, note = join_parts(parts, what, more)
-    claims.claim(key, statement, paper=paper, ours=ours, evidence=f"{evidence}; {tally}", decision=decision, quote=quote,
-                 source=source, kind=kind, note=note, change=change)
+    claims.claim(
+        key,
+        statement,
+        paper=paper,
+        ours=ours,
+        evidence=f"{evidence}; {tally}",
+        decision=decision,
+        quote=quote,
+        source=source,
+        kind=kind,
+        note=note,
+        change=change,
+    )
 
 
-def degenerate_metric(values: Mapping[str, float], what: str, *, lower_is_better: bool | None, floor: float | None = None) -> str:
+def degenerate_metric(
+    values: Mapping[str, float], what: str, *, lower_is_better: bool | None, floor: float | None = None
+) -> str:
     """Why a substitute metric cannot tell the models apart, or ``""`` when it can.
 
     The rule (the issue's): a metric is degenerate on the substitute data when it is constant across the

@@ -36,8 +36,12 @@ from .training import attribute_mechanisms, cld_encoder, train_image_models, tra
 
 def _make_data(cfg: BenchmarkConfig) -> tuple[MorphoSynth | SmileyFaces, MorphoSynth | SmileyFaces]:
     if cfg.dataset == "morphosynth":
-        return make_morphosynth(cfg.n_train, cfg.size, seed=cfg.seed), make_morphosynth(cfg.n_test, cfg.size, seed=cfg.seed + 10_000)
-    return make_smileyfaces(cfg.n_train, cfg.size, seed=cfg.seed), make_smileyfaces(cfg.n_test, cfg.size, seed=cfg.seed + 10_000)
+        return make_morphosynth(cfg.n_train, cfg.size, seed=cfg.seed), make_morphosynth(
+            cfg.n_test, cfg.size, seed=cfg.seed + 10_000
+        )
+    return make_smileyfaces(cfg.n_train, cfg.size, seed=cfg.seed), make_smileyfaces(
+        cfg.n_test, cfg.size, seed=cfg.seed + 10_000
+    )
 
 
 def _obs(data: MorphoSynth | SmileyFaces, scale: float) -> dict[str, np.ndarray]:
@@ -46,7 +50,9 @@ def _obs(data: MorphoSynth | SmileyFaces, scale: float) -> dict[str, np.ndarray]
     return obs
 
 
-def _resolve_config(config: BenchmarkConfig | Mapping[str, Any] | None, overrides: Mapping[str, Any]) -> BenchmarkConfig:
+def _resolve_config(
+    config: BenchmarkConfig | Mapping[str, Any] | None, overrides: Mapping[str, Any]
+) -> BenchmarkConfig:
     """The run's :class:`BenchmarkConfig`: ``config`` (a config, a mapping or the defaults) with ``overrides``."""
     if config is None:
         config = BenchmarkConfig()
@@ -63,8 +69,14 @@ def _resolve_config(config: BenchmarkConfig | Mapping[str, Any] | None, override
     return BenchmarkConfig(**{**config, **overrides})
 
 
-def _deep_scms(cfg: BenchmarkConfig, spec: DatasetSpec, test: MorphoSynth | SmileyFaces, learned_attr: Mapping[str, Any],
-               true_attr: Mapping[str, Any], mechs: Mapping[str, Any]) -> dict[str, DeepSCM]:
+def _deep_scms(
+    cfg: BenchmarkConfig,
+    spec: DatasetSpec,
+    test: MorphoSynth | SmileyFaces,
+    learned_attr: Mapping[str, Any],
+    true_attr: Mapping[str, Any],
+    mechs: Mapping[str, Any],
+) -> dict[str, DeepSCM]:
     """The references (``identity``, ``true``) and the trained models as deep SCMs on the test units' graph."""
     scms: dict[str, DeepSCM] = {}
     for name in cfg.baselines:
@@ -77,9 +89,12 @@ def _deep_scms(cfg: BenchmarkConfig, spec: DatasetSpec, test: MorphoSynth | Smil
     return scms
 
 
-
-def run_benchmark(config: BenchmarkConfig | Mapping[str, Any] | None = None, *, cache: bool | str | os.PathLike = True,
-                  **overrides: Any) -> BenchmarkResult:
+def run_benchmark(
+    config: BenchmarkConfig | Mapping[str, Any] | None = None,
+    *,
+    cache: bool | str | os.PathLike = True,
+    **overrides: Any,
+) -> BenchmarkResult:
     """Train the deep SCMs of the configuration and score them (Tables 1-5 plus the truth).
 
     Parameters
@@ -129,15 +144,38 @@ def run_benchmark(config: BenchmarkConfig | Mapping[str, Any] | None = None, *, 
     t0 = time.perf_counter()
     cld_encode = cld_encoder(cfg, x_train, spec)
     timings["CLD encoder"] = time.perf_counter() - t0
-    ctx = evaluation_context(cfg, spec, test, obs, x_train=x_train, predictors=predictors, distances=distances, embed=embed,
-                             cld_encode=cld_encode, true_attributes=true_attr)
+    ctx = evaluation_context(
+        cfg,
+        spec,
+        test,
+        obs,
+        x_train=x_train,
+        predictors=predictors,
+        distances=distances,
+        embed=embed,
+        cld_encode=cld_encode,
+        true_attributes=true_attr,
+    )
     rows, per_image, figures = evaluate_models(ctx, scms, timings)
     table_comp, table_eff, table_rm, table_true = benchmark_tables(rows, spec.kinds, cfg.cld_weights)
     timings["total"] = time.perf_counter() - t_all
-    return BenchmarkResult(config=cfg, table_composition=table_comp, table_effectiveness=table_eff, table_realism_minimality=table_rm,
-                           table_true_error=table_true, per_image=per_image, figures=figures, predictor_quality=quality,
-                           timings=timings, models=scms, context=ctx, test=test, mechanisms=mechs, learned_attributes=learned_attr,
-                           finetune_history=histories)
+    return BenchmarkResult(
+        config=cfg,
+        table_composition=table_comp,
+        table_effectiveness=table_eff,
+        table_realism_minimality=table_rm,
+        table_true_error=table_true,
+        per_image=per_image,
+        figures=figures,
+        predictor_quality=quality,
+        timings=timings,
+        models=scms,
+        context=ctx,
+        test=test,
+        mechanisms=mechs,
+        learned_attributes=learned_attr,
+        finetune_history=histories,
+    )
 
 
 def benchmark_results(result: BenchmarkResult) -> dict[str, Any]:
@@ -155,14 +193,26 @@ def benchmark_results(result: BenchmarkResult) -> dict[str, Any]:
         ``realism_minimality``, ``predictor_quality``, ``per_image``, ``obs`` (factual test units) and
         ``real_features`` (the training images' features, the Fréchet distance's reference set).
     """
-    return {"models": tuple(result.config.models), "cycles": result.config.cycles,
-            "composition": result.table_composition, "effectiveness": result.table_effectiveness,
-            "realism_minimality": result.table_realism_minimality, "predictor_quality": result.predictor_quality,
-            "per_image": result.per_image, "obs": result.context.obs, "real_features": result.context.real_features}
+    return {
+        "models": tuple(result.config.models),
+        "cycles": result.config.cycles,
+        "composition": result.table_composition,
+        "effectiveness": result.table_effectiveness,
+        "realism_minimality": result.table_realism_minimality,
+        "predictor_quality": result.predictor_quality,
+        "per_image": result.per_image,
+        "obs": result.context.obs,
+        "real_features": result.context.real_features,
+    }
 
 
-def run_seeds(config: BenchmarkConfig | Mapping[str, Any] | None = None, seeds: Sequence[int] = (0, 1, 2), *,
-              cache: bool | str | os.PathLike = True, **overrides: Any) -> dict[int, BenchmarkResult]:
+def run_seeds(
+    config: BenchmarkConfig | Mapping[str, Any] | None = None,
+    seeds: Sequence[int] = (0, 1, 2),
+    *,
+    cache: bool | str | os.PathLike = True,
+    **overrides: Any,
+) -> dict[int, BenchmarkResult]:
     """:func:`run_benchmark` once per training seed (data, models, predictors and interventions all follow the seed).
 
     Parameters
@@ -208,10 +258,14 @@ def learning_results(results: Mapping[int, BenchmarkResult]) -> dict[str, Any]:
     parents = tuple(first.figures["do_values"])
     runs = {}
     for s, r in results.items():
-        runs[s] = {mdl: {"true_error": np.mean([per["true_error"][p] for p in parents], axis=0),
-                         "effectiveness": {p: np.asarray(per["effectiveness"][(p, p)], float) for p in parents},
-                         "target": {p: np.asarray(per["counterfactual_parents"][p][p]) for p in parents}}
-                   for mdl, per in r.per_image.items()}
+        runs[s] = {
+            mdl: {
+                "true_error": np.mean([per["true_error"][p] for p in parents], axis=0),
+                "effectiveness": {p: np.asarray(per["effectiveness"][(p, p)], float) for p in parents},
+                "target": {p: np.asarray(per["counterfactual_parents"][p][p]) for p in parents},
+            }
+            for mdl, per in r.per_image.items()
+        }
     return {"models": tuple(first.config.models), "parents": parents, "kinds": dict(first.context.kinds), "runs": runs}
 
 
@@ -243,7 +297,9 @@ def seed_results(runs: Mapping[int, BenchmarkResult], *, temperature: float | No
         temperature, plus ``temperature``.
     """
     if not isinstance(runs, Mapping) or not runs:
-        raise ValueError("runs must map each training seed to its BenchmarkResult (run_seeds(...) or {seed: run_benchmark(...)})")
+        raise ValueError(
+            "runs must map each training seed to its BenchmarkResult (run_seeds(...) or {seed: run_benchmark(...)})"
+        )
     out = {}
     for s, r in runs.items():
         if not isinstance(r, BenchmarkResult):
@@ -253,6 +309,8 @@ def seed_results(runs: Mapping[int, BenchmarkResult], *, temperature: float | No
         per_image = dict(res["per_image"])
         for mdl in _HVAES:
             if mdl in r.mechanisms and r.mechanisms[mdl].noise_temperature != t:
-                per_image[mdl] = evaluate_scm(r.context, with_temperature(r, mdl, t), f"{MODEL_LABELS[mdl]} T={t:g}")["per_image"]
+                per_image[mdl] = evaluate_scm(r.context, with_temperature(r, mdl, t), f"{MODEL_LABELS[mdl]} T={t:g}")[
+                    "per_image"
+                ]
         out[s] = {**res, "per_image": per_image, "temperature": t}
     return out

@@ -101,7 +101,10 @@ class BenchmarkResult:
         >>> result.summary()["true error"]  # doctest: +SKIP
         """
         comp, eff = self.table_composition, self.table_effectiveness
-        columns = {f"composition {dist} m={m}": comp[(dist, m, "mean")] for dist, m in dict.fromkeys((d, c) for d, c, _ in comp.columns)}
+        columns = {
+            f"composition {dist} m={m}": comp[(dist, m, "mean")]
+            for dist, m in dict.fromkeys((d, c) for d, c, _ in comp.columns)
+        }
         for attribute, do in eff.columns:
             if do == f"do({attribute.split()[0]})":
                 columns[f"effectiveness {attribute.split()[0]} {do}"] = eff[(attribute, do)]
@@ -149,14 +152,20 @@ def with_temperature(result: BenchmarkResult, model: str, noise_temperature: flo
     if model not in mechs:
         raise ValueError(f"{model!r} was not trained in this run (trained: {sorted(mechs)})")
     old = mechs[model]
-    new = DeepImageMechanism(old.model, old.parent_encoder, noise_temperature=noise_temperature,
-                             posterior_temperature=old.posterior_temperature, seed=old.seed)
+    new = DeepImageMechanism(
+        old.model,
+        old.parent_encoder,
+        noise_temperature=noise_temperature,
+        posterior_temperature=old.posterior_temperature,
+        seed=old.seed,
+    )
     scm = result.models[model]
     return DeepSCM(scm.graph, {**scm.mechanisms, "x": new})
 
 
-def at_temperatures(result: BenchmarkResult, models: Sequence[str],
-                    temperatures: Sequence[float]) -> Iterator[tuple[str, float, dict[str, Any]]]:
+def at_temperatures(
+    result: BenchmarkResult, models: Sequence[str], temperatures: Sequence[float]
+) -> Iterator[tuple[str, float, dict[str, Any]]]:
     """Yield ``(model, T, evaluate_scm output)`` for each trained model re-scored at each temperature.
 
     Parameters

@@ -52,10 +52,20 @@ class SeedUnits:
             if missing:
                 raise ValueError(f"results['seeds'][{s!r}] lacks the per-image results of {missing}")
         draws = N_BOOT_FRECHET if self.n == 1 else 0
-        self.frechet = [FrechetDistances(r["real_features"], r["per_image"], frechet, draws=draws) for r in self.runs] if frechet else []
+        self.frechet = (
+            [FrechetDistances(r["real_features"], r["per_image"], frechet, draws=draws) for r in self.runs]
+            if frechet
+            else []
+        )
 
-    def part(self, label: str, stat: Callable[[int], float], image_interval: Callable[[int], verdicts.Interval], side: str,
-             threshold: float = 0.0) -> Part:
+    def part(
+        self,
+        label: str,
+        stat: Callable[[int], float],
+        image_interval: Callable[[int], verdicts.Interval],
+        side: str,
+        threshold: float = 0.0,
+    ) -> Part:
         """One comparison: ``stat(k)`` is seed ``k``'s estimate, ``image_interval(k)`` its interval over test images.
 
         Parameters
@@ -80,7 +90,9 @@ class SeedUnits:
             return Part(label, verdicts.one_seed(p.decision), threshold, p.n)
         return side_part(label, verdicts.seed_interval([stat(k) for k in range(self.n)]), side, threshold)
 
-    def paired(self, label: str, diff: Callable[[Mapping[str, Any]], np.ndarray], side: str, threshold: float = 0.0) -> Part:
+    def paired(
+        self, label: str, diff: Callable[[Mapping[str, Any]], np.ndarray], side: str, threshold: float = 0.0
+    ) -> Part:
         """A comparison of per-image paired differences ``diff(run)``: each seed's estimate is their mean.
 
         Parameters
@@ -98,8 +110,13 @@ class SeedUnits:
         -------
         Part
         """
-        return self.part(label, lambda k: float(np.mean(diff(self.runs[k]))),
-                         lambda k: verdicts.mean_interval(diff(self.runs[k]), unit="test images"), side, threshold)
+        return self.part(
+            label,
+            lambda k: float(np.mean(diff(self.runs[k]))),
+            lambda k: verdicts.mean_interval(diff(self.runs[k]), unit="test images"),
+            side,
+            threshold,
+        )
 
     def frechet_diff(self, a: str, b: str, side: str, label: str | None = None) -> Part:
         """Fréchet distance of ``a`` minus that of ``b``: per seed, the difference of the two distances.
@@ -117,8 +134,12 @@ class SeedUnits:
         -------
         Part
         """
-        return self.part(label or f"Fréchet {MODEL_LABELS[a]} - {MODEL_LABELS[b]}", lambda k: self.frechet[k].point[a] - self.frechet[k].point[b],
-                         lambda k: self.frechet[k].diff(a, b), side)
+        return self.part(
+            label or f"Fréchet {MODEL_LABELS[a]} - {MODEL_LABELS[b]}",
+            lambda k: self.frechet[k].point[a] - self.frechet[k].point[b],
+            lambda k: self.frechet[k].diff(a, b),
+            side,
+        )
 
     def mean(self, value: Callable[[Mapping[str, Any]], float]) -> float:
         """The mean over seeds of ``value(run)``.

@@ -22,8 +22,9 @@ from .intervals import FrechetDistances, binary_outcomes, f1_interval
 from .result import BenchmarkResult, at_temperatures
 
 
-def benchmark_tables(rows: Mapping[str, Sequence[Mapping[str, Any]]], kinds: Mapping[str, str],
-                     cld_weights: tuple[float, float]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def benchmark_tables(
+    rows: Mapping[str, Sequence[Mapping[str, Any]]], kinds: Mapping[str, str], cld_weights: tuple[float, float]
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The paper's tables of one run, from the rows of every model's scores.
 
     Parameters
@@ -73,7 +74,9 @@ def format_mean_std(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     out = {}
     for dist, m in dict.fromkeys((d, c) for d, c, _ in table.columns):
         out[(dist, f"{m} cycle" + ("s" if m > 1 else ""))] = [
-            f"{a:.{digits}f} ± {b:.{digits}f}" for a, b in zip(table[(dist, m, "mean")], table[(dist, m, "std")], strict=False)]
+            f"{a:.{digits}f} ± {b:.{digits}f}"
+            for a, b in zip(table[(dist, m, "mean")], table[(dist, m, "std")], strict=False)
+        ]
     return pd.DataFrame(out, index=table.index)
 
 
@@ -141,8 +144,14 @@ def seed_table(results: Mapping[int, BenchmarkResult], *, level: float = 0.95) -
             vals = [per_seed[s][mdl][met][0] for s in results]
             ci = verdicts.mean_interval(vals, level=level, unit="training seeds")
             row.update({(met, f"seed {s}"): v for s, v in zip(results, vals, strict=True)})
-            row.update({(met, "mean"): ci.estimate, (met, "low"): ci.low, (met, "high"): ci.high,
-                        (met, "± test images"): float(np.mean([per_seed[s][mdl][met][1] for s in results]))})
+            row.update(
+                {
+                    (met, "mean"): ci.estimate,
+                    (met, "low"): ci.low,
+                    (met, "high"): ci.high,
+                    (met, "± test images"): float(np.mean([per_seed[s][mdl][met][1] for s in results])),
+                }
+            )
         rows[MODEL_LABELS[mdl]] = row
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.columns = pd.MultiIndex.from_tuples(table.columns)
@@ -166,13 +175,24 @@ def temperature_table(result: BenchmarkResult, models: Sequence[str], temperatur
     pandas.DataFrame
         Index ``(model, T)``; columns the ``m=1`` composition distances and ``true error``.
     """
-    rows = [{"model": MODEL_LABELS[mdl], "T": T, **{k: v for k, v in ev["summary"].items() if "m=1" in k or k == "true error"}}
-            for mdl, T, ev in at_temperatures(result, models, temperatures)]
+    rows = [
+        {
+            "model": MODEL_LABELS[mdl],
+            "T": T,
+            **{k: v for k, v in ev["summary"].items() if "m=1" in k or k == "true error"},
+        }
+        for mdl, T, ev in at_temperatures(result, models, temperatures)
+    ]
     return pd.DataFrame(rows).set_index(["model", "T"])
 
 
-def paired_table(result: BenchmarkResult, pairs: Sequence[tuple[str, str]], *, seed: int = 0,
-                 distances: Sequence[str] = ("l1_pixel", "l1_embedding", "perceptual")) -> pd.DataFrame:
+def paired_table(
+    result: BenchmarkResult,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    seed: int = 0,
+    distances: Sequence[str] = ("l1_pixel", "l1_embedding", "perceptual"),
+) -> pd.DataFrame:
     """Paired comparisons of composition between models on the same test images (after 1 and ``cycles`` cycles).
 
     Parameters
@@ -195,7 +215,20 @@ def paired_table(result: BenchmarkResult, pairs: Sequence[tuple[str, str]], *, s
     for dist in distances:
         for m in sorted({1, result.config.cycles}):
             for a, b in pairs:
-                r = paired_comparison(composition_at(result.per_image, a, dist, m), composition_at(result.per_image, b, dist, m), seed=seed)
-                rows.append({"distance": dist, "m": m, "a": MODEL_LABELS[a], "b": MODEL_LABELS[b], "mean(a - b)": r.mean_diff,
-                             "95% CI": f"[{claims.reader_number(r.ci[0])}, {claims.reader_number(r.ci[1])}]", "Wilcoxon p": r.pvalue})
+                r = paired_comparison(
+                    composition_at(result.per_image, a, dist, m),
+                    composition_at(result.per_image, b, dist, m),
+                    seed=seed,
+                )
+                rows.append(
+                    {
+                        "distance": dist,
+                        "m": m,
+                        "a": MODEL_LABELS[a],
+                        "b": MODEL_LABELS[b],
+                        "mean(a - b)": r.mean_diff,
+                        "95% CI": f"[{claims.reader_number(r.ci[0])}, {claims.reader_number(r.ci[1])}]",
+                        "Wilcoxon p": r.pvalue,
+                    }
+                )
     return pd.DataFrame(rows)

@@ -22,8 +22,9 @@ from ...scm.deep import ClosedForm, RootMechanism
 from .config import BenchmarkConfig, DatasetSpec
 
 
-def train_predictors(cfg: BenchmarkConfig, spec: DatasetSpec, x_train: np.ndarray,
-                     train: MorphoSynth | SmileyFaces) -> tuple[dict[str, AntiCausalPredictor], dict[str, AntiCausalPredictor] | None]:
+def train_predictors(
+    cfg: BenchmarkConfig, spec: DatasetSpec, x_train: np.ndarray, train: MorphoSynth | SmileyFaces
+) -> tuple[dict[str, AntiCausalPredictor], dict[str, AntiCausalPredictor] | None]:
     """Anti-causal predictors (evaluation), and a second set for counterfactual fine-tuning.
 
     The second set (``hvae_cf`` runs only) is trained on the other half of the data, so the fine-tuned
@@ -51,21 +52,42 @@ def train_predictors(cfg: BenchmarkConfig, spec: DatasetSpec, x_train: np.ndarra
     predictors = {}
     for j, p in enumerate(spec.parents):
         kind = spec.kinds[p]
-        pred = AntiCausalPredictor(shape, kind, n_classes=10 if kind == "multiclass" else None, width=cfg.width, hidden=cfg.hidden, seed=cfg.seed + j)
-        predictors[p] = pred.fit(x_train, getattr(train, p), epochs=cfg.predictor_epochs, balance=kind != "regression",
-                                 device=cfg.device, seed=cfg.seed + j)
+        pred = AntiCausalPredictor(
+            shape,
+            kind,
+            n_classes=10 if kind == "multiclass" else None,
+            width=cfg.width,
+            hidden=cfg.hidden,
+            seed=cfg.seed + j,
+        )
+        predictors[p] = pred.fit(
+            x_train,
+            getattr(train, p),
+            epochs=cfg.predictor_epochs,
+            balance=kind != "regression",
+            device=cfg.device,
+            seed=cfg.seed + j,
+        )
     predictors_ft = None
     if "hvae_cf" in cfg.models:
         half = np.arange(len(x_train)) % 2 == 1
         predictors_ft = {}
         for j, p in enumerate(spec.parents):
             pred = AntiCausalPredictor(shape, "binary", width=cfg.width, hidden=cfg.hidden, seed=cfg.seed + 100 + j)
-            predictors_ft[p] = pred.fit(x_train[half], getattr(train, p)[half], epochs=cfg.predictor_epochs, balance=True,
-                                        device=cfg.device, seed=cfg.seed + 100 + j)
+            predictors_ft[p] = pred.fit(
+                x_train[half],
+                getattr(train, p)[half],
+                epochs=cfg.predictor_epochs,
+                balance=True,
+                device=cfg.device,
+                seed=cfg.seed + 100 + j,
+            )
     return predictors, predictors_ft
 
 
-def attribute_mechanisms(cfg: BenchmarkConfig, train: MorphoSynth | SmileyFaces) -> tuple[dict[str, Any], dict[str, Any]]:
+def attribute_mechanisms(
+    cfg: BenchmarkConfig, train: MorphoSynth | SmileyFaces
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Learned attribute mechanisms (shared by all models) and the true ones (for the reference).
 
     Parameters
@@ -87,7 +109,8 @@ def attribute_mechanisms(cfg: BenchmarkConfig, train: MorphoSynth | SmileyFaces)
         from ...models.flows import ConditionalFlow1D
 
         flow = ConditionalFlow1D(["t"], bounds=(64.0, 255.0), seed=cfg.seed).fit(
-            train.i, {"t": train.t}, epochs=cfg.flow_epochs, seed=cfg.seed, device="cpu")
+            train.i, {"t": train.t}, epochs=cfg.flow_epochs, seed=cfg.seed, device="cpu"
+        )
         learned = {"t": RootMechanism(train.t), "i": flow, "d": RootMechanism(train.d)}
         true = morpho_attributes().mechanisms
         return learned, {"t": ClosedForm(true["t"]), "i": ClosedForm(true["i"]), "d": RootMechanism(train.d)}
@@ -98,7 +121,15 @@ def attribute_mechanisms(cfg: BenchmarkConfig, train: MorphoSynth | SmileyFaces)
 #: The settings that determine each image model's weights (its cache key, with the training data and code).
 _SHARED_SETTINGS = ("dataset", "size", "n_train", "seed", "width", "hidden", "batch_size")
 _VAE_SETTINGS = ("epochs", "lr", "beta", "latent_dim")
-_GAN_SETTINGS = ("gan_epochs", "gan_composition_weight", "gan_critic", "gan_loss", "gan_lr", "gan_ema", "gan_aux_weight")
+_GAN_SETTINGS = (
+    "gan_epochs",
+    "gan_composition_weight",
+    "gan_critic",
+    "gan_loss",
+    "gan_lr",
+    "gan_ema",
+    "gan_aux_weight",
+)
 _TRAINING_SETTINGS = {
     "vae_fixed": _VAE_SETTINGS,
     "vae_learned": (*_VAE_SETTINGS, "vae_max_log_scale"),
@@ -109,9 +140,15 @@ _TRAINING_SETTINGS = {
 }
 
 
-def train_image_models(cfg: BenchmarkConfig, x: np.ndarray, pa: np.ndarray, spec: DatasetSpec,
-                       predictors_ft: Mapping[str, AntiCausalPredictor] | None, timings: dict[str, float],
-                       cache: bool | str | os.PathLike = True) -> tuple[dict[str, Any], dict[str, Any]]:
+def train_image_models(
+    cfg: BenchmarkConfig,
+    x: np.ndarray,
+    pa: np.ndarray,
+    spec: DatasetSpec,
+    predictors_ft: Mapping[str, AntiCausalPredictor] | None,
+    timings: dict[str, float],
+    cache: bool | str | os.PathLike = True,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Train (or load from the shared model cache) the image mechanisms of ``cfg.models``.
 
     Each model goes through :func:`cflib.runtime.fit_cached`, keyed on the training images and parents,
@@ -156,7 +193,13 @@ def train_image_models(cfg: BenchmarkConfig, x: np.ndarray, pa: np.ndarray, spec
     k = spec.pa_dim
     enc = spec.encoder
     common = {"width": cfg.width, "hidden": cfg.hidden, "seed": cfg.seed}
-    fit_kw = {"batch_size": cfg.batch_size, "lr": cfg.lr, "device": cfg.device, "seed": cfg.seed, "show_progress": False}
+    fit_kw = {
+        "batch_size": cfg.batch_size,
+        "lr": cfg.lr,
+        "device": cfg.device,
+        "seed": cfg.seed,
+        "show_progress": False,
+    }
     out: dict[str, Any] = {}
     want = set(cfg.models)
     raw: dict[str, Any] = {}
@@ -166,56 +209,139 @@ def train_image_models(cfg: BenchmarkConfig, x: np.ndarray, pa: np.ndarray, spec
         if cache is False:
             model = fit()
         else:
-            model = fit_cached(fit, load=lambda path: cls.load(path, device=cfg.device), name=f"benchmark-{cfg.dataset}-{name}",
-                               key={"model": name, "x": x, "pa": pa,
-                                    "settings": {f: getattr(cfg, f) for f in (*_SHARED_SETTINGS, *_TRAINING_SETTINGS[name])}},
-                               code=[cls, *code],
-                               cache_dir=None if cache is True else cache)
+            model = fit_cached(
+                fit,
+                load=lambda path: cls.load(path, device=cfg.device),
+                name=f"benchmark-{cfg.dataset}-{name}",
+                key={
+                    "model": name,
+                    "x": x,
+                    "pa": pa,
+                    "settings": {f: getattr(cfg, f) for f in (*_SHARED_SETTINGS, *_TRAINING_SETTINGS[name])},
+                },
+                code=[cls, *code],
+                cache_dir=None if cache is True else cache,
+            )
         timings[f"train {name}"] = time.perf_counter() - t0
         return model
 
     if "vae_fixed" in want:
-        m = trained("vae_fixed", ConditionalVAE, lambda: ConditionalVAE(
-            shape, k, latent_dim=cfg.latent_dim, likelihood="normal", normal_variance=FIXED_SIGMA_VARIANCE, beta=cfg.beta, **common
-        ).fit(x, pa, epochs=cfg.epochs, **fit_kw))
+        m = trained(
+            "vae_fixed",
+            ConditionalVAE,
+            lambda: ConditionalVAE(
+                shape,
+                k,
+                latent_dim=cfg.latent_dim,
+                likelihood="normal",
+                normal_variance=FIXED_SIGMA_VARIANCE,
+                beta=cfg.beta,
+                **common,
+            ).fit(x, pa, epochs=cfg.epochs, **fit_kw),
+        )
         out["vae_fixed"] = DeepImageMechanism(m, enc, noise_temperature=cfg.vae_temperature, seed=cfg.seed)
     if "vae_learned" in want:
-        m2 = trained("vae_learned", LearnedScaleVAE, lambda: LearnedScaleVAE(
-            shape, k, latent_dim=cfg.latent_dim, beta=cfg.beta, max_log_scale=cfg.vae_max_log_scale, **common).fit(x, pa, epochs=cfg.epochs, **fit_kw))
+        m2 = trained(
+            "vae_learned",
+            LearnedScaleVAE,
+            lambda: LearnedScaleVAE(
+                shape, k, latent_dim=cfg.latent_dim, beta=cfg.beta, max_log_scale=cfg.vae_max_log_scale, **common
+            ).fit(x, pa, epochs=cfg.epochs, **fit_kw),
+        )
         out["vae_learned"] = DeepImageMechanism(m2, enc, noise_temperature=cfg.vae_temperature, seed=cfg.seed)
     if want & {"hvae", "hvae_cf"}:
-        h = trained("hvae", HierarchicalConditionalVAE, lambda: HierarchicalConditionalVAE(
-            shape, k, levels=cfg.hvae_levels, latent_dim=max(2, cfg.latent_dim // 2), beta=cfg.beta,
-            likelihood="normal", normal_variance=FIXED_SIGMA_VARIANCE, **common).fit(x, pa, epochs=cfg.epochs, **fit_kw))
+        h = trained(
+            "hvae",
+            HierarchicalConditionalVAE,
+            lambda: HierarchicalConditionalVAE(
+                shape,
+                k,
+                levels=cfg.hvae_levels,
+                latent_dim=max(2, cfg.latent_dim // 2),
+                beta=cfg.beta,
+                likelihood="normal",
+                normal_variance=FIXED_SIGMA_VARIANCE,
+                **common,
+            ).fit(x, pa, epochs=cfg.epochs, **fit_kw),
+        )
         if "hvae" in want:
-            out["hvae"] = DeepImageMechanism(h, enc, noise_temperature=cfg.hvae_temperature,
-                                             posterior_temperature=cfg.hvae_posterior_temperature, seed=cfg.seed)
+            out["hvae"] = DeepImageMechanism(
+                h,
+                enc,
+                noise_temperature=cfg.hvae_temperature,
+                posterior_temperature=cfg.hvae_posterior_temperature,
+                seed=cfg.seed,
+            )
         if "hvae_cf" in want:
             clfs = {j: predictors_ft[p].module for j, p in enumerate(spec.parents)}
 
             def finetuned_hvae() -> Any:
                 hc = copy.deepcopy(h)
-                counterfactual_finetune(hc, x, pa, clfs, steps=cfg.cf_steps, batch_size=min(64, cfg.batch_size), lr=cfg.cf_lr,
-                                        device=cfg.device, seed=cfg.seed)
+                counterfactual_finetune(
+                    hc,
+                    x,
+                    pa,
+                    clfs,
+                    steps=cfg.cf_steps,
+                    batch_size=min(64, cfg.batch_size),
+                    lr=cfg.cf_lr,
+                    device=cfg.device,
+                    seed=cfg.seed,
+                )
                 return hc
 
-            hc = trained("hvae_cf", HierarchicalConditionalVAE, finetuned_hvae, code=[counterfactual_finetune, AntiCausalPredictor])
+            hc = trained(
+                "hvae_cf",
+                HierarchicalConditionalVAE,
+                finetuned_hvae,
+                code=[counterfactual_finetune, AntiCausalPredictor],
+            )
             raw["hvae_cf"] = hc.finetune_history_
-            out["hvae_cf"] = DeepImageMechanism(hc, enc, noise_temperature=cfg.hvae_temperature,
-                                                posterior_temperature=cfg.hvae_posterior_temperature, seed=cfg.seed)
+            out["hvae_cf"] = DeepImageMechanism(
+                hc,
+                enc,
+                noise_temperature=cfg.hvae_temperature,
+                posterior_temperature=cfg.hvae_posterior_temperature,
+                seed=cfg.seed,
+            )
     if want & {"gan", "gan_ft"}:
         groups = [[0], [1], list(range(2, 12))] if cfg.dataset == "morphosynth" else [[0], [1]]
-        g = trained("gan", ConditionalGAN, lambda: ConditionalGAN(
-            shape, k, composition_weight=cfg.gan_composition_weight, critic=cfg.gan_critic, **common
-        ).fit(x, pa, epochs=cfg.gan_epochs, batch_size=cfg.batch_size, lr=cfg.gan_lr, device=cfg.device, seed=cfg.seed,
-              parent_groups=groups, show_progress=False, loss=cfg.gan_loss, ema=cfg.gan_ema, aux_weight=cfg.gan_aux_weight))
+        g = trained(
+            "gan",
+            ConditionalGAN,
+            lambda: ConditionalGAN(
+                shape, k, composition_weight=cfg.gan_composition_weight, critic=cfg.gan_critic, **common
+            ).fit(
+                x,
+                pa,
+                epochs=cfg.gan_epochs,
+                batch_size=cfg.batch_size,
+                lr=cfg.gan_lr,
+                device=cfg.device,
+                seed=cfg.seed,
+                parent_groups=groups,
+                show_progress=False,
+                loss=cfg.gan_loss,
+                ema=cfg.gan_ema,
+                aux_weight=cfg.gan_aux_weight,
+            ),
+        )
         if "gan" in want:
             out["gan"] = DeepImageMechanism(g, enc, seed=cfg.seed)
         if "gan_ft" in want:
+
             def finetuned_gan() -> Any:
                 gf = copy.deepcopy(g)
-                finetune_encoder(gf, x, pa, steps=cfg.gan_finetune_steps, batch_size=cfg.batch_size, lr=cfg.gan_finetune_lr,
-                                 device=cfg.device, seed=cfg.seed)
+                finetune_encoder(
+                    gf,
+                    x,
+                    pa,
+                    steps=cfg.gan_finetune_steps,
+                    batch_size=cfg.batch_size,
+                    lr=cfg.gan_finetune_lr,
+                    device=cfg.device,
+                    seed=cfg.seed,
+                )
                 return gf
 
             gf = trained("gan_ft", ConditionalGAN, finetuned_gan, code=[finetune_encoder])
@@ -224,7 +350,9 @@ def train_image_models(cfg: BenchmarkConfig, x: np.ndarray, pa: np.ndarray, spec
     return out, raw
 
 
-def cld_encoder(cfg: BenchmarkConfig, x: np.ndarray, spec: DatasetSpec) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+def cld_encoder(
+    cfg: BenchmarkConfig, x: np.ndarray, spec: DatasetSpec
+) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """Unconditional VAE for the CLD: the project's VAE with a constant (uninformative) parent.
 
     Parameters
@@ -246,10 +374,27 @@ def cld_encoder(cfg: BenchmarkConfig, x: np.ndarray, spec: DatasetSpec) -> Calla
     from ...models.vae import ConditionalVAE
 
     shape = (spec.channels, cfg.size, cfg.size)
-    vae = ConditionalVAE(shape, 1, latent_dim=cfg.latent_dim, likelihood="bernoulli", beta=1.0,
-                         width=cfg.width, hidden=cfg.hidden, seed=cfg.seed + 1)
+    vae = ConditionalVAE(
+        shape,
+        1,
+        latent_dim=cfg.latent_dim,
+        likelihood="bernoulli",
+        beta=1.0,
+        width=cfg.width,
+        hidden=cfg.hidden,
+        seed=cfg.seed + 1,
+    )
     zero = np.zeros((len(x), 1), np.float32)
-    vae.fit(x, zero, epochs=cfg.cld_vae_epochs, batch_size=cfg.batch_size, lr=cfg.lr, device=cfg.device, seed=cfg.seed, show_progress=False)
+    vae.fit(
+        x,
+        zero,
+        epochs=cfg.cld_vae_epochs,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr,
+        device=cfg.device,
+        seed=cfg.seed,
+        show_progress=False,
+    )
 
     def encode(images: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         vae.eval()

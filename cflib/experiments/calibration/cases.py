@@ -94,28 +94,50 @@ class CalibrationCase:
 
 # The words each row checks. Only the CF-CLOT boundary rows check a level a paper promises (Fu et al.,
 # Theorem 2); the others check cflib's own tests against the level their papers or notes take for granted.
-_CFCLOT_LEVEL = ("Based on Theorem 1, we can directly control the Type I error of the test with a confidence level of α",
-                 "Fu et al. (002), Sec. 4.1, before Theorem 2 (Pr(N-TE > tau_alpha | H0) -> alpha as m -> infinity)")
-_RESAMPLING_LEVEL = ("With a valid resampling null, type-I ≤ α and power → 1 for any P ≠ Q.",
-                     "notes on Fu et al. (002), §5 C9; not in the paper")
-_SIGNFLIP_LEVEL = ("The Rademacher sign-flip version is exact: test with `P[p ≤ α] ≤ α` at small m.",
-                   "notes on Fu et al. (002), §5 C9; not in the paper")
-_CIT_LEVEL = ("If A has no effect on X (M_i = N_i, or f uses only A-invariant features), the CIT-LR rejection rate at "
-              "α=0.05 should lie within a binomial confidence interval of 0.05 over replications.",
-              "notes on Ma et al. (000), §5 item 7 [S]; not in the paper")
-_CIT_MARGINAL = ("Equivalent and cheaper, because Z ⊥ A: ĥ(z) = Σ_a P(a) ĝ(a,z).",
-                 "notes on Ma et al. (000), §7.1 item 4 (the paper's Z is independent of A, Lemma D.3); not in the paper")
-_DP_TEST = ("To make it convenient for comparison, we transform DP into a statistical test, by conducting a paired t-test "
-            "to determine if (5) holds.", "Ma et al. (000), Sec. 6.1 (no level is stated; cflib's form is a Welch test)")
-_EO_TEST = ("Again we transform the criteria into a statistical test, by conducting a paired t-test to determine if (6) holds.",
-            "Ma et al. (000), Sec. 6.1 (no level is stated; cflib's form is a Welch test)")
-_EFFECT_CI = ("The indicated 95% confidence intervals are computed using repeated bootstrap repetitions of the dataset.",
-              "Plecko & Bareinboim (004), Sec. 4, COMPAS (the paper's intervals are bootstrap ones; cflib's are influence-function "
-              "normal intervals)")
-_ALG1_TEST = ("In the finite sample case, one needs to perform hypothesis testing to see whether the effects differ.",
-              "Plecko & Bareinboim (004), Sec. 3.1 after Alg. 1 (no level is stated)")
-_ALG1_POPULATION = ("We remark that Alg. 1 is written in its population level version, in which the causal effects are "
-                    "estimated perfectly with no uncertainty.", "Plecko & Bareinboim (004), Sec. 3.1 after Alg. 1")
+_CFCLOT_LEVEL = (
+    "Based on Theorem 1, we can directly control the Type I error of the test with a confidence level of α",
+    "Fu et al. (002), Sec. 4.1, before Theorem 2 (Pr(N-TE > tau_alpha | H0) -> alpha as m -> infinity)",
+)
+_RESAMPLING_LEVEL = (
+    "With a valid resampling null, type-I ≤ α and power → 1 for any P ≠ Q.",
+    "notes on Fu et al. (002), §5 C9; not in the paper",
+)
+_SIGNFLIP_LEVEL = (
+    "The Rademacher sign-flip version is exact: test with `P[p ≤ α] ≤ α` at small m.",
+    "notes on Fu et al. (002), §5 C9; not in the paper",
+)
+_CIT_LEVEL = (
+    "If A has no effect on X (M_i = N_i, or f uses only A-invariant features), the CIT-LR rejection rate at "
+    "α=0.05 should lie within a binomial confidence interval of 0.05 over replications.",
+    "notes on Ma et al. (000), §5 item 7 [S]; not in the paper",
+)
+_CIT_MARGINAL = (
+    "Equivalent and cheaper, because Z ⊥ A: ĥ(z) = Σ_a P(a) ĝ(a,z).",
+    "notes on Ma et al. (000), §7.1 item 4 (the paper's Z is independent of A, Lemma D.3); not in the paper",
+)
+_DP_TEST = (
+    "To make it convenient for comparison, we transform DP into a statistical test, by conducting a paired t-test "
+    "to determine if (5) holds.",
+    "Ma et al. (000), Sec. 6.1 (no level is stated; cflib's form is a Welch test)",
+)
+_EO_TEST = (
+    "Again we transform the criteria into a statistical test, by conducting a paired t-test to determine if (6) holds.",
+    "Ma et al. (000), Sec. 6.1 (no level is stated; cflib's form is a Welch test)",
+)
+_EFFECT_CI = (
+    "The indicated 95% confidence intervals are computed using repeated bootstrap repetitions of the dataset.",
+    "Plecko & Bareinboim (004), Sec. 4, COMPAS (the paper's intervals are bootstrap ones; cflib's are influence-function "
+    "normal intervals)",
+)
+_ALG1_TEST = (
+    "In the finite sample case, one needs to perform hypothesis testing to see whether the effects differ.",
+    "Plecko & Bareinboim (004), Sec. 3.1 after Alg. 1 (no level is stated)",
+)
+_ALG1_POPULATION = (
+    "We remark that Alg. 1 is written in its population level version, in which the causal effects are "
+    "estimated perfectly with no uncertainty.",
+    "Plecko & Bareinboim (004), Sec. 3.1 after Alg. 1",
+)
 
 
 def _mmd_case(n: int) -> CalibrationCase:
@@ -124,11 +146,20 @@ def _mmd_case(n: int) -> CalibrationCase:
     def rep(rng):  # skewed, bimodal in one coordinate: both samples from the same law
         def draw():
             return np.column_stack([rng.exponential(size=n), rng.choice([-1.0, 1.0], n) + 0.3 * rng.standard_normal(n)])
+
         return mmd_test(draw(), draw(), n_permutations=200, seed=rng).pvalue < 0.05
 
-    return CalibrationCase("MMD permutation test", "cflib.stats.mmd.mmd_test", "type-I error", 0.05,
-                           "two samples from one exponential x bimodal law", n, rep,
-                           quote=_RESAMPLING_LEVEL[0], source=_RESAMPLING_LEVEL[1])
+    return CalibrationCase(
+        "MMD permutation test",
+        "cflib.stats.mmd.mmd_test",
+        "type-I error",
+        0.05,
+        "two samples from one exponential x bimodal law",
+        n,
+        rep,
+        quote=_RESAMPLING_LEVEL[0],
+        source=_RESAMPLING_LEVEL[1],
+    )
 
 
 def _cfclot_boundary_case(m: int, variance: str) -> CalibrationCase:
@@ -142,12 +173,19 @@ def _cfclot_boundary_case(m: int, variance: str) -> CalibrationCase:
         return cfclot_test(y, y_cf, eps, bandwidth=1.5, variance=variance, method="normal").rejected
 
     note = "" if variance == "delta" else "Eq. 13's variance as printed is anti-conservative (closeness-test chapter)"
-    return CalibrationCase(f"CF-CLOT, normal threshold, {variance} variance, at N-TE = epsilon = {eps:g}",
-                           "cflib.stats.closeness.cfclot_test", "type-I error", 0.05,
-                           f"bivariate Gaussian location pairs with N-TE exactly {eps:g} (bandwidth 1.5)", m, rep,
-                           expected_fail=note, quote=_CFCLOT_LEVEL[0],
-                           source=_CFCLOT_LEVEL[1] + ("" if variance == "delta" else "; threshold with Eq. 13's variance as printed"),
-                           reproduces=True)
+    return CalibrationCase(
+        f"CF-CLOT, normal threshold, {variance} variance, at N-TE = epsilon = {eps:g}",
+        "cflib.stats.closeness.cfclot_test",
+        "type-I error",
+        0.05,
+        f"bivariate Gaussian location pairs with N-TE exactly {eps:g} (bandwidth 1.5)",
+        m,
+        rep,
+        expected_fail=note,
+        quote=_CFCLOT_LEVEL[0],
+        source=_CFCLOT_LEVEL[1] + ("" if variance == "delta" else "; threshold with Eq. 13's variance as printed"),
+        reproduces=True,
+    )
 
 
 def _cfclot_signflip_case(m: int) -> CalibrationCase:
@@ -158,9 +196,17 @@ def _cfclot_signflip_case(m: int) -> CalibrationCase:
         y, y_cf = base + rng.standard_t(4, (m, 1)), base + rng.standard_t(4, (m, 1))
         return cfclot_test(y, y_cf, 0.0, method="signflip", n_boot=200, seed=rng).rejected
 
-    return CalibrationCase("CF-CLOT, epsilon = 0 (sign-flip)", "cflib.stats.closeness.cfclot_test", "type-I error",
-                           0.05, "exchangeable pairs, t(4) noise around a shared unit effect", m, rep,
-                           quote=_SIGNFLIP_LEVEL[0], source=_SIGNFLIP_LEVEL[1])
+    return CalibrationCase(
+        "CF-CLOT, epsilon = 0 (sign-flip)",
+        "cflib.stats.closeness.cfclot_test",
+        "type-I error",
+        0.05,
+        "exchangeable pairs, t(4) noise around a shared unit effect",
+        m,
+        rep,
+        quote=_SIGNFLIP_LEVEL[0],
+        source=_SIGNFLIP_LEVEL[1],
+    )
 
 
 def _cit_regression_case(n: int, dependence: float, h_mode: str) -> CalibrationCase:
@@ -170,20 +216,32 @@ def _cit_regression_case(n: int, dependence: float, h_mode: str) -> CalibrationC
         y_hat, a, z = common_cause_data(n, dependence=dependence, seed=rng)
         return cit_lr_test(y_hat, a, z, h_mode=h_mode, seed=rng).pvalue < 0.05  # each form's default g_mode
 
-    why = ("" if h_mode == "debiased" or dependence == 0 else
-           "the paper's form assumes Z independent of A; here they share a cause (it warns)")
-    return CalibrationCase(f"CIT-LR regression, h={h_mode}, Z-A dependence {dependence:g}",
-                           "cflib.stats.invariance.cit_lr_test", "type-I error", 0.05,
-                           "invariant classifier, Z and A with a common cause (common_cause_data)", n, rep,
-                           expected_fail=why, quote=(_CIT_MARGINAL if why else _CIT_LEVEL)[0],
-                           source=(_CIT_MARGINAL if why else _CIT_LEVEL)[1])
+    why = (
+        ""
+        if h_mode == "debiased" or dependence == 0
+        else "the paper's form assumes Z independent of A; here they share a cause (it warns)"
+    )
+    return CalibrationCase(
+        f"CIT-LR regression, h={h_mode}, Z-A dependence {dependence:g}",
+        "cflib.stats.invariance.cit_lr_test",
+        "type-I error",
+        0.05,
+        "invariant classifier, Z and A with a common cause (common_cause_data)",
+        n,
+        rep,
+        expected_fail=why,
+        quote=(_CIT_MARGINAL if why else _CIT_LEVEL)[0],
+        source=(_CIT_MARGINAL if why else _CIT_LEVEL)[1],
+    )
 
 
 def _cit_generator_case(n: int) -> CalibrationCase:
     from cflib.stats.invariance import cit_lr_generative, counterfactual_predictions
 
     def generate(z, a, rng):  # the image: content + an A-dependent stripe + noise
-        return np.column_stack([z[:, 0] + 0.5 * rng.standard_normal(len(z)), z[:, 1] + 1.5 * a + rng.standard_normal(len(z))])
+        return np.column_stack(
+            [z[:, 0] + 0.5 * rng.standard_normal(len(z)), z[:, 1] + 1.5 * a + rng.standard_normal(len(z))]
+        )
 
     def predict(x):  # reads the content coordinate only: invariant to A
         return (np.tanh(x[:, 0]) + 0.2 * x[:, 0] ** 2 > 0.3).astype(int)
@@ -195,9 +253,17 @@ def _cit_generator_case(n: int) -> CalibrationCase:
         cf = counterfactual_predictions(predict, generate, z, [0, 1], n_mc=2, seed=rng)
         return cit_lr_generative(y_hat, a, cf, p_a=[0.65, 0.35]).pvalue < 0.05
 
-    return CalibrationCase("CIT-LR generator form (Alg. 1)", "cflib.stats.invariance.cit_lr_generative",
-                           "type-I error", 0.05, "invariant classifier on a stochastic generator, Z independent of A",
-                           n, rep, quote=_CIT_LEVEL[0], source=_CIT_LEVEL[1])
+    return CalibrationCase(
+        "CIT-LR generator form (Alg. 1)",
+        "cflib.stats.invariance.cit_lr_generative",
+        "type-I error",
+        0.05,
+        "invariant classifier on a stochastic generator, Z independent of A",
+        n,
+        rep,
+        quote=_CIT_LEVEL[0],
+        source=_CIT_LEVEL[1],
+    )
 
 
 def _parity_cases(n: int) -> list[CalibrationCase]:
@@ -214,16 +280,43 @@ def _parity_cases(n: int) -> list[CalibrationCase]:
         return equal_opportunity_test(y_hat, a, y).pvalue < 0.05
 
     return [
-        CalibrationCase("Demographic parity (Welch)", "cflib.stats.invariance.demographic_parity_test", "type-I error",
-                        0.05, "hard predictions with one positive rate, groups 30/70", n, dp, quote=_DP_TEST[0], source=_DP_TEST[1]),
-        CalibrationCase("Equal opportunity (Welch on y = 1)", "cflib.stats.invariance.equal_opportunity_test",
-                        "type-I error", 0.05, "base rates differ by group, TPR does not", n, eo, quote=_EO_TEST[0],
-                        source=_EO_TEST[1]),
+        CalibrationCase(
+            "Demographic parity (Welch)",
+            "cflib.stats.invariance.demographic_parity_test",
+            "type-I error",
+            0.05,
+            "hard predictions with one positive rate, groups 30/70",
+            n,
+            dp,
+            quote=_DP_TEST[0],
+            source=_DP_TEST[1],
+        ),
+        CalibrationCase(
+            "Equal opportunity (Welch on y = 1)",
+            "cflib.stats.invariance.equal_opportunity_test",
+            "type-I error",
+            0.05,
+            "base rates differ by group, TPR does not",
+            n,
+            eo,
+            quote=_EO_TEST[0],
+            source=_EO_TEST[1],
+        ),
     ]
 
 
 #: A linear SFM the parity chapter does not use (its default coefficients are changed).
-_SFM_PARAMS = {"p": 0.4, "mu0": 0.0, "mu1": 0.7, "a_xw": 0.6, "a_zw": 0.3, "b_x": 0.3, "b_w": 0.8, "b_z": 0.5, "sigma": 1.0}
+_SFM_PARAMS = {
+    "p": 0.4,
+    "mu0": 0.0,
+    "mu1": 0.7,
+    "a_xw": 0.6,
+    "a_zw": 0.3,
+    "b_x": 0.3,
+    "b_w": 0.8,
+    "b_z": 0.5,
+    "sigma": 1.0,
+}
 
 
 def _fairness_cases(n: int) -> list[CalibrationCase]:
@@ -255,6 +348,7 @@ def _fairness_cases(n: int) -> list[CalibrationCase]:
         def rep(rng):
             lo, hi = shared(rng, effects)[measure]
             return lo <= truth[measure] <= hi
+
         return rep
 
     # Linear learners (correct for this SFM, and fast) with the default 5 cross-fitting folds: with 2 folds
@@ -262,20 +356,53 @@ def _fairness_cases(n: int) -> list[CalibrationCase]:
     coefficients = ", ".join(f"{k} = {v:g}" for k, v in _SFM_PARAMS.items())
     data = f"linear SFM with coefficients {coefficients} (not the chapter's); linear learners, 5 folds"
     alg1 = data + "; y_hat = E[Y | x, z, w], all effects in BN"
-    cases = [CalibrationCase(f"Doubly robust Ctf-{m} 95% interval", "cflib.fairness.effects.ctf_effects", "coverage",
-                             0.95, data, n, coverage(m), stream=100, quote=_EFFECT_CI[0], source=_EFFECT_CI[1])
-             for m in ("DE", "IE", "SE")]
-    cases.append(CalibrationCase(
-        "Algorithm 1, Bonferroni p-value (CPPResult.pvalue < alpha)", "cflib.fairness.parity.causal_predictive_parity",
-        "type-I error", 0.05, alg1, n, lambda rng: shared(rng, algorithm1)[1] < 0.05, conservative=True, stream=101,
-        quote=_ALG1_TEST[0], source=_ALG1_TEST[1]))
-    cases.append(CalibrationCase(
-        "Algorithm 1 verdict FAIL (each of 3 assertions at alpha)", "cflib.fairness.parity.causal_predictive_parity",
-        "type-I error", 0.05, alg1, n, lambda rng: not shared(rng, algorithm1)[0], stream=101,
-        expected_fail="the verdict checks three assertions at alpha each (as Alg. 1 is printed): its family-wise "
-                      "error is about 1 - 0.95^3 = 0.14, more where an interval under-covers; CPPResult.pvalue "
-                      "(Bonferroni) is the level-alpha test",
-        quote=_ALG1_POPULATION[0], source=_ALG1_POPULATION[1]))
+    cases = [
+        CalibrationCase(
+            f"Doubly robust Ctf-{m} 95% interval",
+            "cflib.fairness.effects.ctf_effects",
+            "coverage",
+            0.95,
+            data,
+            n,
+            coverage(m),
+            stream=100,
+            quote=_EFFECT_CI[0],
+            source=_EFFECT_CI[1],
+        )
+        for m in ("DE", "IE", "SE")
+    ]
+    cases.append(
+        CalibrationCase(
+            "Algorithm 1, Bonferroni p-value (CPPResult.pvalue < alpha)",
+            "cflib.fairness.parity.causal_predictive_parity",
+            "type-I error",
+            0.05,
+            alg1,
+            n,
+            lambda rng: shared(rng, algorithm1)[1] < 0.05,
+            conservative=True,
+            stream=101,
+            quote=_ALG1_TEST[0],
+            source=_ALG1_TEST[1],
+        )
+    )
+    cases.append(
+        CalibrationCase(
+            "Algorithm 1 verdict FAIL (each of 3 assertions at alpha)",
+            "cflib.fairness.parity.causal_predictive_parity",
+            "type-I error",
+            0.05,
+            alg1,
+            n,
+            lambda rng: not shared(rng, algorithm1)[0],
+            stream=101,
+            expected_fail="the verdict checks three assertions at alpha each (as Alg. 1 is printed): its family-wise "
+            "error is about 1 - 0.95^3 = 0.14, more where an interval under-covers; CPPResult.pvalue "
+            "(Bonferroni) is the level-alpha test",
+            quote=_ALG1_POPULATION[0],
+            source=_ALG1_POPULATION[1],
+        )
+    )
     return cases
 
 
@@ -338,7 +465,9 @@ class CalibrationResult:
         t = self.table.copy()
         t["interval"] = [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(t["ci_low"], t["ci_high"], strict=True)]
         t["verdict"] = np.where(t["passed"], "pass", "FAIL") + np.where(t["expected_fail"] != "", " (expected)", "")
-        return t[["test", "quantity", "n", "R", "rate", "nominal", "interval", "verdict", "expected_fail"]].round({"rate": 3})
+        return t[["test", "quantity", "n", "R", "rate", "nominal", "interval", "verdict", "expected_fail"]].round(
+            {"rate": 3}
+        )
 
     def plot(self, ax=None):
         """Each rate with its interval against the nominal value (deviation from nominal).
@@ -408,7 +537,9 @@ def calibration_table(
     if cases is not None:
         chosen = []
         for key in cases:
-            hit = [i for i, c in enumerate(all_cases) if key == c.name] or [i for i, c in enumerate(all_cases) if key in c.name]
+            hit = [i for i, c in enumerate(all_cases) if key == c.name] or [
+                i for i, c in enumerate(all_cases) if key in c.name
+            ]
             if len(hit) != 1:
                 raise ValueError(f"case {key!r} matches {len(hit)} cases; names: {[c.name for c in all_cases]}")
             chosen.append(hit[0])
@@ -420,11 +551,26 @@ def calibration_table(
         k = int(events.sum())
         lo, hi = tuple(vd.binomial_interval(k, n_rep, level=level))
         passed = lo <= c.nominal if c.conservative else lo <= c.nominal <= hi
-        rows.append({
-            "test": c.name, "function": c.function, "quantity": c.quantity, "data": c.data, "n": c.n_per_rep,
-            "R": n_rep, "events": k, "rate": k / n_rep, "nominal": c.nominal, "ci_low": lo, "ci_high": hi,
-            "passed": bool(passed), "conservative": c.conservative, "expected_fail": c.expected_fail,
-            "quote": c.quote, "source": c.source, "kind": "reproduction" if c.reproduces else "sanity check",
-            "seconds": time.perf_counter() - t0,
-        })
+        rows.append(
+            {
+                "test": c.name,
+                "function": c.function,
+                "quantity": c.quantity,
+                "data": c.data,
+                "n": c.n_per_rep,
+                "R": n_rep,
+                "events": k,
+                "rate": k / n_rep,
+                "nominal": c.nominal,
+                "ci_low": lo,
+                "ci_high": hi,
+                "passed": bool(passed),
+                "conservative": c.conservative,
+                "expected_fail": c.expected_fail,
+                "quote": c.quote,
+                "source": c.source,
+                "kind": "reproduction" if c.reproduces else "sanity check",
+                "seconds": time.perf_counter() - t0,
+            }
+        )
     return CalibrationResult(pd.DataFrame(rows), level)

@@ -38,7 +38,9 @@ def level_band(quantity: str, nominal: float) -> tuple[float, float]:
     return vd.level_band(nominal, coverage=quantity == "coverage")
 
 
-def _row_rule(quantity: str, nominal: float, conservative: bool, expect_failure: bool) -> Callable[[vd.Interval], vd.Decision]:
+def _row_rule(
+    quantity: str, nominal: float, conservative: bool, expect_failure: bool
+) -> Callable[[vd.Interval], vd.Decision]:
     """The decision rule of one calibration row, as a function of its rate's interval."""
     lo, hi = level_band(quantity, nominal)
     what = f"{quantity} rate"
@@ -53,8 +55,9 @@ def _row_rule(quantity: str, nominal: float, conservative: bool, expect_failure:
     return lambda iv: vd.decide_within(iv, lo, hi, quantity=what)
 
 
-def deciding_replications(rate: float, rule: Callable[[vd.Interval], vd.Decision], *, level: float = 0.99, start: int = 1,
-                          limit: int = 10**6) -> int | None:
+def deciding_replications(
+    rate: float, rule: Callable[[vd.Interval], vd.Decision], *, level: float = 0.99, start: int = 1, limit: int = 10**6
+) -> int | None:
     """The fewest replications at which ``rule`` would decide, if the observed ``rate`` stayed as it is.
 
     Parameters
@@ -80,7 +83,10 @@ def deciding_replications(rate: float, rule: Callable[[vd.Interval], vd.Decision
         raise ValueError(f"rate must lie in [0, 1], got {rate!r}")
 
     def undecided(n: int) -> bool:
-        return rule(vd.binomial_interval(int(round(rate * n)), n, level=level, unit="replications")).verdict == vd.UNDECIDED
+        return (
+            rule(vd.binomial_interval(int(round(rate * n)), n, level=level, unit="replications")).verdict
+            == vd.UNDECIDED
+        )
 
     def hundreds(n: int) -> int:
         return int(-(-n // 100) * 100)
@@ -141,24 +147,43 @@ def claims_calibration(result: CalibrationResult) -> pd.DataFrame:
         lo, hi = level_band(r.quantity, r.nominal)
         if expect_failure:
             statement = f"{r.test} misses its nominal {what} {r.nominal:g}: {r.expected_fail}"
-            change = (f"the failure is now read as the rate's interval beyond Bradley's liberal band [{lo:g}, {hi:g}] "
-                      "(it was: the interval excludes the nominal value)")
+            change = (
+                f"the failure is now read as the rate's interval beyond Bradley's liberal band [{lo:g}, {hi:g}] "
+                "(it was: the interval excludes the nominal value)"
+            )
         else:
-            statement = f"{r.test}: {what} {r.nominal:g}" + (f" (expected to fail: {r.expected_fail})" if r.expected_fail else "")
-            change = (f"'holds its level' is now read as the rate's interval inside Bradley's liberal band [{lo:g}, {hi:g}], "
-                      "fixed before running (it was: the interval contains the nominal value and is narrower than 0.1, so a "
-                      "wide interval could pass)")
+            statement = f"{r.test}: {what} {r.nominal:g}" + (
+                f" (expected to fail: {r.expected_fail})" if r.expected_fail else ""
+            )
+            change = (
+                f"'holds its level' is now read as the rate's interval inside Bradley's liberal band [{lo:g}, {hi:g}], "
+                "fixed before running (it was: the interval contains the nominal value and is narrower than 0.1, so a "
+                "wide interval could pass)"
+            )
             if r.expected_fail:
-                change = ("the claim is now the paper's promise of level alpha, checked on its printed form, read on Bradley's "
-                          f"liberal band [{lo:g}, {hi:g}] (it was the book's statement that this form misses its level)")
+                change = (
+                    "the claim is now the paper's promise of level alpha, checked on its printed form, read on Bradley's "
+                    f"liberal band [{lo:g}, {hi:g}] (it was the book's statement that this form misses its level)"
+                )
         note = ""
         if decision.verdict == vd.UNDECIDED:
             n = deciding_replications(float(r.rate), rule, level=result.level, start=int(r.R))
-            note = (f"At the observed rate, about {n} replications would decide it." if n else
-                    "The observed rate sits on the rule's boundary: no number of replications decides it at this rate.")
+            note = (
+                f"At the observed rate, about {n} replications would decide it."
+                if n
+                else "The observed rate sits on the rule's boundary: no number of replications decides it at this rate."
+            )
         claims.claim(
-            key, statement, paper=r.nominal, ours=f"{r.events}/{r.R} = {r.rate:.3f}", decision=decision,
-            quote=r.quote, source=r.source, kind=r.kind, note=note, change=change,
+            key,
+            statement,
+            paper=r.nominal,
+            ours=f"{r.events}/{r.R} = {r.rate:.3f}",
+            decision=decision,
+            quote=r.quote,
+            source=r.source,
+            kind=r.kind,
+            note=note,
+            change=change,
             evidence=f"{r.R} null replications of {r.data} (n = {r.n} per replication), cflib function {r.function}",
         )
     return claims.rows(keys)

@@ -33,6 +33,7 @@ def replication_rng(seed: int, *keys: int) -> np.random.Generator:
     """
     return np.random.default_rng([int(seed), *map(int, keys)])
 
+
 # --------------------------------------------------------------------------------------------
 # CIT-LR when Z depends on A
 # --------------------------------------------------------------------------------------------
@@ -146,11 +147,19 @@ def cit_lr_dependence_study(
                         hits[f] += cit_lr_test(y_hat, a, z, seed=r, **CIT_FORMS[f]).pvalue < alpha
             for f in forms:
                 lo, hi = tuple(vd.binomial_interval(int(hits[f]), n_rep, level=level))
-                rows.append({
-                    "dependence": float(s), "a_effect": float(e), "form": f, "rejections": int(hits[f]),
-                    "n_rep": n_rep, "rate": hits[f] / n_rep, "ci_low": lo, "ci_high": hi,
-                    "calibrated": bool(lo <= alpha <= hi) if e == 0 else np.nan,
-                })
+                rows.append(
+                    {
+                        "dependence": float(s),
+                        "a_effect": float(e),
+                        "form": f,
+                        "rejections": int(hits[f]),
+                        "n_rep": n_rep,
+                        "rate": hits[f] / n_rep,
+                        "ci_low": lo,
+                        "ci_high": hi,
+                        "calibrated": bool(lo <= alpha <= hi) if e == 0 else np.nan,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -175,12 +184,23 @@ def plot_dependence_study(table: pd.DataFrame, *, alpha: float = 0.05, axes: Any
     if axes is None:
         _, axes = subplots(1, 2, width=4.4, height=3.3)
     axes = np.asarray(axes).ravel()
-    panels = [(0.0, "type-I error (invariant classifier)"), (float(table["a_effect"].max()), "power (classifier uses A)")]
+    panels = [
+        (0.0, "type-I error (invariant classifier)"),
+        (float(table["a_effect"].max()), "power (classifier uses A)"),
+    ]
     for ax, (eff, title) in zip(axes, panels, strict=True):
         sub = table[table["a_effect"] == eff]
         for i, (form, g) in enumerate(sub.groupby("form", sort=False)):
             x = g["dependence"].to_numpy() + 0.03 * (i - 2)
-            ax.errorbar(x, g["rate"], yerr=[g["rate"] - g["ci_low"], g["ci_high"] - g["rate"]], marker="o", ms=4, capsize=2, label=form)
+            ax.errorbar(
+                x,
+                g["rate"],
+                yerr=[g["rate"] - g["ci_low"], g["ci_high"] - g["rate"]],
+                marker="o",
+                ms=4,
+                capsize=2,
+                label=form,
+            )
         if eff == 0:
             ax.axhline(alpha, color="0.3", ls="--", lw=1)
         ax.set_xlabel("dependence of A on the common cause (log-odds)")

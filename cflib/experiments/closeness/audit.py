@@ -340,8 +340,19 @@ def screen_attributes(
         k = make_kernel(kernel, bandwidth).fit(y, y_cf, seed=rng)
         for e in eps:
             r = cfclot_test(y, y_cf, e, alpha=alpha, kernel=k, variance=variance, n_boot=n_boot, seed=rng)
-            rows.append({"attribute": a, "epsilon": e, "nte": r.statistic, "pvalue": r.pvalue, "reject": r.rejected,
-                         "threshold": r.threshold, "sigma": np.nan if r.sigma is None else r.sigma, "method": r.method, "m": r.m})
+            rows.append(
+                {
+                    "attribute": a,
+                    "epsilon": e,
+                    "nte": r.statistic,
+                    "pvalue": r.pvalue,
+                    "reject": r.rejected,
+                    "threshold": r.threshold,
+                    "sigma": np.nan if r.sigma is None else r.sigma,
+                    "method": r.method,
+                    "m": r.m,
+                }
+            )
     return ScreeningResult(pd.DataFrame(rows), eps, float(alpha))
 
 
@@ -440,16 +451,24 @@ def audit_feature_sets(
         return fitted[key]
 
     saa = fit(features)
-    screening = screen_attributes(saa, X_test, sensitive, epsilons, intervention=intervention, seed=rng, **screen_kwargs)
+    screening = screen_attributes(
+        saa, X_test, sensitive, epsilons, intervention=intervention, seed=rng, **screen_kwargs
+    )
     rows = []
     for variant, cols in screening.feature_sets(features, sensitive).items():
         model = fit(cols)
         acc = float(np.mean(np.asarray(model.predict(X_test[cols])) == np.asarray(y_test)))
         # the unfairness probe intervenes on every sensitive attribute, including dropped ones (their gap is 0)
         probe = _ColumnSelect(model, cols)
-        rows.append({"variant": variant, "dropped": ", ".join(f for f in features if f not in cols) or "-",
-                     "n_features": len(cols), "accuracy": acc,
-                     "unfairness": counterfactual_gap(probe, X_test, list(sensitive), intervention, seed=rng)})
+        rows.append(
+            {
+                "variant": variant,
+                "dropped": ", ".join(f for f in features if f not in cols) or "-",
+                "n_features": len(cols),
+                "accuracy": acc,
+                "unfairness": counterfactual_gap(probe, X_test, list(sensitive), intervention, seed=rng),
+            }
+        )
     return AuditResult(pd.DataFrame(rows), screening)
 
 
@@ -466,8 +485,20 @@ class _ColumnSelect:
         return self.model.predict(X[self.cols])
 
 
-def audit_tabular(task: Any, arch: str, *, n_train: int, n_test: int, epochs: int, width: int, epsilons: Sequence[float],
-                  max_m: int | None = 1000, n_boot: int = 500, seed: int = 0, device: str = "auto") -> AuditResult:
+def audit_tabular(
+    task: Any,
+    arch: str,
+    *,
+    n_train: int,
+    n_test: int,
+    epochs: int,
+    width: int,
+    epsilons: Sequence[float],
+    max_m: int | None = 1000,
+    n_boot: int = 500,
+    seed: int = 0,
+    device: str = "auto",
+) -> AuditResult:
     """The SAA / SSA / SFA-eps protocol (:func:`audit_feature_sets`) for one data set and one model family.
 
     Parameters
@@ -498,7 +529,16 @@ def audit_tabular(task: Any, arch: str, *, n_train: int, n_test: int, epochs: in
     X_tr, y_tr, X_te, y_te = task.split(n_tr, min(n_test, len(task.frame) - n_tr), seed=seed)
 
     def make(cols: list[str]) -> Any:
-        return make_tabular_pipeline(arch, [c for c in task.categorical if c in cols], [c for c in task.numeric if c in cols],
-                                     seed=seed, device=device, epochs=epochs, width=width)
+        return make_tabular_pipeline(
+            arch,
+            [c for c in task.categorical if c in cols],
+            [c for c in task.numeric if c in cols],
+            seed=seed,
+            device=device,
+            epochs=epochs,
+            width=width,
+        )
 
-    return audit_feature_sets(make, X_tr, y_tr, X_te, y_te, task.features, task.sensitive, epsilons, seed=seed, max_m=max_m, n_boot=n_boot)
+    return audit_feature_sets(
+        make, X_tr, y_tr, X_te, y_te, task.features, task.sensitive, epsilons, seed=seed, max_m=max_m, n_boot=n_boot
+    )

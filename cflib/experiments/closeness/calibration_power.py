@@ -32,7 +32,9 @@ __all__ = [
 ]
 
 
-def boundary_zscores(eps_grid: Sequence[float], m: int, n_reps: int, alpha: float, rng: np.random.Generator) -> dict[float, pd.DataFrame]:
+def boundary_zscores(
+    eps_grid: Sequence[float], m: int, n_reps: int, alpha: float, rng: np.random.Generator
+) -> dict[float, pd.DataFrame]:
     """Simulated CF-CLOT replications at the boundary N-TE = epsilon for every epsilon (Theorem 1).
 
     Parameters
@@ -69,8 +71,16 @@ def ks_normality(qq: Mapping[float, pd.DataFrame]) -> dict[tuple[float, str], fl
     return {(eps, v): stats.kstest(df[f"z_{v}"], "norm").pvalue for eps, df in qq.items() for v in ("paper", "delta")}
 
 
-def type1_study(eps_grid: Sequence[float], m_grid: Sequence[int], n_reps: int, alpha: float, rng: np.random.Generator, *,
-                reuse: Mapping[float, pd.DataFrame] | None = None, reuse_m: int | None = None) -> pd.DataFrame:
+def type1_study(
+    eps_grid: Sequence[float],
+    m_grid: Sequence[int],
+    n_reps: int,
+    alpha: float,
+    rng: np.random.Generator,
+    *,
+    reuse: Mapping[float, pd.DataFrame] | None = None,
+    reuse_m: int | None = None,
+) -> pd.DataFrame:
     """Rejection rate at the boundary N-TE = epsilon per (epsilon, m), for both standard errors (Theorem 2).
 
     Parameters
@@ -93,10 +103,22 @@ def type1_study(eps_grid: Sequence[float], m_grid: Sequence[int], n_reps: int, a
     rows = []
     for eps in eps_grid:
         for m in m_grid:
-            df = reuse[eps] if reuse is not None and m == reuse_m else simulate_cfclot(m, eps, eps, n_reps=n_reps, alpha=alpha, seed=rng)
-            rows.append({"epsilon": eps, "m": m, "paper": df["reject_paper"].mean(), "delta": df["reject_delta"].mean(),
-                         "sd(sqrt(m) T)": df["statistic"].std() * np.sqrt(m), "mean sigma paper": df["sigma_paper"].mean(),
-                         "mean sigma delta": df["sigma_delta"].mean()})
+            df = (
+                reuse[eps]
+                if reuse is not None and m == reuse_m
+                else simulate_cfclot(m, eps, eps, n_reps=n_reps, alpha=alpha, seed=rng)
+            )
+            rows.append(
+                {
+                    "epsilon": eps,
+                    "m": m,
+                    "paper": df["reject_paper"].mean(),
+                    "delta": df["reject_delta"].mean(),
+                    "sd(sqrt(m) T)": df["statistic"].std() * np.sqrt(m),
+                    "mean sigma paper": df["sigma_paper"].mean(),
+                    "mean sigma delta": df["sigma_delta"].mean(),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -105,7 +127,9 @@ def _power_theory(m: int, eps_prime: float, eps: float, sd: float, alpha: float)
     return stats.norm.sf(stats.norm.ppf(1 - alpha) - np.sqrt(m) * (eps_prime - eps) / sd)
 
 
-def power_study(m_grid: Sequence[int], eps_primes: Sequence[float], eps: float, n_reps: int, alpha: float, rng: np.random.Generator) -> pd.DataFrame:
+def power_study(
+    m_grid: Sequence[int], eps_primes: Sequence[float], eps: float, n_reps: int, alpha: float, rng: np.random.Generator
+) -> pd.DataFrame:
     """Rejection rate under N-TE = eps' > eps per (m, eps'), with the normal approximation of Theorem 3.
 
     Parameters
@@ -129,11 +153,15 @@ def power_study(m_grid: Sequence[int], eps_primes: Sequence[float], eps: float, 
         for e1 in eps_primes:
             df = simulate_cfclot(m, e1, eps, n_reps=n_reps, alpha=alpha, seed=rng)
             sd = df["statistic"].std() * np.sqrt(m)
-            rows.append({"m": m, "eps'": e1, "power": df["reject_delta"].mean(), "theory": _power_theory(m, e1, eps, sd, alpha)})
+            rows.append(
+                {"m": m, "eps'": e1, "power": df["reject_delta"].mean(), "theory": _power_theory(m, e1, eps, sd, alpha)}
+            )
     return pd.DataFrame(rows)
 
 
-def power_point(m: int, eps_prime: float, eps: float, n_reps: int, alpha: float, rng: np.random.Generator) -> dict[str, float]:
+def power_point(
+    m: int, eps_prime: float, eps: float, n_reps: int, alpha: float, rng: np.random.Generator
+) -> dict[str, float]:
     """One design point of the power study (the values the sweep ``closeness-power`` collects).
 
     Parameters
@@ -155,8 +183,12 @@ def power_point(m: int, eps_prime: float, eps: float, n_reps: int, alpha: float,
     """
     pt = simulate_cfclot(m, eps_prime, eps, n_reps=n_reps, alpha=alpha, seed=rng)
     sd = pt["statistic"].std() * np.sqrt(m)
-    return {"power_point": float(pt["reject_delta"].mean()), "power_paper_point": float(pt["reject_paper"].mean()),
-            "power_theory_point": float(_power_theory(m, eps_prime, eps, sd, alpha)), "mean_nte_point": float(pt["statistic"].mean())}
+    return {
+        "power_point": float(pt["reject_delta"].mean()),
+        "power_paper_point": float(pt["reject_paper"].mean()),
+        "power_theory_point": float(_power_theory(m, eps_prime, eps, sd, alpha)),
+        "mean_nte_point": float(pt["statistic"].mean()),
+    }
 
 
 #: The four calibrations of the epsilon = 0 test compared in notebook 02.
@@ -190,11 +222,17 @@ def eps0_study(m: int, shift: float, n_reps: int, n_boot: int, rng: np.random.Ge
         for k in EPS0_METHODS:
             null[k].append(cfclot_test(y, y_cf, 0.0, method=k, bandwidth=1.0, n_boot=n_boot, seed=rng).rejected)
             alt[k].append(cfclot_test(y1, y1_cf, 0.0, method=k, bandwidth=1.0, n_boot=n_boot, seed=rng).rejected)
-    return pd.DataFrame({"type-I (P = Q)": {k: np.mean(v) for k, v in null.items()},
-                         f"power (shift {shift})": {k: np.mean(v) for k, v in alt.items()}})
+    return pd.DataFrame(
+        {
+            "type-I (P = Q)": {k: np.mean(v) for k, v in null.items()},
+            f"power (shift {shift})": {k: np.mean(v) for k, v in alt.items()},
+        }
+    )
 
 
-def boundary_bootstrap(eps_grid: Sequence[float], m: int, n_reps: int, n_boot: int, rng: np.random.Generator) -> pd.DataFrame:
+def boundary_bootstrap(
+    eps_grid: Sequence[float], m: int, n_reps: int, n_boot: int, rng: np.random.Generator
+) -> pd.DataFrame:
     """Rejection rate of the unit-resampling bootstrap (``method="bootstrap"``, epsilon > 0) at the boundary.
 
     Parameters
@@ -213,7 +251,16 @@ def boundary_bootstrap(eps_grid: Sequence[float], m: int, n_reps: int, n_boot: i
     rows = []
     for eps in eps_grid:
         delta = shift_for_target_nte(eps)
-        rej = [cfclot_test(*gaussian_pair_sample(m, delta, seed=rng), eps, method="bootstrap", bandwidth=1.0,
-                           n_boot=n_boot, seed=rng).rejected for _ in range(n_reps)]
+        rej = [
+            cfclot_test(
+                *gaussian_pair_sample(m, delta, seed=rng),
+                eps,
+                method="bootstrap",
+                bandwidth=1.0,
+                n_boot=n_boot,
+                seed=rng,
+            ).rejected
+            for _ in range(n_reps)
+        ]
         rows.append({"epsilon": eps, "m": m, "bootstrap rejection rate": np.mean(rej), "replications": n_reps})
     return pd.DataFrame(rows)

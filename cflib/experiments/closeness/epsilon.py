@@ -51,10 +51,14 @@ def epsilon_gap_tables(gaps_pp: Sequence[float], eps_list: Sequence[float]) -> t
         N-TE (rows ``r``, columns gaps) and tolerated gaps in points (rows ``r``, columns epsilon).
     """
     gaps_pp = np.asarray(gaps_pp, dtype=float)
-    table_gap = pd.DataFrame({name: nte_bernoulli(0.5 + gaps_pp / 200, 0.5 - gaps_pp / 200, r=r) for name, r in R_VALUES.items()},
-                             index=pd.Index(gaps_pp, name="gap (percentage points)")).T
-    tolerated = pd.DataFrame({name: [100 * gap_for_target_nte(e, r=r) for e in eps_list] for name, r in R_VALUES.items()},
-                             index=pd.Index(list(eps_list), name="epsilon")).T
+    table_gap = pd.DataFrame(
+        {name: nte_bernoulli(0.5 + gaps_pp / 200, 0.5 - gaps_pp / 200, r=r) for name, r in R_VALUES.items()},
+        index=pd.Index(gaps_pp, name="gap (percentage points)"),
+    ).T
+    tolerated = pd.DataFrame(
+        {name: [100 * gap_for_target_nte(e, r=r) for e in eps_list] for name, r in R_VALUES.items()},
+        index=pd.Index(list(eps_list), name="epsilon"),
+    ).T
     return table_gap, tolerated
 
 
@@ -80,8 +84,9 @@ def bandwidth_study(bw: np.ndarray, shift: np.ndarray) -> tuple[np.ndarray, np.n
     return grid, sup, pd.Series(reach, name="smallest bandwidth at which epsilon is reachable (unit-variance outputs)")
 
 
-def flip_vs_set_study(n_units: int, betas: Sequence[float], n_boot: int, rng: np.random.Generator, *,
-                      shares: Sequence[float] = (0.5, 0.2)) -> pd.DataFrame:
+def flip_vs_set_study(
+    n_units: int, betas: Sequence[float], n_boot: int, rng: np.random.Generator, *, shares: Sequence[float] = (0.5, 0.2)
+) -> pd.DataFrame:
     """N-TE, mean |Δp| and CF-CLOT decisions of ``f = sigmoid(c + beta a)`` under the flip and under ``a := 0``.
 
     Parameters
@@ -106,21 +111,33 @@ def flip_vs_set_study(n_units: int, betas: Sequence[float], n_boot: int, rng: np
     for p in shares:
         units = pd.DataFrame({"a": rng.binomial(1, p, n_units), "c": rng.normal(size=n_units)})
         for beta in betas:
+
             def model(X: pd.DataFrame, beta: float = beta) -> np.ndarray:
                 return 1 / (1 + np.exp(-(X["c"] + beta * X["a"])))
 
             for how in ("flip", 0):
                 y, y_cf = counterfactual_outputs(model, units, "a", how)
                 at01 = cfclot_test(y, y_cf, 0.1, seed=0)  # seed: the median bandwidth subsamples the pooled outputs
-                rows.append({"P(a=1)": p, "beta": beta, "intervention": "flip" if how == "flip" else "set a := 0",
-                             "N-TE": nte(y, y_cf), "s.e.": at01.sigma / np.sqrt(at01.m),
-                             "mean |Δp|": counterfactual_gap(model, units, ["a"], how),
-                             "reject eps=0": cfclot_test(y, y_cf, 0.0, n_boot=n_boot, seed=rng).rejected if beta > 0 else None,
-                             "reject eps=0.1": at01.rejected})
+                rows.append(
+                    {
+                        "P(a=1)": p,
+                        "beta": beta,
+                        "intervention": "flip" if how == "flip" else "set a := 0",
+                        "N-TE": nte(y, y_cf),
+                        "s.e.": at01.sigma / np.sqrt(at01.m),
+                        "mean |Δp|": counterfactual_gap(model, units, ["a"], how),
+                        "reject eps=0": cfclot_test(y, y_cf, 0.0, n_boot=n_boot, seed=rng).rejected
+                        if beta > 0
+                        else None,
+                        "reject eps=0.1": at01.rejected,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
-def llm_example(m: int, rng: np.random.Generator, *, p1: float = 0.73, p2: float = 0.735, epsilon: float = 0.001) -> pd.Series:
+def llm_example(
+    m: int, rng: np.random.Generator, *, p1: float = 0.73, p2: float = 0.735, epsilon: float = 0.001
+) -> pd.Series:
     """The paper's LLM example: two rating rates compared by a two-proportion z-test and by CF-CLOT with a tolerance.
 
     Parameters
@@ -144,8 +161,15 @@ def llm_example(m: int, rng: np.random.Generator, *, p1: float = 0.73, p2: float
     pooled = (y.sum() + y_cf.sum()) / (2 * m)
     z_two = (y_cf.mean() - y.mean()) / np.sqrt(2 * pooled * (1 - pooled) / m)
     close = cfclot_test(y, y_cf, epsilon, bandwidth=0.01)  # bandwidth 0.01: r = k(0, 1) = 0
-    return pd.Series({"two-proportion z-test p-value": 2 * stats.norm.sf(abs(z_two)), "N-TE estimate": close.statistic,
-                      "N-TE closed form (r = 0)": nte_bernoulli(p1, p2), f"CF-CLOT eps={epsilon:g} p-value": close.pvalue,
-                      "CF-CLOT rejects": close.rejected, "rate difference": y_cf.mean() - y.mean(),
-                      "s.e. of the rate difference": np.sqrt((y.mean() * (1 - y.mean()) + y_cf.mean() * (1 - y_cf.mean())) / m),
-                      "N-TE s.e.": close.sigma / np.sqrt(m)})
+    return pd.Series(
+        {
+            "two-proportion z-test p-value": 2 * stats.norm.sf(abs(z_two)),
+            "N-TE estimate": close.statistic,
+            "N-TE closed form (r = 0)": nte_bernoulli(p1, p2),
+            f"CF-CLOT eps={epsilon:g} p-value": close.pvalue,
+            "CF-CLOT rejects": close.rejected,
+            "rate difference": y_cf.mean() - y.mean(),
+            "s.e. of the rate difference": np.sqrt((y.mean() * (1 - y.mean()) + y_cf.mean() * (1 - y_cf.mean())) / m),
+            "N-TE s.e.": close.sigma / np.sqrt(m),
+        }
+    )

@@ -66,7 +66,9 @@ def plot_closed_form(closed: Mapping[str, pd.DataFrame], axes):
     """
     for ax, (name, df) in zip(axes, closed.items(), strict=True):
         x = df["parameter"]
-        line_with_band(x, df["mean"], df["mean"] - 2 * df["se"], df["mean"] + 2 * df["se"], label="estimate (mean, ±2 s.e.)", ax=ax)
+        line_with_band(
+            x, df["mean"], df["mean"] - 2 * df["se"], df["mean"] + 2 * df["se"], label="estimate (mean, ±2 s.e.)", ax=ax
+        )
         ax.plot(x, df["closed form"], "k--", lw=1, label="closed form")
         ax.set_xlabel(name)
         ax.set_ylabel("N-TE")

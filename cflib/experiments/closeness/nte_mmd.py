@@ -59,13 +59,28 @@ def normalisation_table(m: int, rng: np.random.Generator) -> pd.DataFrame:
     for tau, delta in [(0.3, 0.6), (1.0, delta_wide)]:
         yy, yc = gaussian_pair_sample(m, delta, tau1=tau, tau2=tau, seed=rng)
         mm, a = _mmd2_gauss(delta, tau)
-        rows.append({"tau": tau, "shift": delta, "MMD^2": mm, "||mu||^2": a, "N-TE (closed form)": nte_gaussian(delta, tau1=tau, tau2=tau),
-                     "MMD^2 (estimate)": mmd2(yy, yc, bandwidth=1.0, estimator="paired"), "N-TE (estimate)": nte(yy, yc, bandwidth=1.0)})
+        rows.append(
+            {
+                "tau": tau,
+                "shift": delta,
+                "MMD^2": mm,
+                "||mu||^2": a,
+                "N-TE (closed form)": nte_gaussian(delta, tau1=tau, tau2=tau),
+                "MMD^2 (estimate)": mmd2(yy, yc, bandwidth=1.0, estimator="paired"),
+                "N-TE (estimate)": nte(yy, yc, bandwidth=1.0),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def closed_form_study(m: int, n_reps: int, rng: np.random.Generator, *, shifts: Sequence[float] = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0),
-                      gaps: Sequence[float] = (0.0, 0.1, 0.2, 0.4, 0.6, 0.8)) -> dict[str, pd.DataFrame]:
+def closed_form_study(
+    m: int,
+    n_reps: int,
+    rng: np.random.Generator,
+    *,
+    shifts: Sequence[float] = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0),
+    gaps: Sequence[float] = (0.0, 0.1, 0.2, 0.4, 0.6, 0.8),
+) -> dict[str, pd.DataFrame]:
     """Mean N-TE estimate over replications against the closed forms (Gaussian shifts, Bernoulli rate gaps).
 
     Parameters
@@ -88,14 +103,25 @@ def closed_form_study(m: int, n_reps: int, rng: np.random.Generator, *, shifts: 
     r01 = np.exp(-0.5)
     g_rows, b_rows = [], []
     for d in np.asarray(shifts, dtype=float):
-        est = cfclot_statistics_batch(*gaussian_pair_sample(m, d, n_reps=n_reps, seed=rng), 0.0, bandwidth=1.0)["statistic"]
-        g_rows.append({"parameter": d, "closed form": nte_gaussian(d), "mean": est.mean(), "se": est.std() / np.sqrt(n_reps)})
+        est = cfclot_statistics_batch(*gaussian_pair_sample(m, d, n_reps=n_reps, seed=rng), 0.0, bandwidth=1.0)[
+            "statistic"
+        ]
+        g_rows.append(
+            {"parameter": d, "closed form": nte_gaussian(d), "mean": est.mean(), "se": est.std() / np.sqrt(n_reps)}
+        )
     for gap in np.asarray(gaps, dtype=float):
         p1, p2 = 0.5 + gap / 2, 0.5 - gap / 2
         yb = (rng.random((n_reps, m)) < p1).astype(float)
         ycb = (rng.random((n_reps, m)) < p2).astype(float)
         est = cfclot_statistics_batch(yb, ycb, 0.0, bandwidth=1.0)["statistic"]
-        b_rows.append({"parameter": gap, "closed form": nte_bernoulli(p1, p2, r=r01), "mean": est.mean(), "se": est.std() / np.sqrt(n_reps)})
+        b_rows.append(
+            {
+                "parameter": gap,
+                "closed form": nte_bernoulli(p1, p2, r=r01),
+                "mean": est.mean(),
+                "se": est.std() / np.sqrt(n_reps),
+            }
+        )
     return {"Gaussian shift": pd.DataFrame(g_rows), "Bernoulli gap": pd.DataFrame(b_rows)}
 
 
@@ -111,10 +137,14 @@ def closed_form_max_z(closed: Mapping[str, pd.DataFrame]) -> float:
     -------
     float
     """
-    return max(float(np.max(np.abs(df["mean"] - df["closed form"]) / np.maximum(df["se"], 1e-12))) for df in closed.values())
+    return max(
+        float(np.max(np.abs(df["mean"] - df["closed form"]) / np.maximum(df["se"], 1e-12))) for df in closed.values()
+    )
 
 
-def estimator_identities(m: int, n_reps: int, closed: Mapping[str, pd.DataFrame], rng: np.random.Generator) -> pd.Series:
+def estimator_identities(
+    m: int, n_reps: int, closed: Mapping[str, pd.DataFrame], rng: np.random.Generator
+) -> pd.Series:
     """The estimator's exact identities on one sample, its range over the closed-form study, and its mean under P = Q.
 
     Parameters
@@ -137,18 +167,24 @@ def estimator_identities(m: int, n_reps: int, closed: Mapping[str, pd.DataFrame]
     perm_units = rng.permutation(m)
     swap = rng.random(m) < 0.5
     ys, ycs = np.where(swap[:, None], yc, yy), np.where(swap[:, None], yy, yc)
-    null_draws = cfclot_statistics_batch(*gaussian_pair_sample(m, 0.0, n_reps=n_reps, seed=rng), 0.0, bandwidth=1.0)["statistic"]
-    return pd.Series({
-        "N-TE": st["statistic"],
-        "|N-TE - MTE / mean(D)|": abs(st["statistic"] - st["mte"] / st["mean_d"]),
-        "|N-TE(y, y_cf) - N-TE(y_cf, y)|": abs(st["statistic"] - nte(yc, yy, bandwidth=1.0)),
-        "|N-TE - N-TE(units permuted)|": abs(st["statistic"] - nte(yy[perm_units], yc[perm_units], bandwidth=1.0)),
-        "N-TE after swapping half the pairs": nte(ys, ycs, bandwidth=1.0),
-        "max N-TE over shifts (must be <= 1)": max(closed["Gaussian shift"]["mean"].max(), closed["Bernoulli gap"]["mean"].max()),
-        "mean N-TE under P = Q": null_draws.mean(),
-        "s.e. of that mean": null_draws.std() / np.sqrt(n_reps),
-        "share of negative estimates under P = Q": float(np.mean(null_draws < 0)),
-    })
+    null_draws = cfclot_statistics_batch(*gaussian_pair_sample(m, 0.0, n_reps=n_reps, seed=rng), 0.0, bandwidth=1.0)[
+        "statistic"
+    ]
+    return pd.Series(
+        {
+            "N-TE": st["statistic"],
+            "|N-TE - MTE / mean(D)|": abs(st["statistic"] - st["mte"] / st["mean_d"]),
+            "|N-TE(y, y_cf) - N-TE(y_cf, y)|": abs(st["statistic"] - nte(yc, yy, bandwidth=1.0)),
+            "|N-TE - N-TE(units permuted)|": abs(st["statistic"] - nte(yy[perm_units], yc[perm_units], bandwidth=1.0)),
+            "N-TE after swapping half the pairs": nte(ys, ycs, bandwidth=1.0),
+            "max N-TE over shifts (must be <= 1)": max(
+                closed["Gaussian shift"]["mean"].max(), closed["Bernoulli gap"]["mean"].max()
+            ),
+            "mean N-TE under P = Q": null_draws.mean(),
+            "s.e. of that mean": null_draws.std() / np.sqrt(n_reps),
+            "share of negative estimates under P = Q": float(np.mean(null_draws < 0)),
+        }
+    )
 
 
 def concentration_study(m_grid: Sequence[int], n_reps: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -175,6 +211,13 @@ def concentration_study(m_grid: Sequence[int], n_reps: int, rng: np.random.Gener
         df = cfclot_statistics_batch(*gaussian_pair_sample(m, delta01, n_reps=n_reps, seed=rng), 0.1, bandwidth=1.0)
         dev = np.abs(df["mte"] - true_mmd2)
         t_h = 4.0 * np.sqrt(np.log(2 / 0.05) / (2 * (m // 2)))
-        rows.append({"m": m, "empirical 95% |MTE - MMD^2|": np.quantile(dev, 0.95), "Hoeffding 95% t": t_h,
-                     "P(|dev| >= t_H)": float(np.mean(dev >= t_h)), "sd(sqrt(m) N-TE)": df["statistic"].std() * np.sqrt(m)})
+        rows.append(
+            {
+                "m": m,
+                "empirical 95% |MTE - MMD^2|": np.quantile(dev, 0.95),
+                "Hoeffding 95% t": t_h,
+                "P(|dev| >= t_H)": float(np.mean(dev >= t_h)),
+                "sd(sqrt(m) N-TE)": df["statistic"].std() * np.sqrt(m),
+            }
+        )
     return pd.DataFrame(rows)

@@ -27,12 +27,25 @@ def tasks_table(tasks: Mapping[str, Any]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    return pd.DataFrame([{"data set": t.name, "rows": len(t.frame), "outcome": t.target_name, "positive rate": t.target.mean(),
-                          "sensitive": ", ".join(t.sensitive), "other features": len(t.features) - len(t.sensitive), "stands for": t.stands_for}
-                         for t in tasks.values()])
+    return pd.DataFrame(
+        [
+            {
+                "data set": t.name,
+                "rows": len(t.frame),
+                "outcome": t.target_name,
+                "positive rate": t.target.mean(),
+                "sensitive": ", ".join(t.sensitive),
+                "other features": len(t.features) - len(t.sensitive),
+                "stands for": t.stands_for,
+            }
+            for t in tasks.values()
+        ]
+    )
 
 
-def audit_tables(audits: Mapping[tuple[str, str], AuditResult], epsilons: Sequence[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def audit_tables(
+    audits: Mapping[tuple[str, str], AuditResult], epsilons: Sequence[float]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Accuracy and unfairness, audits (rows) by variant (columns: SAA, SSA, SFA-eps in order).
 
     Parameters

@@ -79,7 +79,9 @@ def simulate_cit_pvalues(
                 res = cit_lr_generative(y_hat, d.a, cf, p_a=[1 - p, p])
             else:
                 res = cit_lr_test(y_hat, d.a, d.z_root, h_mode=h_mode, seed=seed + r)
-            rows.append({"rep": r, "form": form, "t": res.statistic, "p": res.pvalue, "log10p": res.log10_pvalue, "eca": eca})
+            rows.append(
+                {"rep": r, "form": form, "t": res.statistic, "p": res.pvalue, "log10p": res.log10_pvalue, "eca": eca}
+            )
     return pd.DataFrame(rows)
 
 
@@ -142,12 +144,19 @@ def calibration_study(
     null_params = base.with_effect(0.0)
     null_model = trained_model(null_params, seed=seed)
     null_marg = simulate_cit_pvalues(null_params, null_model, n, n_rep, forms=("generator", "regression"), seed=seed)
-    with warnings.catch_warnings():  # measuring the authors' form is the point here: its warning would repeat n_rep_code times
+    with (
+        warnings.catch_warnings()
+    ):  # measuring the authors' form is the point here: its warning would repeat n_rep_code times
         warnings.filterwarnings("ignore", message=r"cit_lr_test\(h_mode='regress'\)")
-        null_regr = simulate_cit_pvalues(null_params, null_model, n, n_rep_code, forms=("regression",), h_mode="regress",
-                                         seed=seed)
-    null = pd.concat([null_marg.replace({"form": {"regression": NULL_FORMS[0]}}),
-                      null_regr.replace({"form": {"regression": NULL_FORMS[1]}})])
+        null_regr = simulate_cit_pvalues(
+            null_params, null_model, n, n_rep_code, forms=("regression",), h_mode="regress", seed=seed
+        )
+    null = pd.concat(
+        [
+            null_marg.replace({"form": {"regression": NULL_FORMS[0]}}),
+            null_regr.replace({"form": {"regression": NULL_FORMS[1]}}),
+        ]
+    )
     calib = pd.DataFrame({form: rejection_summary(sub["p"], alpha) for form, sub in null.groupby("form", sort=False)}).T
     return null, calib
 
@@ -188,12 +197,22 @@ def power_study(
     """
     eff_params = base.with_effect(effect_for_n)
     eff_model = trained_model(eff_params, seed=seed)
-    by_n = pd.concat([simulate_cit_pvalues(eff_params, eff_model, m, n_rep, seed=seed + 7 * m).assign(n=m) for m in power_ns])
-    by_effect = pd.concat([
-        simulate_cit_pvalues(base.with_effect(e), trained_model(base.with_effect(e), seed=seed), n_for_effect, n_rep,
-                             forms=("generator",), seed=seed + 1).assign(a_effect=e)
-        for e in power_effects
-    ])
+    by_n = pd.concat(
+        [simulate_cit_pvalues(eff_params, eff_model, m, n_rep, seed=seed + 7 * m).assign(n=m) for m in power_ns]
+    )
+    by_effect = pd.concat(
+        [
+            simulate_cit_pvalues(
+                base.with_effect(e),
+                trained_model(base.with_effect(e), seed=seed),
+                n_for_effect,
+                n_rep,
+                forms=("generator",),
+                seed=seed + 1,
+            ).assign(a_effect=e)
+            for e in power_effects
+        ]
+    )
     return by_n, by_effect
 
 
@@ -230,7 +249,9 @@ def parity_counterexamples(n_world: int, *, seed: int = 0) -> pd.DataFrame:
     )
 
     worlds = {
-        "world 1 (association + label bias)": parity_world(n_world, prevalence=(0.2, 0.45), false_positive=(0.0, 0.25), seed=seed),
+        "world 1 (association + label bias)": parity_world(
+            n_world, prevalence=(0.2, 0.45), false_positive=(0.0, 0.25), seed=seed
+        ),
         "world 2 (no association)": parity_world(n_world, seed=seed + 1),
     }
     rows = []
@@ -238,7 +259,14 @@ def parity_counterexamples(n_world: int, *, seed: int = 0) -> pd.DataFrame:
         for mname, f in PARITY_MODELS.items():
             y_hat = f(w.x)
             cf = counterfactual_predictions(f, w.sample_x, w.z, [0, 1], n_mc=1, seed=seed)
-            rows.append({"world": wname, "model": mname, "ECA": expected_counterfactual_accuracy(f, w.x, w.x_cf).eca,
-                         "CIT-LR p": cit_lr_generative(y_hat, w.a, cf).pvalue, "DP p": demographic_parity_test(y_hat, w.a).pvalue,
-                         "EO p": equal_opportunity_test(y_hat, w.a, w.y).pvalue})
+            rows.append(
+                {
+                    "world": wname,
+                    "model": mname,
+                    "ECA": expected_counterfactual_accuracy(f, w.x, w.x_cf).eca,
+                    "CIT-LR p": cit_lr_generative(y_hat, w.a, cf).pvalue,
+                    "DP p": demographic_parity_test(y_hat, w.a).pvalue,
+                    "EO p": equal_opportunity_test(y_hat, w.a, w.y).pvalue,
+                }
+            )
     return pd.DataFrame(rows).set_index(["world", "model"])

@@ -110,7 +110,9 @@ def train_zoo(
         # images (a disease without association, where rho changes nothing) are distinct checkpoints.
         member_seed = 1000 * s + round(rho * 100)
         x, y, _ = shortcut_training_set(data, d, rho, seed=member_seed)
-        model = SmallCNN(arch, data.size, 1, seed=member_seed).fit(x, y, epochs=epochs, batch_size=batch_size, device=device, seed=member_seed)
+        model = SmallCNN(arch, data.size, 1, seed=member_seed).fit(
+            x, y, epochs=epochs, batch_size=batch_size, device=device, seed=member_seed
+        )
         zoo.append(CNNZooMember(f"{arch} rho={rho:g} s{s}", arch, d, float(rho), int(s), model))
     return zoo
 
@@ -126,7 +128,9 @@ def _auc_rows(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         return ((ranks * labels).sum(axis=1) - n1 * (n1 + 1) / 2) / (n1 * n0)
 
 
-def one_vs_rest_auc(proba: np.ndarray, y: np.ndarray, *, names: Sequence[str] | None = None, n_boot: int = 200, seed: int = 0) -> pd.DataFrame:
+def one_vs_rest_auc(
+    proba: np.ndarray, y: np.ndarray, *, names: Sequence[str] | None = None, n_boot: int = 200, seed: int = 0
+) -> pd.DataFrame:
     """One-vs-rest ROC-AUC per class with a bootstrap standard deviation (the paper's Table 6 layout).
 
     Parameters
@@ -164,8 +168,13 @@ def one_vs_rest_auc(proba: np.ndarray, y: np.ndarray, *, names: Sequence[str] | 
 
 
 #: The tests of Figures 3-4: label -> column suffix of :func:`audit_cnn_zoo`.
-AUDIT_TESTS = {"CIT-LR (CLDM+D)": "CIT-LR[CLDM+D]", "CIT-LR (paper CLDM)": "CIT-LR[CLDM]", "CIT-LR (true cf)": "CIT-LR[true]",
-               "DP": "DP", "EO": "EO"}
+AUDIT_TESTS = {
+    "CIT-LR (CLDM+D)": "CIT-LR[CLDM+D]",
+    "CIT-LR (paper CLDM)": "CIT-LR[CLDM]",
+    "CIT-LR (true cf)": "CIT-LR[true]",
+    "DP": "DP",
+    "EO": "EO",
+}
 
 
 def audit_cnn_zoo(
@@ -226,17 +235,34 @@ def audit_cnn_zoo(
         y_hat = m.predict(images).astype(float)
         true_pred = [m.predict(c) for c in true_counterfactuals]
         eca = expected_counterfactual_accuracy(None, y_hat, true_pred, a=A, levels=levels)
-        row = {"name": m.name, "arch": m.arch, "disease": m.disease, "rho": m.rho, "seed": m.seed,
-               "accuracy": float((y_hat == y).mean()), "ECA": float(eca)}
+        row = {
+            "name": m.name,
+            "arch": m.arch,
+            "disease": m.disease,
+            "rho": m.rho,
+            "seed": m.seed,
+            "accuracy": float((y_hat == y).mean()),
+            "ECA": float(eca),
+        }
         proba = m.predict_proba(images)
         for lv in levels:
             sel = lv == A
-            row[f"AUC A={lv}"] = float(_auc_rows(proba[sel][None], y[sel][None].astype(float))[0]) if 0 < y[sel].sum() < sel.sum() else np.nan
+            row[f"AUC A={lv}"] = (
+                float(_auc_rows(proba[sel][None], y[sel][None].astype(float))[0])
+                if 0 < y[sel].sum() < sel.sum()
+                else np.nan
+            )
         for src, cfs in counterfactuals.items():
             cf_pred = np.stack([m.predict(c) for c in cfs], axis=1).astype(float)
             r = cit_lr_generative(y_hat, A, cf_pred, levels=levels, p_a=p_a)
-            row.update({f"t CIT-LR[{src}]": r.statistic, f"p CIT-LR[{src}]": r.pvalue, f"log10p CIT-LR[{src}]": r.log10_pvalue,
-                        f"mean d CIT-LR[{src}]": r.mean_diff})
+            row.update(
+                {
+                    f"t CIT-LR[{src}]": r.statistic,
+                    f"p CIT-LR[{src}]": r.pvalue,
+                    f"log10p CIT-LR[{src}]": r.log10_pvalue,
+                    f"mean d CIT-LR[{src}]": r.mean_diff,
+                }
+            )
         for label, r in (("DP", demographic_parity_test(y_hat, A)), ("EO", equal_opportunity_test(y_hat, A, y))):
             row.update({f"t {label}": r.statistic, f"p {label}": r.pvalue, f"log10p {label}": r.log10_pvalue})
         rows.append(row)

@@ -20,18 +20,24 @@ from ... import verdicts as vd
 #: The notes' sign check of CIT-LR's paired mean (notebooks 01 and 06).
 NOTES_SIGN = "The paired mean of ŷ·ĝ − ŷ·ĥ should be ≥ 0 up to noise."
 #: The paper's summary of Figures 3-4 (Sec. 6.3), quoted by the claims of notebooks 02 and 06.
-IN_SUM = ("In sum, our CIT-LR rejects the hypothesis test when ECA is low and does not when the ECA is high, "
-          "demonstrating a stronger consistency over EO and DP.")
+IN_SUM = (
+    "In sum, our CIT-LR rejects the hypothesis test when ECA is low and does not when the ECA is high, "
+    "demonstrating a stronger consistency over EO and DP."
+)
 #: The paper's words on DP and EO at high ECA (Sec. 6.3), quoted by the claims of notebooks 02 and 06.
-HIGH_ECA = ("i.e., with relatively high ECA (\\geq 0.8) in the first and third column, DP and EO reject almost all the "
-            "models when they actually should not.")
+HIGH_ECA = (
+    "i.e., with relatively high ECA (\\geq 0.8) in the first and third column, DP and EO reject almost all the "
+    "models when they actually should not."
+)
 #: The paper's only number for "high ECA" (Sec. 6.3); "most" and "almost all" read as more than half and more than 90%.
 HIGH, MOST, ALMOST_ALL = 0.8, 0.5, 0.9
 #: Kind of the claims that check a property the paper does not state (the notes' or the book's own).
 OWN = "book's own finding"
 #: The ``change`` of such a claim; ``{what}`` says what the paper does not state.
-OWN_CHANGE = ("the book's own finding, not a reproduction (issue 27): the paper does not state it ({what}), so it is no longer "
-              "counted among the paper's claims; the rule is unchanged")
+OWN_CHANGE = (
+    "the book's own finding, not a reproduction (issue 27): the paper does not state it ({what}), so it is no longer "
+    "counted among the paper's claims; the rule is unchanged"
+)
 
 
 def join_parts(parts: Mapping[str, vd.Decision], what: str) -> vd.Decision:
@@ -89,7 +95,9 @@ def difference_interval(k1: int, n1: int, k2: int, n2: int, *, level: float = 0.
     p1, p2 = k1 / n1, k2 / n2
     (l1, u1), (l2, u2) = _wilson(k1, n1, z), _wilson(k2, n2, z)
     d = p1 - p2
-    return vd.Interval(d, d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2), method)
+    return vd.Interval(
+        d, d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2), method
+    )
 
 
 def count(rate_percent: float, n: int) -> int:
@@ -155,8 +163,14 @@ def _pearson_draws(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def panel_bootstrap(
-    panels: Mapping[str, pd.DataFrame], x: str, ys: Mapping[str, str], statistic: Callable[[dict], np.ndarray],
-    *, n_boot: int = 2000, seed: int = 0, level: float = 0.95,
+    panels: Mapping[str, pd.DataFrame],
+    x: str,
+    ys: Mapping[str, str],
+    statistic: Callable[[dict], np.ndarray],
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
 ) -> vd.Interval:
     """Percentile bootstrap of a statistic of per-panel correlations, resampling classifiers within each panel.
 
@@ -204,13 +218,17 @@ def panel_bootstrap(
         stats = np.asarray(statistic({k: np.stack(v, axis=-1) for k, v in draws.items()}), dtype=float)
     ok = np.isfinite(stats)
     if not np.isfinite(est) or ok.mean() < 0.95:
-        return vd.Interval(est if np.isfinite(est) else np.nan, np.nan, np.nan, method + f" ({(~ok).sum()} undefined draws)")
+        return vd.Interval(
+            est if np.isfinite(est) else np.nan, np.nan, np.nan, method + f" ({(~ok).sum()} undefined draws)"
+        )
     low, high = np.quantile(stats[ok], [0.5 - level / 2, 0.5 + level / 2])
     dropped = f", {(~ok).sum()} undefined draws dropped" if (~ok).any() else ""
     return vd.Interval(est, float(low), float(high), method + dropped)
 
 
-def alignment_parts(panels: Mapping[str, pd.DataFrame], x: str, cit: str, baselines: Sequence[str], *, seed: int) -> dict:
+def alignment_parts(
+    panels: Mapping[str, pd.DataFrame], x: str, cit: str, baselines: Sequence[str], *, seed: int
+) -> dict:
     """Intervals of the mean over panels of r(CIT), of r(CIT) - max r(baseline) and of the standardised spread difference.
 
     Parameters
@@ -244,11 +262,13 @@ def alignment_parts(panels: Mapping[str, pd.DataFrame], x: str, cit: str, baseli
         return np.nanmean(r["cit"] - best, axis=-1)
 
     def spread_gap(r):  # sqrt(1 - r^2): the residual sd of log10 p around the fitted line, in units of its own sd
-        s = {k: np.sqrt(1 - v ** 2) for k, v in r.items()}
+        s = {k: np.sqrt(1 - v**2) for k, v in r.items()}
         least = s[base[0]]
         for b in base[1:]:
             least = np.fmin(least, s[b])
         return np.nanmean(s["cit"] - least, axis=-1)
 
-    return {name: panel_bootstrap(panels, x, ys, f, seed=seed)
-            for name, f in (("r", r_cit), ("r gap", r_gap), ("spread gap", spread_gap))}
+    return {
+        name: panel_bootstrap(panels, x, ys, f, seed=seed)
+        for name, f in (("r", r_cit), ("r gap", r_gap), ("spread gap", spread_gap))
+    }

@@ -19,7 +19,9 @@ if TYPE_CHECKING:  # torch is imported only by the image experiments
     from ...models.cnn_zoo import SmallCNN
 
 
-def train_judges(train: ToyCXR, *, epochs: int, device: str = "auto", seed: int = 0) -> tuple[SmallCNN, dict[str, SmallCNN]]:
+def train_judges(
+    train: ToyCXR, *, epochs: int, device: str = "auto", seed: int = 0
+) -> tuple[SmallCNN, dict[str, SmallCNN]]:
     """The judges of the counterfactuals: a group predictor and one predictor per disease.
 
     Trained on the observed images and on blurred copies of them, so that they read structure and
@@ -51,9 +53,15 @@ def train_judges(train: ToyCXR, *, epochs: int, device: str = "auto", seed: int 
     def twice(y):
         return np.concatenate([y, y])
 
-    apred = SmallCNN("cnn-s", size, n_outputs=3, seed=seed).fit(judge_x, twice(train.A), epochs=epochs, device=device, seed=seed)
-    dpred = {d: SmallCNN("cnn-s", size, seed=seed).fit(judge_x, twice(train.label(d)), epochs=epochs, device=device, seed=seed)
-             for d in DISEASES}
+    apred = SmallCNN("cnn-s", size, n_outputs=3, seed=seed).fit(
+        judge_x, twice(train.A), epochs=epochs, device=device, seed=seed
+    )
+    dpred = {
+        d: SmallCNN("cnn-s", size, seed=seed).fit(
+            judge_x, twice(train.label(d)), epochs=epochs, device=device, seed=seed
+        )
+        for d in DISEASES
+    }
     return apred, dpred
 
 
@@ -74,14 +82,26 @@ def judge_accuracy(apred: SmallCNN, dpred: Mapping[str, SmallCNN], test: ToyCXR)
     pandas.Series
         ``group predictor`` and one entry per disease.
     """
-    return pd.Series({"group predictor": (apred.predict(test.images) == test.A).mean(),
-                      **{d: (dpred[d].predict(test.images) == test.label(d)).mean() for d in DISEASES}},
-                     name="accuracy on real test images")
+    return pd.Series(
+        {
+            "group predictor": (apred.predict(test.images) == test.A).mean(),
+            **{d: (dpred[d].predict(test.images) == test.label(d)).mean() for d in DISEASES},
+        },
+        name="accuracy on real test images",
+    )
 
 
 def ldm_counterfactual(
-    model: Any, idx: np.ndarray, a_new: Any, *, data: ToyCXR, t_star: int, steps: int, guidance: float,
-    aux_guidance: float, **kw: Any,
+    model: Any,
+    idx: np.ndarray,
+    a_new: Any,
+    *,
+    data: ToyCXR,
+    t_star: int,
+    steps: int,
+    guidance: float,
+    aux_guidance: float,
+    **kw: Any,
 ) -> np.ndarray:
     """Counterfactuals of the images ``idx`` under do(A = a_new); a model conditioned on the diseases holds them fixed.
 
@@ -107,8 +127,9 @@ def ldm_counterfactual(
         ``(len(idx), size, size)`` images.
     """
     extra = {"aux": data.D[idx], "aux_guidance": aux_guidance} if model.config.aux_classes else {}
-    return model.counterfactual(data.images[idx], data.A[idx], a_new, t_star=t_star, steps=steps, guidance=guidance,
-                                **{**extra, **kw})
+    return model.counterfactual(
+        data.images[idx], data.A[idx], a_new, t_star=t_star, steps=steps, guidance=guidance, **{**extra, **kw}
+    )
 
 
 def check_counterfactuals(
@@ -169,7 +190,10 @@ def check_counterfactuals(
             x_far = test.render(A=a, idx=perm[other])
             reg = region[other]
             # Per image: the disease-region error to the truth minus the midpoint of the floor and a random patient's error.
-            per_image = [255 * (np.abs(x_cf - t) * reg).sum(axis=(1, 2)) / np.maximum(reg.sum(axis=(1, 2)), 1) for t in (x_true, x_far)]
+            per_image = [
+                255 * (np.abs(x_cf - t) * reg).sum(axis=(1, 2)) / np.maximum(reg.sum(axis=(1, 2)), 1)
+                for t in (x_true, x_far)
+            ]
             margin = per_image[0] - (floor + per_image[1]) / 2
             check[(name, GROUPS[a])] = {
                 "images": float(other.size),
@@ -219,7 +243,9 @@ def disentangler_study(
     from ...models.mine import MINEDisentangler, estimate_mi
 
     z_train = ldm.encode(train.images)
-    dis = MINEDisentangler(z_train.shape[1:], 3, lam=lam, seed=seed).fit(z_train, train.A, steps=steps, device=device, seed=seed)
+    dis = MINEDisentangler(z_train.shape[1:], 3, lam=lam, seed=seed).fit(
+        z_train, train.A, steps=steps, device=device, seed=seed
+    )
     z_phi = dis.transform(z_train)
     mi_before = estimate_mi(z_train, train.A, 3, steps=mi_steps, device=device, seed=seed)
     mi_after = estimate_mi(z_phi, train.A, 3, steps=mi_steps, device=device, seed=seed)
@@ -263,7 +289,9 @@ def beta_vae_counterfactuals(
 
     models = {}
     for b in betas:
-        vae = ConditionalVAE((1, train.size, train.size), parent_dim=3, latent_dim=16, beta=b, width=16, hidden=64, seed=seed)
+        vae = ConditionalVAE(
+            (1, train.size, train.size), parent_dim=3, latent_dim=16, beta=b, width=16, hidden=64, seed=seed
+        )
         vae.fit(train.images[:, None], onehot(train.A), epochs=epochs, batch_size=batch_size, device=device, seed=seed)
         models[f"VAE beta={b:g}"] = as_function(vae)
     return models
@@ -355,10 +383,14 @@ def generation_quality(
             cfs.append(eff.counterfactuals["A"]["x"])
             row[("composition L1", a)] = float(comp[a == A].mean()) if np.any(a == A) else np.nan
             other = a != A
-            row[("effectiveness %", a)] = float(100 * eff.per_image[("A", "A")][other].mean()) if other.any() else np.nan
+            row[("effectiveness %", a)] = (
+                float(100 * eff.per_image[("A", "A")][other].mean()) if other.any() else np.nan
+            )
             if truth is not None:
                 err = np.abs(cfs[a] - truth[a])
-                row[("L1 to truth", a)] = float(255 * (err[disease_region].mean() if disease_region is not None else err.mean()))
+                row[("L1 to truth", a)] = float(
+                    255 * (err[disease_region].mean() if disease_region is not None else err.mean())
+                )
         row[("composition L1", "all")] = float(comp.mean())
         row[("composition L1 se", "all")] = float(comp.std(ddof=1) / np.sqrt(comp.size)) if comp.size > 1 else np.nan
         gen_feat = attribute_predictor.embed(np.concatenate(cfs))
@@ -377,8 +409,12 @@ def _bootstrap_fd_se(real: np.ndarray, generated: np.ndarray, *, n_boot: int, se
     if n_boot < 2:
         return np.nan
     rng = np.random.default_rng(seed)
-    draws = [frechet_distance(real[rng.integers(0, len(real), len(real))], generated[rng.integers(0, len(generated), len(generated))])
-             for _ in range(n_boot)]
+    draws = [
+        frechet_distance(
+            real[rng.integers(0, len(real), len(real))], generated[rng.integers(0, len(generated), len(generated))]
+        )
+        for _ in range(n_boot)
+    ]
     return float(np.std(draws, ddof=1))
 
 
@@ -400,15 +436,29 @@ def quality_table(models: Mapping[str, Callable[..., np.ndarray]], test: ToyCXR,
         :func:`generation_quality` with ``(metric, group)`` columns.
     """
 
-    quality = generation_quality(models, test.images, test.A, apred, true_counterfactual=test.counterfactual,
-                                 disease_region=test.disease_region())
+    quality = generation_quality(
+        models,
+        test.images,
+        test.A,
+        apred,
+        true_counterfactual=test.counterfactual,
+        disease_region=test.disease_region(),
+    )
     quality.columns = pd.MultiIndex.from_tuples(
-        [(m, GROUPS[g].split(" (")[1].rstrip(")") if g != "all" else g) for m, g in quality.columns])
+        [(m, GROUPS[g].split(" (")[1].rstrip(")") if g != "all" else g) for m, g in quality.columns]
+    )
     return quality
 
 
 def variance_control(
-    ldm: Any, test: ToyCXR, apred: SmallCNN, *, n_images: int, t_star: int, steps: int, guidance: float,
+    ldm: Any,
+    test: ToyCXR,
+    apred: SmallCNN,
+    *,
+    n_images: int,
+    t_star: int,
+    steps: int,
+    guidance: float,
     aux_guidance: float,
 ) -> pd.DataFrame:
     """Appendix H.1: spread, error and effectiveness of three stochastic abductions at t* and t*/4.
@@ -441,15 +491,39 @@ def variance_control(
     truth = test.render(A=target, idx=idx)
     rows = {}
     for ts in (t_star, max(1, t_star // 4)):
-        draws = np.stack([ldm.counterfactual(test.images[idx], test.A[idx], target, aux=test.D[idx], t_star=ts, steps=steps,
-                                             guidance=guidance, aux_guidance=aux_guidance, abduction="forward", seed=s)
-                          for s in range(3)])
+        draws = np.stack(
+            [
+                ldm.counterfactual(
+                    test.images[idx],
+                    test.A[idx],
+                    target,
+                    aux=test.D[idx],
+                    t_star=ts,
+                    steps=steps,
+                    guidance=guidance,
+                    aux_guidance=aux_guidance,
+                    abduction="forward",
+                    seed=s,
+                )
+                for s in range(3)
+            ]
+        )
         sd_i = 255 * draws.std(axis=0).mean(axis=(1, 2))  # per image
         l1_i = 255 * np.abs(draws - truth).mean(axis=(0, 2, 3))
-        eff_i = 100 * np.mean([apred.predict(d) == target for d in draws], axis=0)  # per image: share of its draws that moved
-        rows[f"t* = {ts}"] = {"pixel sd across draws (0-255)": float(sd_i.mean()), "L1 to truth (0-255)": float(l1_i.mean()),
-                              "effectiveness %": float(eff_i.mean()),
-                              **{f"{name}, se": float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else np.nan
-                                 for name, v in (("pixel sd across draws (0-255)", sd_i), ("L1 to truth (0-255)", l1_i),
-                                                 ("effectiveness %", eff_i))}}
+        eff_i = 100 * np.mean(
+            [apred.predict(d) == target for d in draws], axis=0
+        )  # per image: share of its draws that moved
+        rows[f"t* = {ts}"] = {
+            "pixel sd across draws (0-255)": float(sd_i.mean()),
+            "L1 to truth (0-255)": float(l1_i.mean()),
+            "effectiveness %": float(eff_i.mean()),
+            **{
+                f"{name}, se": float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else np.nan
+                for name, v in (
+                    ("pixel sd across draws (0-255)", sd_i),
+                    ("L1 to truth (0-255)", l1_i),
+                    ("effectiveness %", eff_i),
+                )
+            },
+        }
     return pd.DataFrame(rows).T

@@ -62,11 +62,20 @@ def plot_figure2(results: pd.DataFrame, *, alpha: float = 0.05) -> np.ndarray:
     n_kinds = results["dataset"].nunique()
     # The authors' plots use y-limits (-30, 0); we zoom in when every p-value is larger than 1e-30.
     y_low = max(-30.0, float(np.nanmin(results[[f"{k}_log10p" for k in FIGURE2_TESTS]].to_numpy())) - 1.0)
-    fig, axes = plotting.subplots(len(FIGURE2_TESTS), n_kinds, width=2.3, height=2.1, sharex=True, sharey=True, squeeze=False)
+    fig, axes = plotting.subplots(
+        len(FIGURE2_TESTS), n_kinds, width=2.3, height=2.1, sharex=True, sharey=True, squeeze=False
+    )
     for c, (kind, sub) in enumerate(results.groupby("dataset", sort=False)):
         for r, (key, label) in enumerate(FIGURE2_TESTS.items()):
-            plot_pvalue_vs_eca(sub["eca"], sub[f"{key}_log10p"], alpha=alpha, ax=axes[r, c], color=plotting.PALETTE[r],
-                               ylim=(y_low, 0.5), title=kind if r == 0 else None)
+            plot_pvalue_vs_eca(
+                sub["eca"],
+                sub[f"{key}_log10p"],
+                alpha=alpha,
+                ax=axes[r, c],
+                color=plotting.PALETTE[r],
+                ylim=(y_low, 0.5),
+                title=kind if r == 0 else None,
+            )
             axes[r, c].set_xlabel("ECA" if r == len(FIGURE2_TESTS) - 1 else "")
             axes[r, c].set_ylabel(f"{label}\nlog10 p" if c == 0 else "", fontsize=8)
     return axes
@@ -96,7 +105,9 @@ def plot_null_pvalues(null: pd.DataFrame) -> np.ndarray:
     return axes
 
 
-def plot_power(by_n: pd.DataFrame, by_effect: pd.DataFrame, *, effect_for_n: float, n_for_effect: int, alpha: float = 0.05) -> np.ndarray:
+def plot_power(
+    by_n: pd.DataFrame, by_effect: pd.DataFrame, *, effect_for_n: float, n_for_effect: int, alpha: float = 0.05
+) -> np.ndarray:
     """Power curves of CIT-LR against n and against the effect strength, with binomial bands.
 
     Parameters
@@ -121,8 +132,15 @@ def plot_power(by_n: pd.DataFrame, by_effect: pd.DataFrame, *, effect_for_n: flo
         for j, (form, sub) in enumerate(table.groupby("form", sort=False)):
             s = [rejection_summary(g["p"], alpha) for _, g in sub.groupby(xcol)]
             xs = sorted(sub[xcol].unique())
-            plotting.line_with_band(xs, [q["rate"] for q in s], [q["ci"][0] for q in s], [q["ci"][1] for q in s],
-                                    label=f"CIT-LR ({form})", color=plotting.PALETTE[j], ax=ax)
+            plotting.line_with_band(
+                xs,
+                [q["rate"] for q in s],
+                [q["ci"][0] for q in s],
+                [q["ci"][1] for q in s],
+                label=f"CIT-LR ({form})",
+                color=plotting.PALETTE[j],
+                ax=ax,
+            )
         ax.axhline(alpha, color="#D55E00", ls="--", lw=1)
         ax.set_xlabel(labels[xcol])
     axes[0].set_xscale("log")
@@ -149,9 +167,13 @@ def plot_true_counterfactuals(data: ToyCXR) -> Figure:
     show = np.concatenate([np.flatnonzero(data.D.sum(1) == 0)[:1], [np.flatnonzero(data.D[:, k])[0] for k in range(3)]])
     cols = [data.render(A=a, idx=show) for a in range(3)]
     grid = np.stack(cols + [0.5 + 2 * (cols[1] - cols[0])], axis=1)
-    labels = [f"A={data.A[i]}, " + (", ".join(d for d, v in zip(DISEASES, data.D[i], strict=True) if v) or "healthy") for i in show]
-    return plotting.image_grid(grid, row_labels=labels, col_labels=["do(A=0)", "do(A=1)", "do(A=2)", "2·(A1 − A0)"],
-                               vmin=0, vmax=1, panel=1.4)
+    labels = [
+        f"A={data.A[i]}, " + (", ".join(d for d, v in zip(DISEASES, data.D[i], strict=True) if v) or "healthy")
+        for i in show
+    ]
+    return plotting.image_grid(
+        grid, row_labels=labels, col_labels=["do(A=0)", "do(A=1)", "do(A=2)", "2·(A1 − A0)"], vmin=0, vmax=1, panel=1.4
+    )
 
 
 def plot_training_curves(ldms: Mapping[str, Any]) -> np.ndarray:
@@ -167,7 +189,10 @@ def plot_training_curves(ldms: Mapping[str, Any]) -> np.ndarray:
     numpy.ndarray of matplotlib axes
     """
     fig, axes = plotting.subplots(1, 2, width=4, height=2.8)
-    curves = {"autoencoder": ldms["CLDM+D"].history["vae"], **{f"diffusion, {k}": m.history["diffusion"] for k, m in ldms.items()}}
+    curves = {
+        "autoencoder": ldms["CLDM+D"].history["vae"],
+        **{f"diffusion, {k}": m.history["diffusion"] for k, m in ldms.items()},
+    }
     for key, h in curves.items():
         h = np.asarray(h)
         k = max(1, len(h) // 50)
@@ -201,12 +226,22 @@ def plot_counterfactual_rows(data: ToyCXR, show: np.ndarray, sources: Mapping[st
     for j, i in enumerate(show):
         for kind, imgs in sources.items():
             rows.append([data.images[i]] + [im[j] for im in imgs] + [0.5 + 2 * (imgs[1][j] - imgs[0][j])])
-            names.append(f"#{i} (A={data.A[i]}, {'+'.join(d[:4] for d, v in zip(DISEASES, data.D[i], strict=True) if v)}) {kind}")
-    return plotting.image_grid(np.array(rows), row_labels=names, col_labels=["factual", "do(A=0)", "do(A=1)", "do(A=2)", "2·(A1−A0)"],
-                               vmin=0, vmax=1, panel=1.25)
+            names.append(
+                f"#{i} (A={data.A[i]}, {'+'.join(d[:4] for d, v in zip(DISEASES, data.D[i], strict=True) if v)}) {kind}"
+            )
+    return plotting.image_grid(
+        np.array(rows),
+        row_labels=names,
+        col_labels=["factual", "do(A=0)", "do(A=1)", "do(A=2)", "2·(A1−A0)"],
+        vmin=0,
+        vmax=1,
+        panel=1.25,
+    )
 
 
-def plot_factual_vs_counterfactual(zoo: Sequence[CNNZooMember], test: ToyCXR, counterfactuals: Sequence[np.ndarray]) -> np.ndarray:
+def plot_factual_vs_counterfactual(
+    zoo: Sequence[CNNZooMember], test: ToyCXR, counterfactuals: Sequence[np.ndarray]
+) -> np.ndarray:
     """Figures 8-12: predicted probability on counterfactual against factual images, per disease.
 
     The first architecture's members with the smallest and largest shortcut strength (first seed);
@@ -265,8 +300,15 @@ def plot_audit_pvalues(audit: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFr
     for i, (label, key) in enumerate(AUDIT_TESTS.items()):
         for j, d in enumerate(DISEASES):
             sub = audit[audit.disease == d]
-            plot_pvalue_vs_eca(sub["ECA"], sub[f"log10p {key}"], alpha=alpha, ylim=(-12, 0.5), color=plotting.PALETTE[i],
-                               title=f"{label}: {d}", ax=axes[i, j])
+            plot_pvalue_vs_eca(
+                sub["ECA"],
+                sub[f"log10p {key}"],
+                alpha=alpha,
+                ylim=(-12, 0.5),
+                color=plotting.PALETTE[i],
+                title=f"{label}: {d}",
+                ax=axes[i, j],
+            )
             align[(label, d)] = alignment_stats(sub["ECA"], sub[f"log10p {key}"])
             if j:
                 axes[i, j].set_ylabel("")

@@ -97,9 +97,19 @@ def eca_identity_study(
             # whose mean is Delta_hat - p(1-p)(1-ECA); their standard errors are 0 only when every unit's value is equal.
             d_i = y_hat * (cf[np.arange(len(te)), d.a[te].astype(int)] - cf @ np.array([1 - p, p]))
             e_i = d_i - p * (1 - p) * (y_hat != m.predict(d.x_cf[te]))
-            rows.append({"dataset": kind, "model": m.kind, "ECA": eca, "Delta_hat": res.mean_diff, "E[(g-h)^2]": res.effect,
-                         "p(1-p)(1-ECA)": target, "diff": float(e_i.mean()), "diff_se": float(e_i.std(ddof=1) / np.sqrt(e_i.size)),
-                         "Delta_se": float(d_i.std(ddof=1) / np.sqrt(d_i.size))})
+            rows.append(
+                {
+                    "dataset": kind,
+                    "model": m.kind,
+                    "ECA": eca,
+                    "Delta_hat": res.mean_diff,
+                    "E[(g-h)^2]": res.effect,
+                    "p(1-p)(1-ECA)": target,
+                    "diff": float(e_i.mean()),
+                    "diff_se": float(e_i.std(ddof=1) / np.sqrt(e_i.size)),
+                    "Delta_se": float(d_i.std(ddof=1) / np.sqrt(d_i.size)),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -184,8 +194,15 @@ def figure2_alignment(results: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataF
         for key, label in FIGURE2_TESTS.items():
             st = alignment_stats(sub["eca"], sub[f"{key}_log10p"])
             one, hi, lo = sub["eca"] == 1, sub["eca"] >= 0.95, sub["eca"] < 0.85
-            rows.append({"dataset": kind, "test": label, "r": st["r"], "resid_sd": st["resid_sd"],
-                         "reject | ECA=1": (sub.loc[one, f"{key}_p"] < alpha).mean() if one.any() else np.nan,
-                         "reject | ECA>=0.95": (sub.loc[hi, f"{key}_p"] < alpha).mean() if hi.any() else np.nan,
-                         "reject | ECA<0.85": (sub.loc[lo, f"{key}_p"] < alpha).mean() if lo.any() else np.nan})
+            rows.append(
+                {
+                    "dataset": kind,
+                    "test": label,
+                    "r": st["r"],
+                    "resid_sd": st["resid_sd"],
+                    "reject | ECA=1": (sub.loc[one, f"{key}_p"] < alpha).mean() if one.any() else np.nan,
+                    "reject | ECA>=0.95": (sub.loc[hi, f"{key}_p"] < alpha).mean() if hi.any() else np.nan,
+                    "reject | ECA<0.85": (sub.loc[lo, f"{key}_p"] < alpha).mean() if lo.any() else np.nan,
+                }
+            )
     return pd.DataFrame(rows)

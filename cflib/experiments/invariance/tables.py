@@ -70,8 +70,15 @@ def table1() -> pd.DataFrame:
     pandas.DataFrame
     """
     return pd.DataFrame(
-        [{"type": key, "classifier": desc, "hyperparameters": ", ".join(f"{k}={v}" for k, v in hp.items()), "seed matters": dep}
-         for key, (desc, hp, dep) in TABLE1.items()]
+        [
+            {
+                "type": key,
+                "classifier": desc,
+                "hyperparameters": ", ".join(f"{k}={v}" for k, v in hp.items()),
+                "seed matters": dep,
+            }
+            for key, (desc, hp, dep) in TABLE1.items()
+        ]
     )
 
 
@@ -155,7 +162,9 @@ def zoo_table(zoo: Sequence[CNNZooMember]) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    return pd.DataFrame([{"name": m.name, "arch": m.arch, "disease": m.disease, "rho": m.rho, "seed": m.seed} for m in zoo])
+    return pd.DataFrame(
+        [{"name": m.name, "arch": m.arch, "disease": m.disease, "rho": m.rho, "seed": m.seed} for m in zoo]
+    )
 
 
 def group_auc_table(audit: pd.DataFrame) -> pd.DataFrame:
@@ -187,8 +196,16 @@ def table12(audit: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
     """
-    tp = audit.assign(**{"t / p": [f"{t:.2f} / {p:.2g}" for t, p in zip(audit["t CIT-LR[CLDM+D]"], audit["p CIT-LR[CLDM+D]"], strict=True)]})
-    table = tp.pivot_table(index=["arch", "rho", "seed"], columns="disease", values="t / p", aggfunc="first")[list(DISEASES)]
+    tp = audit.assign(
+        **{
+            "t / p": [
+                f"{t:.2f} / {p:.2g}" for t, p in zip(audit["t CIT-LR[CLDM+D]"], audit["p CIT-LR[CLDM+D]"], strict=True)
+            ]
+        }
+    )
+    table = tp.pivot_table(index=["arch", "rho", "seed"], columns="disease", values="t / p", aggfunc="first")[
+        list(DISEASES)
+    ]
     eca_table = audit.pivot_table(index=["arch", "rho", "seed"], columns="disease", values="ECA")[list(DISEASES)]
     return table.join(eca_table.round(3).add_suffix(" ECA"))
 
@@ -217,7 +234,12 @@ def rejection_rates(audit: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame
     def rate(mask, key):
         k, n = int((audit.loc[mask, f"p {key}"] < alpha).sum()), int(mask.sum())
         ci = binomtest(k, n).proportion_ci() if n else None
-        return {"rejected": k, "classifiers": n, "rate": k / n if n else np.nan, "95% CI": f"[{ci.low:.2f}, {ci.high:.2f}]" if n else "-"}
+        return {
+            "rejected": k,
+            "classifiers": n,
+            "rate": k / n if n else np.nan,
+            "95% CI": f"[{ci.low:.2f}, {ci.high:.2f}]" if n else "-",
+        }
 
     groups = ((_INVARIANT, audit["ECA"] >= 0.99), (_USES, audit["ECA"] < 0.9))
     return pd.DataFrame({(label, grp): rate(mask, key) for label, key in AUDIT_TESTS.items() for grp, mask in groups}).T

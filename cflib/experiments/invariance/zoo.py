@@ -31,8 +31,16 @@ TABLE1: dict[str, tuple[str, dict[str, Any], bool]] = {
     "forest": ("Random forest", {"n_estimators": 50, "criterion": "gini", "max_features": "sqrt"}, True),
     "boosting": ("Gradient boosting", {"n_estimators": 100, "learning_rate": 0.1, "max_depth": 3}, False),
     "tree5": ("Decision tree, depth 5", {"max_depth": 5}, True),
-    "mlp_16_8_4": ("MLP (16, 8, 4)", {"hidden_layer_sizes": (16, 8, 4), "activation": "relu", "solver": "adam", "max_iter": 500}, True),
-    "mlp_16_4": ("MLP (16, 4)", {"hidden_layer_sizes": (16, 4), "activation": "relu", "solver": "adam", "max_iter": 500}, True),
+    "mlp_16_8_4": (
+        "MLP (16, 8, 4)",
+        {"hidden_layer_sizes": (16, 8, 4), "activation": "relu", "solver": "adam", "max_iter": 500},
+        True,
+    ),
+    "mlp_16_4": (
+        "MLP (16, 4)",
+        {"hidden_layer_sizes": (16, 4), "activation": "relu", "solver": "adam", "max_iter": 500},
+        True,
+    ),
 }
 
 
@@ -91,9 +99,16 @@ def make_classifier(kind: str, seed: int = 0, *, scale: bool = True) -> Any:
     if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     cls = {
-        "linear_svc": LinearSVC, "svc_rbf": SVC, "svc_poly": SVC, "logreg": LogisticRegression,
-        "tree": DecisionTreeClassifier, "forest": RandomForestClassifier, "boosting": GradientBoostingClassifier,
-        "tree5": DecisionTreeClassifier, "mlp_16_8_4": MLPClassifier, "mlp_16_4": MLPClassifier,
+        "linear_svc": LinearSVC,
+        "svc_rbf": SVC,
+        "svc_poly": SVC,
+        "logreg": LogisticRegression,
+        "tree": DecisionTreeClassifier,
+        "forest": RandomForestClassifier,
+        "boosting": GradientBoostingClassifier,
+        "tree5": DecisionTreeClassifier,
+        "mlp_16_8_4": MLPClassifier,
+        "mlp_16_4": MLPClassifier,
     }[kind]
     params = dict(TABLE1[kind][1])
     if kind == "logreg" and "penalty" in params:
@@ -137,7 +152,9 @@ def classifier_zoo(
     out = []
     for kind in include:
         for s in seeds[:1] if dedupe and not TABLE1[kind][2] else seeds:
-            out.append(ZooMember(name=f"{kind}-s{s}", kind=kind, seed=s, estimator=make_classifier(kind, s, scale=scale)))
+            out.append(
+                ZooMember(name=f"{kind}-s{s}", kind=kind, seed=s, estimator=make_classifier(kind, s, scale=scale))
+            )
     return out
 
 
@@ -174,7 +191,9 @@ def fit_zoo(members: Sequence[ZooMember], x: Any, y: Any) -> pd.DataFrame:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             m.estimator.fit(x, y)
-        rows.append({"name": m.name, "kind": m.kind, "seed": m.seed, "train_acc": float(np.mean(m.estimator.predict(x) == y))})
+        rows.append(
+            {"name": m.name, "kind": m.kind, "seed": m.seed, "train_acc": float(np.mean(m.estimator.predict(x) == y))}
+        )
     return pd.DataFrame(rows)
 
 
@@ -245,7 +264,9 @@ def audit_zoo(
         cf = counterfactual_predictions(m.predict, data.sample_x, z_test, [0, 1], n_mc=n_mc, seed=seed)
         res = {
             "cit_gen": cit_lr_generative(y_te, data.a[te], cf, p_a=[1 - p, p]),
-            "cit_reg": cit_lr_test(y_all, data.a, data.z_layer(z_layer), learner=learner, test_mask=test, h_mode=h_mode),
+            "cit_reg": cit_lr_test(
+                y_all, data.a, data.z_layer(z_layer), learner=learner, test_mask=test, h_mode=h_mode
+            ),
             "dp": demographic_parity_test(y_te, data.a[te]),
         }
         try:
@@ -253,8 +274,12 @@ def audit_zoo(
         except ValueError:  # too few positives in a group of the test split: no EO test possible
             res["eo"] = None
         row = {
-            "name": m.name, "kind": m.kind, "seed": m.seed,
-            "accuracy": float(np.mean(y_te == data.y[te])), "positive_rate": float(np.mean(y_te)), "eca": float(eca),
+            "name": m.name,
+            "kind": m.kind,
+            "seed": m.seed,
+            "accuracy": float(np.mean(y_te == data.y[te])),
+            "positive_rate": float(np.mean(y_te)),
+            "eca": float(eca),
         }
         for key, r in res.items():
             row[f"{key}_t"] = np.nan if r is None else r.statistic

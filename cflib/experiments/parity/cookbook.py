@@ -38,12 +38,16 @@ COMPAS_OUTCOMES = {"Y": "two_year_recid", "Ŷ NP": "northpointe", "Ŷ FP": "fp",
 
 
 #: Fig. 5 of the paper (COMPAS): estimates and 95% half-widths of DE, IE, SE, read off the figure.
-PAPER_FIG5 = pd.DataFrame({"Y": [-0.0008, -0.0506, -0.0317], "Ŷ NP": [0.06, -0.0773, -0.0375], "Ŷ FP": [-0.0072, -0.0025, -0.0275]},
-                          index=["DE", "IE", "SE"])
+PAPER_FIG5 = pd.DataFrame(
+    {"Y": [-0.0008, -0.0506, -0.0317], "Ŷ NP": [0.06, -0.0773, -0.0375], "Ŷ FP": [-0.0072, -0.0025, -0.0275]},
+    index=["DE", "IE", "SE"],
+)
 
 
-PAPER_FIG5_HALFWIDTH = pd.DataFrame({"Y": [0.0259, 0.0124, 0.0153], "Ŷ NP": [0.0296, 0.0153, 0.0158], "Ŷ FP": [0.0111, 0.0198, 0.0122]},
-                                    index=["DE", "IE", "SE"])
+PAPER_FIG5_HALFWIDTH = pd.DataFrame(
+    {"Y": [0.0259, 0.0124, 0.0153], "Ŷ NP": [0.0296, 0.0153, 0.0158], "Ŷ FP": [0.0111, 0.0198, 0.0122]},
+    index=["DE", "IE", "SE"],
+)
 
 
 @functools.lru_cache(maxsize=4)
@@ -55,7 +59,12 @@ def _fair_risk_curves(draws: int, seed: int) -> np.ndarray:
     shape = (_AGES.size, draws)
     uj, up, ud = (np.broadcast_to(u[:, k], shape) for k in range(3))
     age, one = np.broadcast_to(_AGES[:, None], shape), np.ones(shape)
-    return np.array([compas_py(one, male * one, age, *compas_w(one, male * one, age, uj, up, ud)).mean(axis=1) for male in (0.0, 1.0)])
+    return np.array(
+        [
+            compas_py(one, male * one, age, *compas_w(one, male * one, age, uj, up, ud)).mean(axis=1)
+            for male in (0.0, 1.0)
+        ]
+    )
 
 
 #: Ages of the interpolation grid of :func:`compas_fair_risk` (risk is smooth in age; older ages are clamped).
@@ -90,7 +99,9 @@ def compas_fair_risk(data: pd.DataFrame, *, draws: int = 1024, seed: int = 0) ->
     return np.where(z1 == 1, np.interp(z2, _AGES, curves[1]), np.interp(z2, _AGES, curves[0]))
 
 
-def compas_truth(n: int, *, seed: int = 0, chunks: int = CHUNKS) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+def compas_truth(
+    n: int, *, seed: int = 0, chunks: int = CHUNKS
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
     """Population Ctf measures of the COMPAS-like SFM's ``y``, ``np`` and oracle ``fp``, with Monte Carlo standard errors.
 
     The measures come from ``n`` units (:func:`~cflib.data.fairness_sim.compas_like_sfm` with
@@ -110,6 +121,7 @@ def compas_truth(n: int, *, seed: int = 0, chunks: int = CHUNKS) -> tuple[dict[s
         ``{outcome: {TV, DE, IE, SE}}`` and their standard errors, with ``"fp - y"`` (the gap of the
         oracle's measures from Y's) in the second.
     """
+
     def one(m: int, s: Any) -> dict[str, dict[str, float]]:
         d, t = compas_like_sfm(m, seed=s, return_truth=True)
         p1 = compas_fair_risk(d)
@@ -125,7 +137,17 @@ def compas_truth(n: int, *, seed: int = 0, chunks: int = CHUNKS) -> tuple[dict[s
     return truth, se
 
 
-def cookbook_study(n: int, reps: int, *, bn: set[str] = frozenset({"Z"}), learner: Any = "hgb", seed: int = 0, test: str = "difference", margin: float | None = None, progress: bool = False) -> pd.DataFrame:
+def cookbook_study(
+    n: int,
+    reps: int,
+    *,
+    bn: set[str] = frozenset({"Z"}),
+    learner: Any = "hgb",
+    seed: int = 0,
+    test: str = "difference",
+    margin: float | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
     """Algorithm 1 on repeated samples of the COMPAS-like SFM, for the Northpointe-like score and the oracle FP.
 
     The oracle FP is ``1{U < E[Y | x1, Z]}`` (:func:`compas_fair_risk`) with its own uniform noise ``U``.
@@ -158,14 +180,41 @@ def cookbook_study(n: int, reps: int, *, bn: set[str] = frozenset({"Z"}), learne
         d = d.assign(fp=fp, diff_np=d.y - d.np, diff_fp=d.y - fp)
         est = ctf_effects(d, sfm, ["y", "np", "fp", "diff_np", "diff_fp"], learner=learner, seed=r)
         for p in ("np", "fp"):
-            res = causal_predictive_parity(d, sfm, "y", p, bn, test=test, margin=margin, estimates={"y": est["y"], "y_hat": est[p], "diff": est["diff_" + p]})
+            res = causal_predictive_parity(
+                d,
+                sfm,
+                "y",
+                p,
+                bn,
+                test=test,
+                margin=margin,
+                estimates={"y": est["y"], "y_hat": est[p], "diff": est["diff_" + p]},
+            )
             for c in res.checks:
-                rows.append({"rep": r, "predictor": p, "effect": c.effect, "tested": c.tested, "ci_low": c.ci[0], "ci_high": c.ci[1], "passed": c.passed, "verdict": res.verdict})
+                rows.append(
+                    {
+                        "rep": r,
+                        "predictor": p,
+                        "effect": c.effect,
+                        "tested": c.tested,
+                        "ci_low": c.ci[0],
+                        "ci_high": c.ci[1],
+                        "passed": c.passed,
+                        "verdict": res.verdict,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
-def compas_effects(data: pd.DataFrame, sfm: StandardFairnessModel, *, learner: Any = "hgb", n_folds: int = 5, n_boot: int = 0,
-                   seed: int = 0) -> tuple[pd.DataFrame, dict]:
+def compas_effects(
+    data: pd.DataFrame,
+    sfm: StandardFairnessModel,
+    *,
+    learner: Any = "hgb",
+    n_folds: int = 5,
+    n_boot: int = 0,
+    seed: int = 0,
+) -> tuple[pd.DataFrame, dict]:
     """Fit the two fair predictors of COMPAS and estimate TV, Ctf-DE/IE/SE of every outcome of :data:`COMPAS_OUTCOMES`.
 
     ``Ŷ FP`` is the class prediction of :func:`~cflib.fairness.adapt.fair_predictor` (BN = {Z}) and
@@ -192,7 +241,9 @@ def compas_effects(data: pd.DataFrame, sfm: StandardFairnessModel, *, learner: A
     """
     from ...fairness.compas import COMPAS_W_PARENTS
 
-    fp = fair_predictor(data, sfm, {"Z"}, w_parents=COMPAS_W_PARENTS, learner=learner, transport_learner=learner, seed=seed)
+    fp = fair_predictor(
+        data, sfm, {"Z"}, w_parents=COMPAS_W_PARENTS, learner=learner, transport_learner=learner, seed=seed
+    )
     data = data.assign(fp=(fp.score > 0.5).astype(int), fp_score=fp.score)
     data["proj_score"] = projection_predictor(data, sfm, {"Z"}, learner=learner, seed=seed)
     predictors = ("northpointe", "fp", "proj_score")
@@ -200,13 +251,20 @@ def compas_effects(data: pd.DataFrame, sfm: StandardFairnessModel, *, learner: A
     cols = list(COMPAS_OUTCOMES.values()) + ["d_" + k for k in predictors]
     est = ctf_effects(data, sfm, cols, learner=learner, n_folds=n_folds, n_boot=n_boot, seed=seed)
     adapted = pd.DataFrame({c: fp[c + "_adapted"].to_numpy() for c in [*sfm.z, *sfm.w]}).assign(
-        **{sfm.x: data[sfm.x].to_numpy(), "fp": data["fp"].to_numpy()})
+        **{sfm.x: data[sfm.x].to_numpy(), "fp": data["fp"].to_numpy()}
+    )
     est["fp_adapted"] = ctf_effects(adapted, sfm, "fp", learner=learner, n_folds=n_folds, seed=seed)
     return data, est
 
 
-def algorithm1(data: pd.DataFrame, sfm: StandardFairnessModel, est: Mapping[str, Any], *, bn: set[str] = frozenset({"SE"}),
-               margin: float | None = None) -> tuple[pd.DataFrame, dict]:
+def algorithm1(
+    data: pd.DataFrame,
+    sfm: StandardFairnessModel,
+    est: Mapping[str, Any],
+    *,
+    bn: set[str] = frozenset({"SE"}),
+    margin: float | None = None,
+) -> tuple[pd.DataFrame, dict]:
     """Algorithm 1 for the three predictors of :data:`COMPAS_OUTCOMES` under both rules (difference, equivalence).
 
     Parameters
@@ -232,7 +290,16 @@ def algorithm1(data: pd.DataFrame, sfm: StandardFairnessModel, est: Mapping[str,
         v = COMPAS_OUTCOMES[k]
         pre = {"y": est["two_year_recid"], "y_hat": est[v], "diff": est["d_" + v]}
         for test in ("difference", "equivalence"):
-            r = causal_predictive_parity(data, sfm, "two_year_recid", v, set(bn), test=test, margin=margin, estimates=pre)
+            r = causal_predictive_parity(
+                data, sfm, "two_year_recid", v, set(bn), test=test, margin=margin, estimates=pre
+            )
             results[(k, test)] = r
-            rows.append({"predictor": k, "rule": test, **{c.effect: "pass" if c.passed else "FAIL" for c in r.checks}, "Algorithm 1": r.verdict})
+            rows.append(
+                {
+                    "predictor": k,
+                    "rule": test,
+                    **{c.effect: "pass" if c.passed else "FAIL" for c in r.checks},
+                    "Algorithm 1": r.verdict,
+                }
+            )
     return pd.DataFrame(rows).set_index(["predictor", "rule"]), results

@@ -37,7 +37,7 @@ def plot_standardised_errors(cov: pd.DataFrame, ax=None):
     for m in MEASURES:
         ax.hist(cov.loc[cov.measure == m, "z"], bins=15, histtype="step", lw=1.5, density=True, label=m)
     g = np.linspace(-4, 4, 200)
-    ax.plot(g, np.exp(-g**2 / 2) / np.sqrt(2 * np.pi), color="0.3", ls="--", label="N(0, 1)")
+    ax.plot(g, np.exp(-(g**2) / 2) / np.sqrt(2 * np.pi), color="0.3", ls="--", label="N(0, 1)")
     ax.set_xlabel("(estimate - truth) / se")
     ax.set_ylabel("density")
     ax.set_title(f"Standardised errors over {cov.rep.nunique()} samples")
@@ -64,7 +64,10 @@ def fig5_bars(data: pd.DataFrame, est: Mapping[str, Any]) -> dict[str, dict[str,
     bars = {}
     for k, v in COMPAS_OUTCOMES.items():
         e = est[v]
-        bars[k] = {lab: (e.estimate[m], *e.ci[m]) for lab, m in (("Ctf-DE", "DE"), ("Ctf-IE", "IE"), ("Ctf-SE", "SE"), ("SPM", "TV"))}
+        bars[k] = {
+            lab: (e.estimate[m], *e.ci[m])
+            for lab, m in (("Ctf-DE", "DE"), ("Ctf-IE", "IE"), ("Ctf-SE", "SE"), ("SPM", "TV"))
+        }
         ip = ippm(data.nonwhite, data.two_year_recid, data[scores[k]], 10) if scores[k] else np.nan
         bars[k]["iPPM"] = (ip, np.nan, np.nan)
     return bars

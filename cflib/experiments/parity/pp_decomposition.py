@@ -94,8 +94,9 @@ def a2_three_terms(n: int, *, bins: int = 20, seed: int = 0) -> tuple[PPDecompos
     return terms(pop), float((pop.y_x1 - pop.y_x0).mean()), {"term_III": float(se[0]), "ate": float(se[1])}
 
 
-def corollary1(coefficients: Mapping[str, float], n: int, *, rng: np.random.Generator, seed: int = 0
-               ) -> tuple[pd.DataFrame, PPDecomposition, PPDecomposition, pd.DataFrame]:
+def corollary1(
+    coefficients: Mapping[str, float], n: int, *, rng: np.random.Generator, seed: int = 0
+) -> tuple[pd.DataFrame, PPDecomposition, PPDecomposition, pd.DataFrame]:
     """Corollary 1 on the linear SCM: the efficient predictor and the same predictor plus N(0, 1) noise.
 
     Parameters
@@ -121,13 +122,20 @@ def corollary1(coefficients: Mapping[str, float], n: int, *, rng: np.random.Gene
     lin["noise"] = rng.standard_normal(len(lin))
 
     def decompositions(d: pd.DataFrame) -> tuple[PPDecomposition, PPDecomposition]:
-        return (pp_decomposition_counterfactual(d.x, d.y_x0, d.y_x1, d.y_hat_x0, d.y_hat_x1, bins=10),
-                pp_decomposition_counterfactual(d.x, d.y_x0, d.y_x1, d.y_hat_x0 + d.noise, d.y_hat_x1 + d.noise, bins=10))
+        return (
+            pp_decomposition_counterfactual(d.x, d.y_x0, d.y_x1, d.y_hat_x0, d.y_hat_x1, bins=10),
+            pp_decomposition_counterfactual(d.x, d.y_x0, d.y_x1, d.y_hat_x0 + d.noise, d.y_hat_x1 + d.noise, bins=10),
+        )
 
     def column(dec: PPDecomposition, x: pd.Series, score: pd.Series) -> list[float]:
         t = dec.table
-        return [t.term_I.iloc[_INNER].mean(), (t.term_II + t.term_III).iloc[_INNER].mean(), t.ppm.iloc[_INNER].mean(), spm(x, score),
-                t.ppm.iloc[_INNER].abs().mean()]
+        return [
+            t.term_I.iloc[_INNER].mean(),
+            (t.term_II + t.term_III).iloc[_INNER].mean(),
+            t.ppm.iloc[_INNER].mean(),
+            spm(x, score),
+            t.ppm.iloc[_INNER].abs().mean(),
+        ]
 
     def columns(d: pd.DataFrame) -> np.ndarray:
         eff, noisy = decompositions(d)
@@ -135,11 +143,16 @@ def corollary1(coefficients: Mapping[str, float], n: int, *, rng: np.random.Gene
 
     eff, noisy = decompositions(lin)
     se = _chunk_se(lin, columns)
-    table = pd.DataFrame({"closed form (efficient)": [cf["term_I"], cf["term_II"], 0.0, cf["spm"], 0.0],
-                          "efficient, interior bins": column(eff, lin.x, lin.y_hat),
-                          "efficient + N(0,1) noise": column(noisy, lin.x, lin.y_hat + lin.noise),
-                          "se (efficient)": se[:, 0], "se (noisy)": se[:, 1]},
-                         index=["Term I", "Term II (+III)", "PPM", "SPM", "mean |PPM|"])
+    table = pd.DataFrame(
+        {
+            "closed form (efficient)": [cf["term_I"], cf["term_II"], 0.0, cf["spm"], 0.0],
+            "efficient, interior bins": column(eff, lin.x, lin.y_hat),
+            "efficient + N(0,1) noise": column(noisy, lin.x, lin.y_hat + lin.noise),
+            "se (efficient)": se[:, 0],
+            "se (noisy)": se[:, 1],
+        },
+        index=["Term I", "Term II (+III)", "PPM", "SPM", "mean |PPM|"],
+    )
     return table, eff, noisy, lin
 
 
@@ -157,13 +170,21 @@ def calibration_vs_parity(lin: pd.DataFrame) -> pd.DataFrame:
         Rows ``Y, efficient Y_hat, SP-forced Y_hat``; columns ``SPM, iPPM (10 bins), iPPM interior bins``,
         ``SPM - TV(Y)`` and the batch-means standard errors ``se SPM - TV(Y)`` and ``se iPPM interior bins``.
     """
+
     def table(d: pd.DataFrame) -> pd.DataFrame:
         sp_forced = demean_by_group(d.y_hat, d.x)
-        t = pd.DataFrame({"SPM": [spm(d.x, d.y), spm(d.x, d.y_hat), spm(d.x, sp_forced)],
-                          "iPPM (10 bins)": [np.nan, ippm(d.x, d.y, d.y_hat, 10), ippm(d.x, d.y, sp_forced, 10)],
-                          "iPPM interior bins": [np.nan, ppm_table(d.x, d.y, d.y_hat, 10).ppm.iloc[_INNER].mean(),
-                                                 ppm_table(d.x, d.y, sp_forced, 10).ppm.iloc[_INNER].mean()]},
-                         index=["Y", "efficient Y_hat", "SP-forced Y_hat"])
+        t = pd.DataFrame(
+            {
+                "SPM": [spm(d.x, d.y), spm(d.x, d.y_hat), spm(d.x, sp_forced)],
+                "iPPM (10 bins)": [np.nan, ippm(d.x, d.y, d.y_hat, 10), ippm(d.x, d.y, sp_forced, 10)],
+                "iPPM interior bins": [
+                    np.nan,
+                    ppm_table(d.x, d.y, d.y_hat, 10).ppm.iloc[_INNER].mean(),
+                    ppm_table(d.x, d.y, sp_forced, 10).ppm.iloc[_INNER].mean(),
+                ],
+            },
+            index=["Y", "efficient Y_hat", "SP-forced Y_hat"],
+        )
         return t.assign(**{"SPM - TV(Y)": t.SPM - t.SPM.iloc[0]})
 
     out = table(lin)
@@ -188,9 +209,13 @@ def efficient_ctf_gap(n: int, *, seed: int = 0) -> pd.DataFrame:
     """
     big = linear_sfm(n, seed=seed + 1)
     big = big.assign(diff=big.y - big.y_hat)
-    cpp = ctf_effects(big, StandardFairnessModel("x", ["z"], ["w"], "y"), ["y", "y_hat", "diff"], learner="linear", seed=seed)
+    cpp = ctf_effects(
+        big, StandardFairnessModel("x", ["z"], ["w"], "y"), ["y", "y_hat", "diff"], learner="linear", seed=seed
+    )
     d = cpp["diff"]
-    return pd.DataFrame({"estimate": [d.estimate[m] for m in EFFECTS], "se": [d.se[m] for m in EFFECTS]}, index=list(EFFECTS))
+    return pd.DataFrame(
+        {"estimate": [d.estimate[m] for m in EFFECTS], "se": [d.se[m] for m in EFFECTS]}, index=list(EFFECTS)
+    )
 
 
 def make_transport_learner(name: str) -> Any:
@@ -225,7 +250,15 @@ def _fit_predictor(d: pd.DataFrame, seed: int) -> np.ndarray:
         return m.predict(feats)
 
 
-def a2_terms_study(ns: Sequence[int], reps: int, *, bins: int = 20, transport_learner: Any = "hgb", seed: int = 0, progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+def a2_terms_study(
+    ns: Sequence[int],
+    reps: int,
+    *,
+    bins: int = 20,
+    transport_learner: Any = "hgb",
+    seed: int = 0,
+    progress: bool = False,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Theorem 1 on the App. A.2 SCM: integrated terms against ``n`` and per-bin Term I.
 
     For every ``n`` and repetition: draw the SCM, fit the predictor (gradient boosting, standing in
@@ -258,12 +291,34 @@ def a2_terms_study(ns: Sequence[int], reps: int, *, bins: int = 20, transport_le
         s = seed * 1_000_003 + 7919 * r + n
         d = appendix_a2_scm(n, seed=s)
         yh = _fit_predictor(d, s)
-        ad = SequentialTransport(A2_PARENTS, "x", learner=transport_learner, seed=s).fit_transform(d[["x", "w1", "w2", "y"]])
+        ad = SequentialTransport(A2_PARENTS, "x", learner=transport_learner, seed=s).fit_transform(
+            d[["x", "w1", "w2", "y"]]
+        )
         est = pp_decomposition(d.x, d.y, yh, ad.y, bins=bins)
         tru = pp_decomposition(d.x, d.y, yh, d.y_x0, bins=bins)
-        integ.append({"n": n, "rep": r, **est.integrated, "true_term_I": tru.integrated["term_I"], "true_term_II": tru.integrated["term_II"]})
+        integ.append(
+            {
+                "n": n,
+                "rep": r,
+                **est.integrated,
+                "true_term_I": tru.integrated["term_I"],
+                "true_term_II": tru.integrated["term_II"],
+            }
+        )
         t = est.table
-        perbin.append(pd.DataFrame({"n": n, "rep": r, "bin": t.index + 1, "term_I": t.term_I, "true_term_I": tru.table.term_I, "term_II": t.term_II, "ppm": t.ppm}))
+        perbin.append(
+            pd.DataFrame(
+                {
+                    "n": n,
+                    "rep": r,
+                    "bin": t.index + 1,
+                    "term_I": t.term_I,
+                    "true_term_I": tru.table.term_I,
+                    "term_II": t.term_II,
+                    "ppm": t.ppm,
+                }
+            )
+        )
     return pd.DataFrame(integ).drop(columns="term_III"), pd.concat(perbin, ignore_index=True)
 
 
@@ -285,8 +340,10 @@ def fig8_arrays(perbin: pd.DataFrame, n: int) -> tuple[np.ndarray, np.ndarray]:
     sel = perbin[perbin.n == n]
     if sel.empty:
         raise ValueError(f"n={n} is not one of the study's sample sizes {sorted(perbin.n.unique())}")
-    return (sel.pivot(index="rep", columns="bin", values="term_I").to_numpy(),
-            sel.pivot(index="rep", columns="bin", values="true_term_I").to_numpy())
+    return (
+        sel.pivot(index="rep", columns="bin", values="term_I").to_numpy(),
+        sel.pivot(index="rep", columns="bin", values="true_term_I").to_numpy(),
+    )
 
 
 def fig8_within_1sd(est: np.ndarray, truth: np.ndarray) -> np.ndarray:

@@ -73,7 +73,16 @@ def pareto_study(
     rows, first = [], {}
     jobs = [(lab, r) for lab in bn_sets for r in range(reps)]
     for lab, r in with_progress(jobs, progress, "predictors"):
-        fp = fair_predictor(data, sfm, bn_sets[lab], w_parents=w_parents, learner=learner, transport_learner=transport_learner, n_folds=n_folds, seed=seed * 1000 + r)
+        fp = fair_predictor(
+            data,
+            sfm,
+            bn_sets[lab],
+            w_parents=w_parents,
+            learner=learner,
+            transport_learner=transport_learner,
+            n_folds=n_folds,
+            seed=seed * 1000 + r,
+        )
         if r == 0:
             first[lab] = fp
         s = fp["score"].to_numpy()
@@ -82,8 +91,15 @@ def pareto_study(
     return (pd.DataFrame(rows), first) if return_predictions else pd.DataFrame(rows)
 
 
-def effects_kept(first: Mapping[str, pd.DataFrame], data: pd.DataFrame, sfm: StandardFairnessModel, *, learner: Any = "hgb",
-                 n_folds: int = 5, seed: int = 0) -> pd.DataFrame:
+def effects_kept(
+    first: Mapping[str, pd.DataFrame],
+    data: pd.DataFrame,
+    sfm: StandardFairnessModel,
+    *,
+    learner: Any = "hgb",
+    n_folds: int = 5,
+    seed: int = 0,
+) -> pd.DataFrame:
     """DR decomposition of each fair predictor's score on the adapted covariates (the paper's choice).
 
     Parameters
@@ -105,8 +121,17 @@ def effects_kept(first: Mapping[str, pd.DataFrame], data: pd.DataFrame, sfm: Sta
     """
     rows = []
     for lab, fp in first.items():
-        ad = pd.DataFrame({c: fp[c + "_adapted"] for c in [*sfm.z, *sfm.w]}).assign(nonwhite=data.nonwhite.values, score=fp.score.values)
+        ad = pd.DataFrame({c: fp[c + "_adapted"] for c in [*sfm.z, *sfm.w]}).assign(
+            nonwhite=data.nonwhite.values, score=fp.score.values
+        )
         e = ctf_effects(ad, sfm, "score", learner=learner, n_folds=n_folds, seed=seed)
-        rows.append({"BN": lab, **{m: f"{e.estimate[m]:+.3f} [{e.ci[m][0]:+.3f}, {e.ci[m][1]:+.3f}]" for m in MEASURES},
-                     "_se": e.estimate["SE"], "_ie": e.estimate["IE"], "_sd": {m: e.se[m] for m in EFFECTS}})
+        rows.append(
+            {
+                "BN": lab,
+                **{m: f"{e.estimate[m]:+.3f} [{e.ci[m][0]:+.3f}, {e.ci[m][1]:+.3f}]" for m in MEASURES},
+                "_se": e.estimate["SE"],
+                "_ie": e.estimate["IE"],
+                "_sd": {m: e.se[m] for m in EFFECTS},
+            }
+        )
     return pd.DataFrame(rows).set_index("BN")

@@ -34,8 +34,13 @@ def coverage_table(cov: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         Indexed by measure (``TV, DE, IE, SE``): ``coverage, mean_estimate, truth, mean_se, sd_estimate``.
     """
-    coverage = cov.groupby("measure").agg(coverage=("covered", "mean"), mean_estimate=("estimate", "mean"),
-                                          truth=("truth", "first"), mean_se=("se", "mean"), sd_estimate=("estimate", "std"))
+    coverage = cov.groupby("measure").agg(
+        coverage=("covered", "mean"),
+        mean_estimate=("estimate", "mean"),
+        truth=("truth", "first"),
+        mean_se=("se", "mean"),
+        sd_estimate=("estimate", "std"),
+    )
     return coverage.loc[list(MEASURES)]
 
 
@@ -71,11 +76,23 @@ def compare_fig5(est: Mapping[str, Any]) -> pd.DataFrame:
         ``sign agrees`` and ``significance agrees``.
     """
     labels = ("Y", "Ŷ NP", "Ŷ FP")
-    ours = pd.DataFrame({k: [est[COMPAS_OUTCOMES[k]].estimate[m] for m in EFFECTS] for k in labels}, index=list(EFFECTS))
-    ours_sig = pd.DataFrame({k: [est[COMPAS_OUTCOMES[k]].significant(m) for m in EFFECTS] for k in labels}, index=list(EFFECTS))
+    ours = pd.DataFrame(
+        {k: [est[COMPAS_OUTCOMES[k]].estimate[m] for m in EFFECTS] for k in labels}, index=list(EFFECTS)
+    )
+    ours_sig = pd.DataFrame(
+        {k: [est[COMPAS_OUTCOMES[k]].significant(m) for m in EFFECTS] for k in labels}, index=list(EFFECTS)
+    )
     paper_sig = PAPER_FIG5.abs() > PAPER_FIG5_HALFWIDTH
-    return pd.concat({"paper": PAPER_FIG5, "paper ±": PAPER_FIG5_HALFWIDTH, "ours": ours.round(4), "sign agrees": np.sign(PAPER_FIG5) == np.sign(ours),
-                      "significance agrees": paper_sig == ours_sig}, axis=1)
+    return pd.concat(
+        {
+            "paper": PAPER_FIG5,
+            "paper ±": PAPER_FIG5_HALFWIDTH,
+            "ours": ours.round(4),
+            "sign agrees": np.sign(PAPER_FIG5) == np.sign(ours),
+            "significance agrees": paper_sig == ours_sig,
+        },
+        axis=1,
+    )
 
 
 def cookbook_summary(study: pd.DataFrame, truth: Mapping[str, Mapping[str, float]]) -> tuple[pd.Series, pd.DataFrame]:
@@ -94,8 +111,12 @@ def cookbook_summary(study: pd.DataFrame, truth: Mapping[str, Mapping[str, float
     (pandas.Series, pandas.DataFrame)
         SUCCESS rate per predictor, and per (predictor, effect) ``pass_rate, mean_tested, truth``.
     """
-    rates = study.groupby("predictor").apply(lambda g: (g.groupby("rep").verdict.first() == "SUCCESS").mean(), include_groups=False)
-    per_effect = study.groupby(["predictor", "effect"]).agg(pass_rate=("passed", "mean"), mean_tested=("tested", "mean"))
+    rates = study.groupby("predictor").apply(
+        lambda g: (g.groupby("rep").verdict.first() == "SUCCESS").mean(), include_groups=False
+    )
+    per_effect = study.groupby(["predictor", "effect"]).agg(
+        pass_rate=("passed", "mean"), mean_tested=("tested", "mean")
+    )
     # The tested quantity is Ctf-CE(y_hat) for DE and IE, and Ctf-SE(y - y_hat) for SE (in BN).
     per_effect["truth"] = [truth["y"][e] - truth[p][e] if e == "SE" else truth[p][e] for p, e in per_effect.index]
     return rates, per_effect
@@ -116,5 +137,7 @@ def pareto_front(study: pd.DataFrame, bn_labels: Sequence[str]) -> pd.DataFrame:
     pandas.DataFrame
         Indexed by BN label: ``spm_mean, spm_sd, ippm_mean, ippm_sd`` (sd 0 with one repetition).
     """
-    front = study.groupby("bn").agg(spm_mean=("spm", "mean"), spm_sd=("spm", "std"), ippm_mean=("ippm", "mean"), ippm_sd=("ippm", "std"))
+    front = study.groupby("bn").agg(
+        spm_mean=("spm", "mean"), spm_sd=("spm", "std"), ippm_mean=("ippm", "mean"), ippm_sd=("ippm", "std")
+    )
     return front.loc[list(bn_labels)].fillna(0)

@@ -32,7 +32,14 @@ __all__ = [
 
 
 def coverage_study(
-    n: int, reps: int, *, params: LinearSFMParams | None = None, learner: Any = "linear", n_boot: int = 0, seed: int = 0, progress: bool = False
+    n: int,
+    reps: int,
+    *,
+    params: LinearSFMParams | None = None,
+    learner: Any = "linear",
+    n_boot: int = 0,
+    seed: int = 0,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Repeat the DR estimator on fresh linear-SFM samples and compare with the closed forms.
 
@@ -68,7 +75,20 @@ def coverage_study(
         res = e.decomposition_residual()
         for m in MEASURES:
             lo, hi = e.ci[m]
-            rows.append({"rep": r, "measure": m, "estimate": e.estimate[m], "se": e.se[m], "ci_low": lo, "ci_high": hi, "truth": truth[m], "covered": lo <= truth[m] <= hi, "z": (e.estimate[m] - truth[m]) / e.se[m], "residual": res})
+            rows.append(
+                {
+                    "rep": r,
+                    "measure": m,
+                    "estimate": e.estimate[m],
+                    "se": e.se[m],
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "truth": truth[m],
+                    "covered": lo <= truth[m] <= hi,
+                    "z": (e.estimate[m] - truth[m]) / e.se[m],
+                    "residual": res,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -93,12 +113,20 @@ def discrete_identification(n: int, *, seed: int = 0) -> tuple[pd.DataFrame, dic
     mc = ctf_truth(d.x.values, y0, y1, y10)
     x0 = d.x.to_numpy() == 0
     n0, n1 = int(x0.sum()), int((~x0).sum())
-    mc_se = {"DE": np.std((y10 - y0)[x0], ddof=1) / np.sqrt(n0), "IE": np.std((y10 - y1)[x0], ddof=1) / np.sqrt(n0),
-             "SE": np.sqrt(np.var(y1[x0], ddof=1) / n0 + np.var(y1[~x0], ddof=1) / n1)}
-    ident = pd.DataFrame({"Eqs. 54-55, Eq. 7 sign": [exact[m] for m in EFFECTS],
-                          "Monte Carlo counterfactuals": [mc[m] for m in EFFECTS],
-                          "Monte Carlo se": [float(mc_se[m]) for m in EFFECTS],
-                          "Eq. 56 as printed": [np.nan, np.nan, exact["SE_eq56_as_printed"]]}, index=list(EFFECTS))
+    mc_se = {
+        "DE": np.std((y10 - y0)[x0], ddof=1) / np.sqrt(n0),
+        "IE": np.std((y10 - y1)[x0], ddof=1) / np.sqrt(n0),
+        "SE": np.sqrt(np.var(y1[x0], ddof=1) / n0 + np.var(y1[~x0], ddof=1) / n1),
+    }
+    ident = pd.DataFrame(
+        {
+            "Eqs. 54-55, Eq. 7 sign": [exact[m] for m in EFFECTS],
+            "Monte Carlo counterfactuals": [mc[m] for m in EFFECTS],
+            "Monte Carlo se": [float(mc_se[m]) for m in EFFECTS],
+            "Eq. 56 as printed": [np.nan, np.nan, exact["SE_eq56_as_printed"]],
+        },
+        index=list(EFFECTS),
+    )
     return ident, exact, mc
 
 
@@ -116,5 +144,9 @@ def linearity_gap(data: pd.DataFrame, sfm: StandardFairnessModel, *, seed: int =
     -------
     float
     """
-    paired = ctf_effects(data.assign(diff=data.y - data.y_hat), sfm, ["y", "y_hat", "diff"], learner="linear", seed=seed)
-    return max(abs(paired["diff"].estimate[m] - (paired["y"].estimate[m] - paired["y_hat"].estimate[m])) for m in MEASURES)
+    paired = ctf_effects(
+        data.assign(diff=data.y - data.y_hat), sfm, ["y", "y_hat", "diff"], learner="linear", seed=seed
+    )
+    return max(
+        abs(paired["diff"].estimate[m] - (paired["y"].estimate[m] - paired["y_hat"].estimate[m])) for m in MEASURES
+    )

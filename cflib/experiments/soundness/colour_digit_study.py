@@ -30,8 +30,9 @@ from .common import (
 from .training import train_cached_paper_model
 
 
-def colour_digit_blocks(*, replicas: int, resolution: int, outlier_p: float, hue_bins: int, n_test: int, seed: int) -> tuple[
-        dict[str, cd.ColourDigits], dict[str, np.ndarray], cd.ColourDigits, dict[str, dict[str, np.ndarray]]]:
+def colour_digit_blocks(
+    *, replicas: int, resolution: int, outlier_p: float, hue_bins: int, n_test: int, seed: int
+) -> tuple[dict[str, cd.ColourDigits], dict[str, np.ndarray], cd.ColourDigits, dict[str, dict[str, np.ndarray]]]:
     """Table 1's data: training splits of the three SCMs, their SI indices, the test split and do-values per block.
 
     Parameters
@@ -57,7 +58,10 @@ def colour_digit_blocks(*, replicas: int, resolution: int, outlier_p: float, hue
     do : dict
         Block -> parent -> counterfactual values drawn from that block's training marginal.
     """
-    train = {b: cd.colour_digits(b, "train", replicas=replicas, resolution=resolution, outlier_p=outlier_p, seed=seed) for b in cd.SCMS}
+    train = {
+        b: cd.colour_digits(b, "train", replicas=replicas, resolution=resolution, outlier_p=outlier_p, seed=seed)
+        for b in cd.SCMS
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the confounded scenario lacks full support: the point of the experiment
         si = {b: cd.simulated_intervention(d.parents, bins=hue_bins, seed=seed) for b, d in train.items()}
@@ -66,7 +70,9 @@ def colour_digit_blocks(*, replicas: int, resolution: int, outlier_p: float, hue
     return train, si, test, do
 
 
-def oracle_families(train: Mapping[str, cd.ColourDigits], si: Mapping[str, np.ndarray], *, steps: int, device: str = "auto") -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def oracle_families(
+    train: Mapping[str, cd.ColourDigits], si: Mapping[str, np.ndarray], *, steps: int, device: str = "auto"
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """The main oracles (CNN, unconfounded data) and the three alternative families of Tables 2-4.
 
     Parameters
@@ -90,8 +96,18 @@ def oracle_families(train: Mapping[str, cd.ColourDigits], si: Mapping[str, np.nd
     uc, biased = train["unconfounded"], train["confounded_full_support"]
     oracles = fit_oracles(uc.x, uc.parents, DIGIT_HUE_ORACLES, steps=steps, seed=ORACLE_SEED, device=device)
     extra = {
-        "biased": fit_oracles(biased.x, biased.parents, DIGIT_HUE_ORACLES, steps=steps, seed=ORACLE_SEED, device=device),
-        "biased + SI": fit_oracles(biased.x, biased.parents, DIGIT_HUE_ORACLES, steps=steps, seed=ORACLE_SEED, indices=si["confounded_full_support"], device=device),
+        "biased": fit_oracles(
+            biased.x, biased.parents, DIGIT_HUE_ORACLES, steps=steps, seed=ORACLE_SEED, device=device
+        ),
+        "biased + SI": fit_oracles(
+            biased.x,
+            biased.parents,
+            DIGIT_HUE_ORACLES,
+            steps=steps,
+            seed=ORACLE_SEED,
+            indices=si["confounded_full_support"],
+            device=device,
+        ),
         "linear": fit_oracles(uc.x, uc.parents, DIGIT_HUE_ORACLES, arch="linear"),
     }
     return oracles, extra
@@ -117,10 +133,30 @@ def table1_configs(models: Sequence[str], gan_configs: Sequence[Sequence[str]]) 
     return configs + [(block, flag, "gan") for block, flag in gan_configs]
 
 
-def soundness_study(configs: Sequence[tuple[str, str, str]], train: Mapping[str, cd.ColourDigits], si: Mapping[str, np.ndarray], test: cd.ColourDigits,
-                    do: Mapping[str, Mapping[str, np.ndarray]], oracles: Mapping[str, Any], extra: Mapping[str, Mapping[str, Any]], *,
-                    seeds: Sequence[int], steps: int, gan_steps: int, gan_lr: float, batch_size: int, width: int, m: int, cycles: int,
-                    device: str = "auto", cache: bool = True) -> tuple[pd.DataFrame, dict[tuple[str, str, str, int], Any], dict[tuple[str, str, str], dict[tuple[str, str, str, int, str], np.ndarray]]]:
+def soundness_study(
+    configs: Sequence[tuple[str, str, str]],
+    train: Mapping[str, cd.ColourDigits],
+    si: Mapping[str, np.ndarray],
+    test: cd.ColourDigits,
+    do: Mapping[str, Mapping[str, np.ndarray]],
+    oracles: Mapping[str, Any],
+    extra: Mapping[str, Mapping[str, Any]],
+    *,
+    seeds: Sequence[int],
+    steps: int,
+    gan_steps: int,
+    gan_lr: float,
+    batch_size: int,
+    width: int,
+    m: int,
+    cycles: int,
+    device: str = "auto",
+    cache: bool = True,
+) -> tuple[
+    pd.DataFrame,
+    dict[tuple[str, str, str, int], Any],
+    dict[tuple[str, str, str], dict[tuple[str, str, str, int, str], np.ndarray]],
+]:
     """Train every configuration for every training seed, add the identity and no-encoder baselines, and score them all.
 
     Parameters
@@ -162,7 +198,11 @@ def soundness_study(configs: Sequence[tuple[str, str, str]], train: Mapping[str,
 
     def score(f: ax.CounterfactualFunction, block: str, flag: str, name: str, sd: int) -> None:
         labels = {"block": block, "SI": flag, "model": name, "seed": sd}
-        reports.append(ax.soundness_report(f, test.x, test.parents, do[block], oracles, m=m, cycles=cycles, labels=labels, extra_oracles=extra))
+        reports.append(
+            ax.soundness_report(
+                f, test.x, test.parents, do[block], oracles, m=m, cycles=cycles, labels=labels, extra_oracles=extra
+            )
+        )
         values = image_values(f, test.x, test.parents, do[block], oracles, m=m, cycles=cycles, extra=extra)
         stack = per_seed.setdefault((block, flag, name), {})
         for key, v in values.items():
@@ -171,18 +211,40 @@ def soundness_study(configs: Sequence[tuple[str, str, str]], train: Mapping[str,
     for sd, s in enumerate(seeds):
         for block, flag, name in configs:
             d, gan = train[block], name == "gan"
-            model = train_cached_paper_model(name, d.x, d.pa, steps=gan_steps if gan else steps, lr=gan_lr if gan else None, batch_size=batch_size, seed=s,
-                                             indices=si[block] if flag == "yes" else None, target_indices=si[block],
-                                             parent_groups=enc.parent_groups(), device=device, width=width, cache=cache)
+            model = train_cached_paper_model(
+                name,
+                d.x,
+                d.pa,
+                steps=gan_steps if gan else steps,
+                lr=gan_lr if gan else None,
+                batch_size=batch_size,
+                seed=s,
+                indices=si[block] if flag == "yes" else None,
+                target_indices=si[block],
+                parent_groups=enc.parent_groups(),
+                device=device,
+                width=width,
+                cache=cache,
+            )
             trained[block, flag, name, sd] = model
-            score(ax.ModelFunction.sample(model, enc, len(test), seed=s), block, flag, MODEL_LABELS[name], sd)  # one function per test image
+            score(
+                ax.ModelFunction.sample(model, enc, len(test), seed=s), block, flag, MODEL_LABELS[name], sd
+            )  # one function per test image
         score(Identity(enc.names), "unconfounded", "no", "identity", sd)
-        score(NoEncoderVAE(trained[(*configs[0], sd)], enc, len(test), seed=s), "unconfounded", "no", "VAE w/o encoder", sd)
+        score(
+            NoEncoderVAE(trained[(*configs[0], sd)], enc, len(test), seed=s),
+            "unconfounded",
+            "no",
+            "VAE w/o encoder",
+            sd,
+        )
     images = {cfg: {key: np.stack(v) for key, v in vals.items()} for cfg, vals in per_seed.items()}
     return ax.summarise(pd.concat(reports, ignore_index=True), by=["block", "SI", "model"]), trained, images
 
 
-def figure1_models(trained: Mapping[tuple[str, str, str, int], Any], models: Sequence[str], configs: Sequence[tuple[str, str, str]]) -> tuple[Any, Any]:
+def figure1_models(
+    trained: Mapping[tuple[str, str, str, int], Any], models: Sequence[str], configs: Sequence[tuple[str, str, str]]
+) -> tuple[Any, Any]:
     """Figure 1's disentangled and entangled models (Normal VAE beta=5 with full support + SI, and without either).
 
     Without the Normal VAE in ``models``, the last configuration and the first VAE stand in.

@@ -19,10 +19,18 @@ from ...metrics import axioms as ax
 DIGIT_HUE_ORACLES: dict[str, tuple[str, int | None]] = {"digit": ("classification", 10), "hue": ("circular", None)}
 
 #: Display names of the three hue SCMs (Table 1's blocks).
-BLOCKS = {"unconfounded": "Unconfounded", "confounded": "Confounded w/o full support", "confounded_full_support": "Confounded w/ full support"}
+BLOCKS = {
+    "unconfounded": "Unconfounded",
+    "confounded": "Confounded w/o full support",
+    "confounded_full_support": "Confounded w/ full support",
+}
 
 #: Panel titles of Figure 4.
-SCM_TITLES = {"unconfounded": "(a) unconfounded", "confounded": "(b) confounded, w/o full support", "confounded_full_support": "(c) confounded, w/ full support"}
+SCM_TITLES = {
+    "unconfounded": "(a) unconfounded",
+    "confounded": "(b) confounded, w/o full support",
+    "confounded_full_support": "(c) confounded, w/ full support",
+}
 
 #: Oracle seed shared by the chapter (the paper trains its oracles once with a fixed seed).
 ORACLE_SEED = 392
@@ -89,7 +97,9 @@ def sample_do(
     if unknown:
         raise ValueError(f"names has parent(s) {unknown} missing from train_parents {list(train_parents)}")
     current = current or {}
-    return {k: ax.sample_do_values(train_parents[k], n, seed=seed + i, current=current.get(k)) for i, k in enumerate(names)}
+    return {
+        k: ax.sample_do_values(train_parents[k], n, seed=seed + i, current=current.get(k)) for i, k in enumerate(names)
+    }
 
 
 def check_seeds(seeds: Sequence[int]) -> list[int]:
@@ -116,8 +126,17 @@ def check_seeds(seeds: Sequence[int]) -> list[int]:
     return out
 
 
-def image_values(f: ax.CounterfactualFunction, x: np.ndarray, pa: Mapping[str, np.ndarray], do: Mapping[str, np.ndarray], oracles: Mapping[str, Any], *,
-                 m: int, cycles: int, extra: Mapping[str, Mapping[str, Any]] | None = None) -> dict[tuple[str, str, str, int, str], np.ndarray]:
+def image_values(
+    f: ax.CounterfactualFunction,
+    x: np.ndarray,
+    pa: Mapping[str, np.ndarray],
+    do: Mapping[str, np.ndarray],
+    oracles: Mapping[str, Any],
+    *,
+    m: int,
+    cycles: int,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[tuple[str, str, str, int, str], np.ndarray]:
     """Per-image values behind :func:`~cflib.metrics.axioms.soundness_report`'s means (same keys, same scale: effectiveness x 100).
 
     Keys are ``(metric, intervened, measured, step, oracles)``; the intervals of the claims are taken over these images.
@@ -144,10 +163,16 @@ def image_values(f: ax.CounterfactualFunction, x: np.ndarray, pa: Mapping[str, n
     """
     out = {("composition", "null", "image", j + 1, "none"): v for j, v in enumerate(ax.composition(f, x, pa, m))}
     for k, dv in do.items():
-        out |= {("reversibility", k, "image", c + 1, "none"): v for c, v in enumerate(ax.reversibility(f, x, pa, k, dv, cycles))}
+        out |= {
+            ("reversibility", k, "image", c + 1, "none"): v
+            for c, v in enumerate(ax.reversibility(f, x, pa, k, dv, cycles))
+        }
         eff, xs = ax.effectiveness(f, x, pa, k, dv, oracles, return_images=True)
         out |= {("effectiveness", k, j, 1, "main"): 100.0 * np.asarray(s, dtype=float) for j, s in eff.items()}
         ps = {**pa, k: np.asarray(dv).reshape(-1)}
         for fam, orc in (extra or {}).items():
-            out |= {("effectiveness", k, j, 1, fam): 100.0 * np.asarray(o.score(xs, ps[j]), dtype=float) for j, o in orc.items()}
+            out |= {
+                ("effectiveness", k, j, 1, fam): 100.0 * np.asarray(o.score(xs, ps[j]), dtype=float)
+                for j, o in orc.items()
+            }
     return out

@@ -16,53 +16,117 @@ from ... import verdicts as vd
 #: The paper's words (verbatim) that each claim checks, and where they are. Claims that are not the
 #: paper's quote the implementation notes or say that they are the book's own.
 QUOTES: dict[str, tuple[str, str]] = {
-    "C1": ("We can see that the identity function achieves perfect composition and reversibility but, as expected, fails at effectiveness.",
-           "Sec. 4.1, 'Comparing with poor counterfactuals'; Table 1, identity row (0.00 / 10.50 / 32.98)"),
-    "C2": ("close to the value without the encoder $l_1^{(10)} = 19.04 \\ (0.09)$",
-           "Sec. 4.1; Table 1, 'VAE w/o encoder' row: 19.04 (0.09) as composition and as reversibility too"),
-    "C3": ("$l_1^{(10)} = 17.36 \\ (0.62)$, close to the value without the encoder $l_1^{(10)} = 19.04 \\ (0.09)$, indicating that the VAE "
-           "progressively loses the identity of the image and converges to a random sample (Figure 1a).", "Sec. 4.1, Figure 1a"),
-    "C4": ("To obtain lower bounds for the soundness metrics, we include two models that, by design, cannot perform abduction: the identity "
-           "function and a VAE without the encoder at inference time (Bernoulli VAE, $\\beta = 1$).", "Sec. 4.1; Table 1, unconfounded block"),
-    "C5": ("reversibility^(1) ≥ composition^(1) for the VAEs … (two applications vs one). Holds in every VAE row of Table 1, e.g. 7.67 vs 5.98.",
-           "notes §5 item 5, read from Table 1; the paper's text does not state it"),
-    "C6": ("This implies the existence of a null transformation f(x, pa, pa) = x since if $pa^* = pa$, then x is not affected. … "
-           "Then, the composition of $f_1(\\cdot)$ and $f_2(\\cdot)$ is commutative",
-           "Sec. 3.1.1 (composition, effectiveness $Pa(f(x, pa, pa^*)) = pa^*$); App. C.1, Lemma C.1, eqs. 11-12"),
-    "C7": ("In this paper, we opted to use the l_1 distance, which is a metric, because we can directly interpret its value as the average "
-           "pixel intensity by which two images differ.", "App. B"),
-    "C8": ("For the confounded scenario without full support, we see a significant drop in performance", "Sec. 4.1, 'Comparing models and scenarios'; Table 1"),
-    "C9": ("which we cannot recover even when using a simulated intervention since the lack of support prevents us from sampling points from "
-           "some areas of the joint distribution.", "Sec. 4.1, 'Comparing models and scenarios'; Table 1"),
-    "C10": ("Nevertheless, when the confounded distribution has full support, we can recover the performance using a simulated intervention "
-            "or selecting an appropriate β penalty for the VAE.", "Sec. 4.1, 'Comparing models and scenarios'; Table 1"),
-    "C11": ("In the absence of interventional data, we use simulated interventions by resampling the data – note that this is only possible "
-            "when the observed joint distribution has full support over the product of marginals.", "Sec. 3.3, eq. 4"),
-    "C12": ("The GAN with composition constraint … has the best hue effectiveness (1.84 / 1.77) and the best composition (5.25 with SI). "
-            "It has the *worst* digit reversibility (10.75)", "notes §5 item 12, read from Table 1; the paper's text does not state it"),
-    "C13": ("When training the pseudo-oracles on the confounded scenario w/ full support, we obtain a digit accuracy of 90.67% and hue absolute "
-            "error of 6.34% – down from 99.18% and 1.38% respectively, for the oracles trained on unconfounded data. However, using a "
-            "simulated intervention, we obtained 96.70% and 4.11% for the digit accuracy and hue absolute error, respectively.",
-            "Sec. 4.1, 'Measuring effectiveness using pseudo-oracles trained on biased data'"),
-    "C14": ("Regardless, we show in Tables 2, 3 that the relative performance ranking of the models is only slightly affected by the "
-            "decrease in oracle quality due to confounding.", "Sec. 4.1; Tables 2-4 captions (0.8(3) / 0.75, 0.8(3) / 0.625, 0.91(6) / 0.6875)"),
-    "C15": ("The lack of exogenous factors explains the consistency in the composition scores after repeated null interventions.",
-            "Sec. 4.2; Table 5 (VAE composition 1.62 at m = 1 and m = 10)"),
-    "C16": ("Conversely, abducting only a subset trends the model towards obeying the conditioning at the cost of faithfulness to the input "
-            "observation. In other words, there is a trade-off between effectiveness and composition/reversibility.", "Sec. 4.3; Table 6, Figure 7"),
-    "C17": ("Notice how no penalty (β =1) yields the best likelihood, composition and reversibility at the cost of low effectiveness "
-            "(i.e. ignored counterfactual conditioning under full abduction).", "App. F, Table 7 caption (β = 1, 3, 5, 7, 10)"),
-    "C17-nll": ("Notice how no penalty (β =1) yields the best likelihood", "App. F, Table 7 caption; NLL 2.874 -> 4.446 bits/dim for β = 1 -> 10"),
-    "C18": ("Notice how low prior temperatures affect the effectiveness of cycled back images the most (Figure (a)).", "App. F, Figure 8 caption"),
-    "C19": ("The process is repeated for the remaining columns, showing progressive degradation away from the original observation.",
-            "App. F, Figure 13 caption"),
-    "B1": ("use the axiomatic constraints to restrict the set of functions that could represent the counterfactual, thus deriving distance "
-           "metrics between the approximate and ideal functions.", "Abstract; the check against true counterfactuals is this book's, not in the paper or the notes"),
+    "C1": (
+        "We can see that the identity function achieves perfect composition and reversibility but, as expected, fails at effectiveness.",
+        "Sec. 4.1, 'Comparing with poor counterfactuals'; Table 1, identity row (0.00 / 10.50 / 32.98)",
+    ),
+    "C2": (
+        "close to the value without the encoder $l_1^{(10)} = 19.04 \\ (0.09)$",
+        "Sec. 4.1; Table 1, 'VAE w/o encoder' row: 19.04 (0.09) as composition and as reversibility too",
+    ),
+    "C3": (
+        "$l_1^{(10)} = 17.36 \\ (0.62)$, close to the value without the encoder $l_1^{(10)} = 19.04 \\ (0.09)$, indicating that the VAE "
+        "progressively loses the identity of the image and converges to a random sample (Figure 1a).",
+        "Sec. 4.1, Figure 1a",
+    ),
+    "C4": (
+        "To obtain lower bounds for the soundness metrics, we include two models that, by design, cannot perform abduction: the identity "
+        "function and a VAE without the encoder at inference time (Bernoulli VAE, $\\beta = 1$).",
+        "Sec. 4.1; Table 1, unconfounded block",
+    ),
+    "C5": (
+        "reversibility^(1) ≥ composition^(1) for the VAEs … (two applications vs one). Holds in every VAE row of Table 1, e.g. 7.67 vs 5.98.",
+        "notes §5 item 5, read from Table 1; the paper's text does not state it",
+    ),
+    "C6": (
+        "This implies the existence of a null transformation f(x, pa, pa) = x since if $pa^* = pa$, then x is not affected. … "
+        "Then, the composition of $f_1(\\cdot)$ and $f_2(\\cdot)$ is commutative",
+        "Sec. 3.1.1 (composition, effectiveness $Pa(f(x, pa, pa^*)) = pa^*$); App. C.1, Lemma C.1, eqs. 11-12",
+    ),
+    "C7": (
+        "In this paper, we opted to use the l_1 distance, which is a metric, because we can directly interpret its value as the average "
+        "pixel intensity by which two images differ.",
+        "App. B",
+    ),
+    "C8": (
+        "For the confounded scenario without full support, we see a significant drop in performance",
+        "Sec. 4.1, 'Comparing models and scenarios'; Table 1",
+    ),
+    "C9": (
+        "which we cannot recover even when using a simulated intervention since the lack of support prevents us from sampling points from "
+        "some areas of the joint distribution.",
+        "Sec. 4.1, 'Comparing models and scenarios'; Table 1",
+    ),
+    "C10": (
+        "Nevertheless, when the confounded distribution has full support, we can recover the performance using a simulated intervention "
+        "or selecting an appropriate β penalty for the VAE.",
+        "Sec. 4.1, 'Comparing models and scenarios'; Table 1",
+    ),
+    "C11": (
+        "In the absence of interventional data, we use simulated interventions by resampling the data – note that this is only possible "
+        "when the observed joint distribution has full support over the product of marginals.",
+        "Sec. 3.3, eq. 4",
+    ),
+    "C12": (
+        "The GAN with composition constraint … has the best hue effectiveness (1.84 / 1.77) and the best composition (5.25 with SI). "
+        "It has the *worst* digit reversibility (10.75)",
+        "notes §5 item 12, read from Table 1; the paper's text does not state it",
+    ),
+    "C13": (
+        "When training the pseudo-oracles on the confounded scenario w/ full support, we obtain a digit accuracy of 90.67% and hue absolute "
+        "error of 6.34% – down from 99.18% and 1.38% respectively, for the oracles trained on unconfounded data. However, using a "
+        "simulated intervention, we obtained 96.70% and 4.11% for the digit accuracy and hue absolute error, respectively.",
+        "Sec. 4.1, 'Measuring effectiveness using pseudo-oracles trained on biased data'",
+    ),
+    "C14": (
+        "Regardless, we show in Tables 2, 3 that the relative performance ranking of the models is only slightly affected by the "
+        "decrease in oracle quality due to confounding.",
+        "Sec. 4.1; Tables 2-4 captions (0.8(3) / 0.75, 0.8(3) / 0.625, 0.91(6) / 0.6875)",
+    ),
+    "C15": (
+        "The lack of exogenous factors explains the consistency in the composition scores after repeated null interventions.",
+        "Sec. 4.2; Table 5 (VAE composition 1.62 at m = 1 and m = 10)",
+    ),
+    "C16": (
+        "Conversely, abducting only a subset trends the model towards obeying the conditioning at the cost of faithfulness to the input "
+        "observation. In other words, there is a trade-off between effectiveness and composition/reversibility.",
+        "Sec. 4.3; Table 6, Figure 7",
+    ),
+    "C17": (
+        "Notice how no penalty (β =1) yields the best likelihood, composition and reversibility at the cost of low effectiveness "
+        "(i.e. ignored counterfactual conditioning under full abduction).",
+        "App. F, Table 7 caption (β = 1, 3, 5, 7, 10)",
+    ),
+    "C17-nll": (
+        "Notice how no penalty (β =1) yields the best likelihood",
+        "App. F, Table 7 caption; NLL 2.874 -> 4.446 bits/dim for β = 1 -> 10",
+    ),
+    "C18": (
+        "Notice how low prior temperatures affect the effectiveness of cycled back images the most (Figure (a)).",
+        "App. F, Figure 8 caption",
+    ),
+    "C19": (
+        "The process is repeated for the remaining columns, showing progressive degradation away from the original observation.",
+        "App. F, Figure 13 caption",
+    ),
+    "B1": (
+        "use the axiomatic constraints to restrict the set of functions that could represent the counterfactual, thus deriving distance "
+        "metrics between the approximate and ideal functions.",
+        "Abstract; the check against true counterfactuals is this book's, not in the paper or the notes",
+    ),
 }
 
 
-def claim(key: str, statement: str, *, decision: vd.Decision | None = None, verdict: str | None = None, kind: str = "reproduction",
-          undecided: str = "", **kw: Any) -> None:
+def claim(
+    key: str,
+    statement: str,
+    *,
+    decision: vd.Decision | None = None,
+    verdict: str | None = None,
+    kind: str = "reproduction",
+    undecided: str = "",
+    **kw: Any,
+) -> None:
     """Record a claim with the paper's words of :data:`QUOTES`; ``undecided`` is the note kept only when the decision is undecided.
 
     Parameters
@@ -178,9 +242,13 @@ def difference(a: Any, b: Any, *, unit: str = "test images") -> vd.Interval:
     """
     a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
     if min(a.size, b.size) < 2:
-        return vd.Interval(float("nan"), float("nan"), float("nan"), f"difference of means, {a.size} and {b.size} {unit} (too few)")
+        return vd.Interval(
+            float("nan"), float("nan"), float("nan"), f"difference of means, {a.size} and {b.size} {unit} (too few)"
+        )
     se = float(np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
-    return vd.normal_interval(a.mean() - b.mean(), se, method=f"Welch standard error of a difference of means, {a.size} and {b.size} {unit}")
+    return vd.normal_interval(
+        a.mean() - b.mean(), se, method=f"Welch standard error of a difference of means, {a.size} and {b.size} {unit}"
+    )
 
 
 def paired_difference(a: Any, b: Any, *, unit: str = "test images") -> vd.Interval:
@@ -244,7 +312,9 @@ def seed_diff(a: Any, b: Any = None, *, paired: bool = True, unit: str = "test i
     a2 = seed_array(a)
     b2 = None if b is None else seed_array(b)
     if b2 is not None and b2.shape[0] != a2.shape[0]:
-        raise ValueError(f"the two configurations have {a2.shape[0]} and {b2.shape[0]} training seeds; compare like with like")
+        raise ValueError(
+            f"the two configurations have {a2.shape[0]} and {b2.shape[0]} training seeds; compare like with like"
+        )
     if a2.shape[0] >= 2:
         return vd.seed_interval(a2.mean(1) - (0.0 if b2 is None else b2.mean(1)), within=unit)
     if b2 is None:
@@ -284,6 +354,11 @@ def seed_note(decision: vd.Decision, n_seeds: int) -> str:
     str
     """
     if n_seeds < 2:
-        return ("one training seed: a model comparison needs training seeds as units; run at least 3 (parameter seeds; the full scale, "
-                "notebooks/params/full.yaml, trains 5)")
-    return undecided_note(decision.interval, n_seeds, "training seeds") + " (the full scale, notebooks/params/full.yaml, trains 5 seeds and larger models)"
+        return (
+            "one training seed: a model comparison needs training seeds as units; run at least 3 (parameter seeds; the full scale, "
+            "notebooks/params/full.yaml, trains 5)"
+        )
+    return (
+        undecided_note(decision.interval, n_seeds, "training seeds")
+        + " (the full scale, notebooks/params/full.yaml, trains 5 seeds and larger models)"
+    )

@@ -20,7 +20,9 @@ from .tables import summary_value
 from .truth import TRUTH_METRICS
 
 
-def plot_composition_reversibility(summary: pd.DataFrame, models: Sequence[str], *, band: bool = False, reference: str | None = None, where: str = "") -> np.ndarray:
+def plot_composition_reversibility(
+    summary: pd.DataFrame, models: Sequence[str], *, band: bool = False, reference: str | None = None, where: str = ""
+) -> np.ndarray:
     """Composition against m and hue reversibility against cycles, one line per model.
 
     Parameters
@@ -57,7 +59,9 @@ def plot_composition_reversibility(summary: pd.DataFrame, models: Sequence[str],
     return axes
 
 
-def plot_true_counterfactuals(truth: GroundTruth, x: np.ndarray, pa: Mapping[str, np.ndarray], do: Mapping[str, np.ndarray], rows: int = 6) -> np.ndarray:
+def plot_true_counterfactuals(
+    truth: GroundTruth, x: np.ndarray, pa: Mapping[str, np.ndarray], do: Mapping[str, np.ndarray], rows: int = 6
+) -> np.ndarray:
     """Six test images with their true counterfactuals under ``do(digit)`` and ``do(hue)``.
 
     Parameters
@@ -77,8 +81,17 @@ def plot_true_counterfactuals(truth: GroundTruth, x: np.ndarray, pa: Mapping[str
     """
     show = np.arange(0, len(x), len(x) // rows)[:rows]
     p = {k: v[show] for k, v in pa.items()}
-    grid = np.stack([x[show], truth(x[show], p, {"digit": do["digit"][show], "hue": p["hue"]}), truth(x[show], p, {"digit": p["digit"], "hue": do["hue"][show]})], 1)
-    return plotting.image_grid(grid, row_labels=[f"digit {d}" for d in p["digit"]], col_labels=["observed", "do(digit)", "do(hue)"], panel=0.9)
+    grid = np.stack(
+        [
+            x[show],
+            truth(x[show], p, {"digit": do["digit"][show], "hue": p["hue"]}),
+            truth(x[show], p, {"digit": p["digit"], "hue": do["hue"][show]}),
+        ],
+        1,
+    )
+    return plotting.image_grid(
+        grid, row_labels=[f"digit {d}" for d in p["digit"]], col_labels=["observed", "do(digit)", "do(hue)"], panel=0.9
+    )
 
 
 def plot_hue_joints(scms: Mapping[str, cd.ColourDigits]) -> np.ndarray:
@@ -95,7 +108,12 @@ def plot_hue_joints(scms: Mapping[str, cd.ColourDigits]) -> np.ndarray:
     """
     _, axes = plotting.subplots(1, len(scms), width=3.6, height=3.0, sharey=True)
     for a, (name, d) in zip(np.atleast_1d(axes), scms.items(), strict=True):
-        a.boxplot([d.hue[d.digit == k] for k in range(10)], positions=range(10), widths=0.6, flierprops={"marker": "x", "ms": 3})
+        a.boxplot(
+            [d.hue[d.digit == k] for k in range(10)],
+            positions=range(10),
+            widths=0.6,
+            flierprops={"marker": "x", "ms": 3},
+        )
         a.set(title=SCM_TITLES.get(name, name), xlabel="digit")
     np.atleast_1d(axes)[0].set_ylabel("hue")
     return axes
@@ -115,11 +133,19 @@ def plot_samples(scms: Mapping[str, cd.ColourDigits], per_digit: int = 4) -> np.
     -------
     numpy.ndarray of matplotlib.axes.Axes
     """
+
     def pick(d: cd.ColourDigits) -> np.ndarray:
-        return np.concatenate([np.flatnonzero(d.digit == k)[:: max(1, (d.digit == k).sum() // per_digit)][:per_digit] for k in range(10)])
+        return np.concatenate(
+            [np.flatnonzero(d.digit == k)[:: max(1, (d.digit == k).sum() // per_digit)][:per_digit] for k in range(10)]
+        )
 
     r = scms["unconfounded"].resolution
-    grid = np.concatenate([scms[n].x[pick(scms[n])].reshape(10, per_digit, 3, r, r).transpose(1, 0, 2, 3, 4) for n in ("unconfounded", "confounded")])
+    grid = np.concatenate(
+        [
+            scms[n].x[pick(scms[n])].reshape(10, per_digit, 3, r, r).transpose(1, 0, 2, 3, 4)
+            for n in ("unconfounded", "confounded")
+        ]
+    )
     labels = ["(a) unconf."] + [""] * (per_digit - 1) + ["(b) conf."] + [""] * (per_digit - 1)
     return plotting.image_grid(grid, row_labels=labels, panel=0.55)
 
@@ -200,7 +226,9 @@ def figure1(model: Any, test: cd.ColourDigits, rows: np.ndarray, title: str, *, 
     return plotting.image_grid(np.concatenate([comp, eff, rev], 1), col_labels=cols, row_labels=labels, panel=0.75)
 
 
-def plot_shape_counterfactuals(models: Mapping[str, Any], s_test: sh.ShapesScene, *, seed: int, rows: int = 4) -> np.ndarray:
+def plot_shape_counterfactuals(
+    models: Mapping[str, Any], s_test: sh.ShapesScene, *, seed: int, rows: int = 4
+) -> np.ndarray:
     """Each model's null, ``do(shape)`` and ``do(object_hue)`` counterfactuals of the first test scenes.
 
     Parameters
@@ -223,7 +251,11 @@ def plot_shape_counterfactuals(models: Mapping[str, Any], s_test: sh.ShapesScene
     panels, labels = [x], ["x"]
     for name, model in models.items():
         f = ax.ModelFunction.sample(model, enc, rows, seed=seed)
-        panels += [f(x, pa, pa), f(x, pa, {**pa, "shape": (pa["shape"] + 1) % 3}), f(x, pa, {**pa, "object_hue": (pa["object_hue"] + 2) % s_test.sizes["object_hue"]})]
+        panels += [
+            f(x, pa, pa),
+            f(x, pa, {**pa, "shape": (pa["shape"] + 1) % 3}),
+            f(x, pa, {**pa, "object_hue": (pa["object_hue"] + 2) % s_test.sizes["object_hue"]}),
+        ]
         labels += [f"{name}\nnull", f"{name}\ndo(shape)", f"{name}\ndo(hue)"]
     return plotting.image_grid(np.stack(panels, 1), col_labels=labels, panel=0.95)
 
@@ -243,14 +275,18 @@ def plot_partial_abduction(table6: pd.DataFrame) -> np.ndarray:
     _, axes = plotting.subplots(1, 2, width=4.2, height=3.1)
     plotting.line_with_band(table6.index, table6["composition l1"], label="composition", ax=axes[0])
     plotting.line_with_band(table6.index, table6["reversibility l1"], label="reversibility", ax=axes[0])
-    plotting.line_with_band(table6.index, table6["digit accuracy (%)"], label="digit effectiveness", color=plotting.PALETTE[2], ax=axes[1])
+    plotting.line_with_band(
+        table6.index, table6["digit accuracy (%)"], label="digit effectiveness", color=plotting.PALETTE[2], ax=axes[1]
+    )
     axes[0].set(xlabel="levels abducted k", ylabel="l1 (0-255)", title="Figure 7 (reproduced): distances")
     axes[1].set(xlabel="levels abducted k", ylabel="digit accuracy (%)", title="effectiveness")
     axes[0].legend()
     return axes
 
 
-def plot_abduction_strip(hvae: HierarchicalConditionalVAE, test: cd.ColourDigits, *, seed: int, shift: int = 5) -> np.ndarray:
+def plot_abduction_strip(
+    hvae: HierarchicalConditionalVAE, test: cd.ColourDigits, *, seed: int, shift: int = 5
+) -> np.ndarray:
     """Figure 11: three test images and their ``do(digit + shift)`` counterfactuals from full (k = L) to no abduction.
 
     Parameters
@@ -272,8 +308,15 @@ def plot_abduction_strip(hvae: HierarchicalConditionalVAE, test: cd.ColourDigits
     pa = {k: v[rows] for k, v in test.parents.items()}
     target = {**pa, "digit": (pa["digit"] + shift) % 10}
     ks = range(hvae.levels, -1, -1)
-    strip = [test.x[rows]] + [ax.ModelFunction.sample(hvae, enc, len(rows), seed=seed, abduct_levels=k)(test.x[rows], pa, target) for k in ks]
-    return plotting.image_grid(np.stack(strip, 1), col_labels=["x"] + [f"k={k}" for k in ks], row_labels=[f"{a} -> {b}" for a, b in zip(pa["digit"], target["digit"], strict=True)], panel=0.9)
+    strip = [test.x[rows]] + [
+        ax.ModelFunction.sample(hvae, enc, len(rows), seed=seed, abduct_levels=k)(test.x[rows], pa, target) for k in ks
+    ]
+    return plotting.image_grid(
+        np.stack(strip, 1),
+        col_labels=["x"] + [f"k={k}" for k in ks],
+        row_labels=[f"{a} -> {b}" for a, b in zip(pa["digit"], target["digit"], strict=True)],
+        panel=0.9,
+    )
 
 
 def plot_temperature(fig8: pd.DataFrame) -> Any:

@@ -50,8 +50,17 @@ class HueOracle:
         return cd.hue_error(cd.measure_hue(images, value_threshold=self.value_threshold), target)
 
 
-def score_functions(functions: Mapping[str, ax.CounterfactualFunction], x: np.ndarray, pa: Mapping[str, np.ndarray], do: Mapping[str, np.ndarray],
-                    oracles: Mapping[str, Any], *, m: int, cycles: int, seed: int) -> pd.DataFrame:
+def score_functions(
+    functions: Mapping[str, ax.CounterfactualFunction],
+    x: np.ndarray,
+    pa: Mapping[str, np.ndarray],
+    do: Mapping[str, np.ndarray],
+    oracles: Mapping[str, Any],
+    *,
+    m: int,
+    cycles: int,
+    seed: int,
+) -> pd.DataFrame:
     """Every soundness metric of each named counterfactual function, summarised per model.
 
     Parameters
@@ -74,12 +83,23 @@ def score_functions(functions: Mapping[str, ax.CounterfactualFunction], x: np.nd
     pandas.DataFrame
         :func:`~cflib.metrics.axioms.summarise` of the :func:`~cflib.metrics.axioms.soundness_report` rows.
     """
-    frames = [ax.soundness_report(f, x, pa, do, oracles, m=m, cycles=cycles, labels={"model": name, "seed": seed}) for name, f in functions.items()]
+    frames = [
+        ax.soundness_report(f, x, pa, do, oracles, m=m, cycles=cycles, labels={"model": name, "seed": seed})
+        for name, f in functions.items()
+    ]
     return ax.summarise(pd.concat(frames, ignore_index=True))
 
 
-def commutativity_study(truth: GroundTruth, x: np.ndarray, pa: Mapping[str, np.ndarray], do: Mapping[str, np.ndarray], summary: pd.DataFrame, *,
-                        n_shapes: int, seed: int) -> pd.DataFrame:
+def commutativity_study(
+    truth: GroundTruth,
+    x: np.ndarray,
+    pa: Mapping[str, np.ndarray],
+    do: Mapping[str, np.ndarray],
+    summary: pd.DataFrame,
+    *,
+    n_shapes: int,
+    seed: int,
+) -> pd.DataFrame:
     """Lemma C.1 on Colour-Digits and the shapes scene: largest commutativity and composition distances of the truth.
 
     Parameters
@@ -107,22 +127,38 @@ def commutativity_study(truth: GroundTruth, x: np.ndarray, pa: Mapping[str, np.n
     truth_shapes = GroundTruth(sh.true_counterfactual, sh.FACTORS)
     rng = np.random.default_rng(seed)
     shape_do = {"shape": rng.integers(0, 3, len(scene)), "object_hue": rng.integers(0, 4, len(scene))}
-    comm_shapes = ax.commutativity(truth_shapes, scene.x, scene.parents, "shape", shape_do["shape"], "object_hue", shape_do["object_hue"])
+    comm_shapes = ax.commutativity(
+        truth_shapes, scene.x, scene.parents, "shape", shape_do["shape"], "object_hue", shape_do["object_hue"]
+    )
     joint_shapes = _joint_gap(truth_shapes, scene.x, scene.parents, shape_do)
     comp_shapes = ax.composition(truth_shapes, scene.x, scene.parents, m=3)
     comp_digits = summary.query("model == 'ground truth' and metric == 'composition'")["mean"].max()
-    return pd.DataFrame({"commutativity l1 (max)": [comm_digits.max(), comm_shapes.max()], "joint l1 (max)": [joint_digits.max(), joint_shapes.max()],
-                         "composition l1 (max)": [comp_digits, comp_shapes.max()]}, index=["Colour-Digits", "shapes scene"])
+    return pd.DataFrame(
+        {
+            "commutativity l1 (max)": [comm_digits.max(), comm_shapes.max()],
+            "joint l1 (max)": [joint_digits.max(), joint_shapes.max()],
+            "composition l1 (max)": [comp_digits, comp_shapes.max()],
+        },
+        index=["Colour-Digits", "shapes scene"],
+    )
 
 
-def _joint_gap(f: ax.CounterfactualFunction, x: np.ndarray, pa: Mapping[str, np.ndarray], do: Mapping[str, np.ndarray]) -> np.ndarray:
+def _joint_gap(
+    f: ax.CounterfactualFunction, x: np.ndarray, pa: Mapping[str, np.ndarray], do: Mapping[str, np.ndarray]
+) -> np.ndarray:
     """Per-image l1 between the two partial interventions applied in turn and the joint one (eq. 12: both give g(eps, pa1*, pa2*))."""
     (a, da), (b, db) = do.items()
     step = {**pa, a: da}
     return ax.l1_distance(f(f(x, pa, step), step, {**step, b: db}), f(x, pa, {**pa, a: da, b: db}))
 
 
-def truth_effectiveness(truth: GroundTruth, train: cd.ColourDigits, test: cd.ColourDigits, do: Mapping[str, np.ndarray], oracles: Mapping[str, Any]) -> pd.DataFrame:
+def truth_effectiveness(
+    truth: GroundTruth,
+    train: cd.ColourDigits,
+    test: cd.ColourDigits,
+    do: Mapping[str, np.ndarray],
+    oracles: Mapping[str, Any],
+) -> pd.DataFrame:
     """Per test image: the oracles' scores on the true counterfactuals and on the clean image, and whether the oracle saw the counterfactual.
 
     The true ``do(digit = d')`` counterfactual is the bank exemplar of class ``d'`` with the image's style
@@ -153,10 +189,19 @@ def truth_effectiveness(truth: GroundTruth, train: cd.ColourDigits, test: cd.Col
     per_class = int(np.bincount(labels, minlength=10).min())
     target = np.asarray(do["digit"]) * per_class + np.rint(test.style * per_class - 0.5).astype(int)
     if not np.array_equal(labels[target], do["digit"]) or not np.allclose(rank[target], test.style):
-        raise ValueError("the digit bank is not ordered by class and style rank; truth_effectiveness cannot locate the counterfactual exemplars")
+        raise ValueError(
+            "the digit bank is not ordered by class and style rank; truth_effectiveness cannot locate the counterfactual exemplars"
+        )
     x, pa = test.x, test.parents
     dig = truth(x, pa, {**pa, "digit": do["digit"]})
     hue = truth(x, pa, {**pa, "hue": do["hue"]})
-    return pd.DataFrame({"target exemplar": target, "seen by the oracle": np.isin(target, train.base),
-                         "digit correct": oracles["digit"].score(dig, do["digit"]), "clean digit correct": oracles["digit"].score(x, pa["digit"]),
-                         "hue error": oracles["hue"].score(hue, do["hue"]), "clean hue error": oracles["hue"].score(x, pa["hue"])})
+    return pd.DataFrame(
+        {
+            "target exemplar": target,
+            "seen by the oracle": np.isin(target, train.base),
+            "digit correct": oracles["digit"].score(dig, do["digit"]),
+            "clean digit correct": oracles["digit"].score(x, pa["digit"]),
+            "hue error": oracles["hue"].score(hue, do["hue"]),
+            "clean hue error": oracles["hue"].score(x, pa["hue"]),
+        }
+    )

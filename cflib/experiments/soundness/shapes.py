@@ -15,9 +15,22 @@ from .common import ORACLE_SEED, check_seeds, image_values, sample_do
 from .training import train_cached_paper_model
 
 
-def shapes_study(s_train: sh.ShapesScene, s_test: sh.ShapesScene, *, steps: int, oracle_steps: int, vae_lr: float, gan_lr: float, run_gan: bool,
-                 batch_size: int, cycles: int, seeds: Sequence[int], seed: int, device: str = "auto",
-                 cache: bool = True) -> tuple[dict[str, Any], pd.DataFrame, pd.Series, dict[str, dict[tuple, np.ndarray]]]:
+def shapes_study(
+    s_train: sh.ShapesScene,
+    s_test: sh.ShapesScene,
+    *,
+    steps: int,
+    oracle_steps: int,
+    vae_lr: float,
+    gan_lr: float,
+    run_gan: bool,
+    batch_size: int,
+    cycles: int,
+    seeds: Sequence[int],
+    seed: int,
+    device: str = "auto",
+    cache: bool = True,
+) -> tuple[dict[str, Any], pd.DataFrame, pd.Series, dict[str, dict[tuple, np.ndarray]]]:
     """Table 5 on the shapes scene: factor oracles, the Bernoulli beta=1 VAE (and the GAN) per training seed, scored with every metric.
 
     Parameters
@@ -54,20 +67,56 @@ def shapes_study(s_train: sh.ShapesScene, s_test: sh.ShapesScene, *, steps: int,
     """
     seeds = check_seeds(seeds)
     enc = ax.ParentEncoder({k: ("categorical", s_train.sizes[k]) for k in sh.FACTORS})
-    oracles = fit_oracles(s_train.x, s_train.parents, {k: ("classification", s_train.sizes[k]) for k in sh.FACTORS}, steps=oracle_steps, seed=ORACLE_SEED, device=device)
-    accuracy = pd.Series({k: 100 * o.score(s_test.x, s_test.parents[k]).mean() for k, o in oracles.items()}, name="oracle accuracy on clean test images (%)")
+    oracles = fit_oracles(
+        s_train.x,
+        s_train.parents,
+        {k: ("classification", s_train.sizes[k]) for k in sh.FACTORS},
+        steps=oracle_steps,
+        seed=ORACLE_SEED,
+        device=device,
+    )
+    accuracy = pd.Series(
+        {k: 100 * o.score(s_test.x, s_test.parents[k]).mean() for k, o in oracles.items()},
+        name="oracle accuracy on clean test images (%)",
+    )
     do = sample_do(s_train.parents, len(s_test), seed=seed, names=sh.FACTORS)
     reports, per_seed, first = [], {}, {}
     for sd, s in enumerate(seeds):
-        models = {"VAE": train_cached_paper_model("bernoulli_b1", s_train.x, s_train.pa, steps=steps, lr=vae_lr, batch_size=batch_size, seed=s, device=device,
-                                                  cache=cache)}
+        models = {
+            "VAE": train_cached_paper_model(
+                "bernoulli_b1",
+                s_train.x,
+                s_train.pa,
+                steps=steps,
+                lr=vae_lr,
+                batch_size=batch_size,
+                seed=s,
+                device=device,
+                cache=cache,
+            )
+        }
         if run_gan:
-            models["GAN"] = train_cached_paper_model("gan", s_train.x, s_train.pa, steps=steps, lr=gan_lr, batch_size=batch_size, seed=s, device=device,
-                                                     target_indices=np.arange(len(s_train)), parent_groups=enc.parent_groups(), cache=cache)
+            models["GAN"] = train_cached_paper_model(
+                "gan",
+                s_train.x,
+                s_train.pa,
+                steps=steps,
+                lr=gan_lr,
+                batch_size=batch_size,
+                seed=s,
+                device=device,
+                target_indices=np.arange(len(s_train)),
+                parent_groups=enc.parent_groups(),
+                cache=cache,
+            )
         for name, model in models.items():
             first.setdefault(name, model)
             f = ax.ModelFunction.sample(model, enc, len(s_test), seed=s)
-            reports.append(ax.soundness_report(f, s_test.x, s_test.parents, do, oracles, m=10, cycles=cycles, labels={"model": name, "seed": sd}))
+            reports.append(
+                ax.soundness_report(
+                    f, s_test.x, s_test.parents, do, oracles, m=10, cycles=cycles, labels={"model": name, "seed": sd}
+                )
+            )
             for key, v in image_values(f, s_test.x, s_test.parents, do, oracles, m=10, cycles=cycles).items():
                 per_seed.setdefault(name, {}).setdefault(key, []).append(np.asarray(v, dtype=float))
     images = {name: {key: np.stack(v) for key, v in vals.items()} for name, vals in per_seed.items()}

@@ -17,7 +17,9 @@ from ...models.oracles import fit_oracles
 from .common import DIGIT_HUE_ORACLES
 
 
-def simulated_interventions(scms: Mapping[str, cd.ColourDigits], names: Sequence[str], *, bins: int, seed: int) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+def simulated_interventions(
+    scms: Mapping[str, cd.ColourDigits], names: Sequence[str], *, bins: int, seed: int
+) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
     """Simulated-intervention indices of the named SCMs, with the warnings the resampler raised.
 
     Parameters
@@ -100,10 +102,26 @@ def si_dependence(scms: Mapping[str, cd.ColourDigits], si: Mapping[str, np.ndarr
     pandas.DataFrame
         Columns ``before`` and ``after SI``.
     """
-    return pd.DataFrame({name: {"before": dependence(scms[name].parents, bins), "after SI": dependence(resampled(scms[name], si[name]), bins)} for name in si}).T
+    return pd.DataFrame(
+        {
+            name: {
+                "before": dependence(scms[name].parents, bins),
+                "after SI": dependence(resampled(scms[name], si[name]), bins),
+            }
+            for name in si
+        }
+    ).T
 
 
-def oracle_quality(scms: Mapping[str, cd.ColourDigits], si: Mapping[str, np.ndarray], test: cd.ColourDigits, *, steps: int, seed: int, device: str = "auto") -> pd.DataFrame:
+def oracle_quality(
+    scms: Mapping[str, cd.ColourDigits],
+    si: Mapping[str, np.ndarray],
+    test: cd.ColourDigits,
+    *,
+    steps: int,
+    seed: int,
+    device: str = "auto",
+) -> pd.DataFrame:
     """Tables 2-4's oracle families (CNN on unconfounded, confounded, confounded + SI data; linear) on clean test images.
 
     Parameters
@@ -136,8 +154,17 @@ def oracle_quality(scms: Mapping[str, cd.ColourDigits], si: Mapping[str, np.ndar
     }
     quality = {}
     for name, (d, idx, arch) in families.items():
-        orc = fit_oracles(d.x, d.parents, DIGIT_HUE_ORACLES, arch=arch, steps=steps, indices=idx, seed=seed, device=device)
-        d_ok, h_err = 100 * np.asarray(orc["digit"].score(test.x, test.digit), dtype=float), 100 * np.asarray(orc["hue"].score(test.x, test.hue), dtype=float)
-        quality[name] = {"digit accuracy (%)": d_ok.mean(), "hue error (x100)": h_err.mean(),
-                         "digit accuracy s.e.": d_ok.std(ddof=1) / np.sqrt(len(d_ok)), "hue error s.e.": h_err.std(ddof=1) / np.sqrt(len(h_err))}
+        orc = fit_oracles(
+            d.x, d.parents, DIGIT_HUE_ORACLES, arch=arch, steps=steps, indices=idx, seed=seed, device=device
+        )
+        d_ok, h_err = (
+            100 * np.asarray(orc["digit"].score(test.x, test.digit), dtype=float),
+            100 * np.asarray(orc["hue"].score(test.x, test.hue), dtype=float),
+        )
+        quality[name] = {
+            "digit accuracy (%)": d_ok.mean(),
+            "hue error (x100)": h_err.mean(),
+            "digit accuracy s.e.": d_ok.std(ddof=1) / np.sqrt(len(d_ok)),
+            "hue error s.e.": h_err.std(ddof=1) / np.sqrt(len(h_err)),
+        }
     return pd.DataFrame(quality).T

@@ -16,7 +16,9 @@ from .truth import TRUTH_METRICS
 RANK_COLUMNS = {("digit", "digit"): True, ("digit", "hue"): False, ("hue", "digit"): True, ("hue", "hue"): False}
 
 
-def summary_value(summary: pd.DataFrame, metric: str, intervened: str = "null", measured: str = "image", step: int = 1, **labels: Any) -> float:
+def summary_value(
+    summary: pd.DataFrame, metric: str, intervened: str = "null", measured: str = "image", step: int = 1, **labels: Any
+) -> float:
     """One mean of an :func:`cflib.metrics.axioms.summarise` table (the first matching row).
 
     Parameters
@@ -36,13 +38,20 @@ def summary_value(summary: pd.DataFrame, metric: str, intervened: str = "null", 
     -------
     float
     """
-    q = summary[(summary.metric == metric) & (summary.intervened == intervened) & (summary.measured == measured) & (summary.step == step)]
+    q = summary[
+        (summary.metric == metric)
+        & (summary.intervened == intervened)
+        & (summary.measured == measured)
+        & (summary.step == step)
+    ]
     for col, val in labels.items():
         if col not in q.columns:
             raise ValueError(f"summary has no column {col!r}; its columns are {list(summary.columns)}")
         q = q[q[col] == val]
     if q.empty:
-        raise ValueError(f"no summary row for metric={metric!r}, intervened={intervened!r}, measured={measured!r}, step={step}, {labels}")
+        raise ValueError(
+            f"no summary row for metric={metric!r}, intervened={intervened!r}, measured={measured!r}, step={step}, {labels}"
+        )
     return float(q["mean"].iloc[0])
 
 
@@ -87,9 +96,15 @@ def table5(summary: pd.DataFrame, cycles: int) -> tuple[pd.DataFrame, pd.DataFra
     composition : pandas.DataFrame
         Rows per model, columns the composition power (all of 1..10).
     """
-    eff = summary[summary.metric == "effectiveness"].pivot_table(index=["intervened", "model"], columns="measured", values="mean")
-    rev = summary[summary.metric == "reversibility"].pivot_table(index=["intervened", "model"], columns="step", values="mean")
-    table = eff.round(2).join(rev[[1, cycles]].round(2).rename(columns={1: "rev l1 (1 cycle)", cycles: f"rev l1 ({cycles} cycles)"}))
+    eff = summary[summary.metric == "effectiveness"].pivot_table(
+        index=["intervened", "model"], columns="measured", values="mean"
+    )
+    rev = summary[summary.metric == "reversibility"].pivot_table(
+        index=["intervened", "model"], columns="step", values="mean"
+    )
+    table = eff.round(2).join(
+        rev[[1, cycles]].round(2).rename(columns={1: "rev l1 (1 cycle)", cycles: f"rev l1 ({cycles} cycles)"})
+    )
     return table, summary[summary.metric == "composition"].pivot_table(index="model", columns="step", values="mean")
 
 

@@ -19,7 +19,9 @@ from .common import check_seeds, digit_hue_encoder
 from .training import colour_digits_vae
 
 
-def trade_off_images(f: ax.CounterfactualFunction, test: cd.ColourDigits, do_digit: np.ndarray, oracles: Mapping[str, Any]) -> dict[str, np.ndarray]:
+def trade_off_images(
+    f: ax.CounterfactualFunction, test: cd.ColourDigits, do_digit: np.ndarray, oracles: Mapping[str, Any]
+) -> dict[str, np.ndarray]:
     """Per test image: composition^(1), digit reversibility^(1) and effectiveness under a digit intervention.
 
     Parameters
@@ -39,8 +41,12 @@ def trade_off_images(f: ax.CounterfactualFunction, test: cd.ColourDigits, do_dig
         ``composition l1``, ``reversibility l1``, ``digit accuracy (%)`` (0 or 100 per image) and ``hue error (x100)``, each ``(n,)``.
     """
     eff = ax.effectiveness(f, test.x, test.parents, "digit", do_digit, oracles)
-    return {"composition l1": ax.composition(f, test.x, test.parents, m=1)[0], "reversibility l1": ax.reversibility(f, test.x, test.parents, "digit", do_digit, cycles=1)[0],
-            "digit accuracy (%)": 100 * np.asarray(eff["digit"], dtype=float), "hue error (x100)": 100 * np.asarray(eff["hue"], dtype=float)}
+    return {
+        "composition l1": ax.composition(f, test.x, test.parents, m=1)[0],
+        "reversibility l1": ax.reversibility(f, test.x, test.parents, "digit", do_digit, cycles=1)[0],
+        "digit accuracy (%)": 100 * np.asarray(eff["digit"], dtype=float),
+        "hue error (x100)": 100 * np.asarray(eff["hue"], dtype=float),
+    }
 
 
 def _bits_per_dim(elbo: Any, test: cd.ColourDigits) -> Any:
@@ -48,16 +54,32 @@ def _bits_per_dim(elbo: Any, test: cd.ColourDigits) -> Any:
 
 
 def _table(images: Mapping[Any, Mapping[str, np.ndarray]], index: str) -> pd.DataFrame:
-    return pd.DataFrame({k: {c: float(v.mean()) for c, v in cols.items()} for k, cols in images.items()}).T.rename_axis(index)
+    return pd.DataFrame({k: {c: float(v.mean()) for c, v in cols.items()} for k, cols in images.items()}).T.rename_axis(
+        index
+    )
 
 
 def _stack_seeds(per_seed: Sequence[Mapping[Any, Mapping[str, np.ndarray]]]) -> dict[Any, dict[str, np.ndarray]]:
     """``[row -> column -> (images,)]`` per seed -> ``row -> column -> (seeds, images)``."""
-    return {r: {c: np.stack([np.asarray(one[r][c], dtype=float) for one in per_seed]) for c in per_seed[0][r]} for r in per_seed[0]}
+    return {
+        r: {c: np.stack([np.asarray(one[r][c], dtype=float) for one in per_seed]) for c in per_seed[0][r]}
+        for r in per_seed[0]
+    }
 
 
-def beta_sweep(train: cd.ColourDigits, test: cd.ColourDigits, do_digit: np.ndarray, oracles: Mapping[str, Any], betas: Sequence[float], *,
-               steps: int, batch_size: int, seeds: Sequence[int], device: str = "auto", cache: bool = True) -> tuple[pd.DataFrame, dict[float, dict[str, np.ndarray]]]:
+def beta_sweep(
+    train: cd.ColourDigits,
+    test: cd.ColourDigits,
+    do_digit: np.ndarray,
+    oracles: Mapping[str, Any],
+    betas: Sequence[float],
+    *,
+    steps: int,
+    batch_size: int,
+    seeds: Sequence[int],
+    device: str = "auto",
+    cache: bool = True,
+) -> tuple[pd.DataFrame, dict[float, dict[str, np.ndarray]]]:
     """Table 7: one conditional VAE per KL weight and training seed, its NLL bound and the means of :func:`trade_off_images`.
 
     Parameters
@@ -90,16 +112,27 @@ def beta_sweep(train: cd.ColourDigits, test: cd.ColourDigits, do_digit: np.ndarr
     for s in check_seeds(seeds):
         images = {}
         for beta in betas:
-            vae = colour_digits_vae(train.x, train.pa, beta=beta, steps=steps, batch_size=batch_size, seed=s, device=device, cache=cache)
+            vae = colour_digits_vae(
+                train.x, train.pa, beta=beta, steps=steps, batch_size=batch_size, seed=s, device=device, cache=cache
+            )
             nll = _bits_per_dim(vae.elbo(test.x, test.pa, seed=s), test)
-            images[beta] = {"NLL bound (bits/dim)": nll, **trade_off_images(ax.ModelFunction.sample(vae, enc, len(test), seed=s), test, do_digit, oracles)}
+            images[beta] = {
+                "NLL bound (bits/dim)": nll,
+                **trade_off_images(ax.ModelFunction.sample(vae, enc, len(test), seed=s), test, do_digit, oracles),
+            }
         runs.append(images)
     images = _stack_seeds(runs)
     return _table(images, "beta"), images
 
 
-def partial_abduction(hvaes: Sequence[HierarchicalConditionalVAE], test: cd.ColourDigits, do_digit: np.ndarray, oracles: Mapping[str, Any], *,
-                      seeds: Sequence[int]) -> tuple[pd.DataFrame, dict[int, dict[str, np.ndarray]]]:
+def partial_abduction(
+    hvaes: Sequence[HierarchicalConditionalVAE],
+    test: cd.ColourDigits,
+    do_digit: np.ndarray,
+    oracles: Mapping[str, Any],
+    *,
+    seeds: Sequence[int],
+) -> tuple[pd.DataFrame, dict[int, dict[str, np.ndarray]]]:
     """Table 6: the means of :func:`trade_off_images` of the hierarchical VAEs for every number k of abducted latent groups.
 
     Parameters
@@ -121,14 +154,28 @@ def partial_abduction(hvaes: Sequence[HierarchicalConditionalVAE], test: cd.Colo
     enc, seeds = digit_hue_encoder(), check_seeds(seeds)
     if len(hvaes) != len(seeds):
         raise ValueError(f"hvaes and seeds must match one to one, got {len(hvaes)} models and {len(seeds)} seeds")
-    runs = [{k: trade_off_images(ax.ModelFunction.sample(h, enc, len(test), seed=s, abduct_levels=k), test, do_digit, oracles) for k in range(h.levels + 1)}
-            for h, s in zip(hvaes, seeds, strict=True)]
+    runs = [
+        {
+            k: trade_off_images(
+                ax.ModelFunction.sample(h, enc, len(test), seed=s, abduct_levels=k), test, do_digit, oracles
+            )
+            for k in range(h.levels + 1)
+        }
+        for h, s in zip(hvaes, seeds, strict=True)
+    ]
     images = _stack_seeds(runs)
     return _table(images, "levels abducted"), images
 
 
-def temperature_sweep(hvaes: Sequence[HierarchicalConditionalVAE], test: cd.ColourDigits, do_digit: np.ndarray, oracles: Mapping[str, Any],
-                      temperatures: Sequence[float], *, seeds: Sequence[int]) -> tuple[pd.DataFrame, dict[float, dict[str, np.ndarray]]]:
+def temperature_sweep(
+    hvaes: Sequence[HierarchicalConditionalVAE],
+    test: cd.ColourDigits,
+    do_digit: np.ndarray,
+    oracles: Mapping[str, Any],
+    temperatures: Sequence[float],
+    *,
+    seeds: Sequence[int],
+) -> tuple[pd.DataFrame, dict[float, dict[str, np.ndarray]]]:
     """Figure 8: the means of :func:`trade_off_images` with one abducted group (k = 1) per prior temperature, plus the cycled-back digit accuracy.
 
     Parameters
@@ -158,7 +205,9 @@ def temperature_sweep(hvaes: Sequence[HierarchicalConditionalVAE], test: cd.Colo
         images = {}
         for t in temperatures:
             f = ax.ModelFunction.sample(h, enc, len(test), seed=s, abduct_levels=1, temperature=t)
-            back = 100 * np.asarray(oracles["digit"].score(f(f(test.x, test.parents, ps), ps, test.parents), test.digit), dtype=float)
+            back = 100 * np.asarray(
+                oracles["digit"].score(f(f(test.x, test.parents, ps), ps, test.parents), test.digit), dtype=float
+            )
             images[t] = {**trade_off_images(f, test, do_digit, oracles), "cycled-back digit accuracy (%)": back}
         runs.append(images)
     images = _stack_seeds(runs)

@@ -18,16 +18,22 @@ from ...models.vae import ConditionalVAE
 from .common import check_seeds, digit_hue_encoder
 
 
-def _cached(cls: type, fit: Any, key: Mapping[str, Any], *, name: str, device: str, code: Sequence[Any] = (), cache: bool = True) -> Any:
+def _cached(
+    cls: type, fit: Any, key: Mapping[str, Any], *, name: str, device: str, code: Sequence[Any] = (), cache: bool = True
+) -> Any:
     """Train ``fit()`` once through :func:`cflib.runtime.fit_cached` (keyed on ``key`` and the code of ``cls``), or directly when ``cache`` is false."""
     if not cache:
         return fit()
     from ...runtime import fit_cached
 
-    return fit_cached(fit, load=lambda path: cls.load(path, device=device), key=dict(key), code=[cls, *code], name=f"axiomatic-{name}")
+    return fit_cached(
+        fit, load=lambda path: cls.load(path, device=device), key=dict(key), code=[cls, *code], name=f"axiomatic-{name}"
+    )
 
 
-def train_cached_paper_model(name: str, x: np.ndarray, pa: np.ndarray, *, cache: bool = True, device: str = "auto", **kwargs: Any) -> Any:
+def train_cached_paper_model(
+    name: str, x: np.ndarray, pa: np.ndarray, *, cache: bool = True, device: str = "auto", **kwargs: Any
+) -> Any:
     """:func:`cflib.models.baselines.train_paper_model` through the shared model cache.
 
     A rebuild, or another notebook asking for the same model, loads it instead of training it again.
@@ -57,12 +63,29 @@ def train_cached_paper_model(name: str, x: np.ndarray, pa: np.ndarray, *, cache:
         raise ValueError(f"name must be one of {sorted(PAPER_MODELS)}, got {name!r}")
     cls = ConditionalGAN if PAPER_MODELS[name]["cls"] == "gan" else ConditionalVAE
     key = {"model": name, "x": np.asarray(x), "pa": np.asarray(pa), **kwargs}
-    return _cached(cls, lambda: train_paper_model(name, x, pa, device=device, **kwargs), key, name=f"colour-digits-{name}", device=device,
-                   code=[train_paper_model], cache=cache)
+    return _cached(
+        cls,
+        lambda: train_paper_model(name, x, pa, device=device, **kwargs),
+        key,
+        name=f"colour-digits-{name}",
+        device=device,
+        code=[train_paper_model],
+        cache=cache,
+    )
 
 
-def colour_digits_vae(x: np.ndarray, pa: np.ndarray, *, beta: float, steps: int, batch_size: int, seed: int, likelihood: str = "bernoulli",
-                      device: str = "auto", cache: bool = True) -> ConditionalVAE:
+def colour_digits_vae(
+    x: np.ndarray,
+    pa: np.ndarray,
+    *,
+    beta: float,
+    steps: int,
+    batch_size: int,
+    seed: int,
+    likelihood: str = "bernoulli",
+    device: str = "auto",
+    cache: bool = True,
+) -> ConditionalVAE:
     """A conditional VAE on Colour-Digits through the model cache: notebooks 04 (beta sweep) and 05 (zoo) share the ones they both train.
 
     Parameters
@@ -87,14 +110,37 @@ def colour_digits_vae(x: np.ndarray, pa: np.ndarray, *, beta: float, steps: int,
     -------
     ConditionalVAE
     """
-    return _cached(ConditionalVAE, lambda: ConditionalVAE(x.shape[1:], digit_hue_encoder().dim, beta=beta, likelihood=likelihood, seed=seed).fit(
-        x, pa, steps=steps, batch_size=batch_size, seed=seed, device=device),
-        {"x": x, "pa": pa, "beta": float(beta), "likelihood": likelihood, "steps": steps, "batch_size": batch_size, "seed": seed},
-        name="colour-digits-vae", device=device, cache=cache)
+    return _cached(
+        ConditionalVAE,
+        lambda: ConditionalVAE(x.shape[1:], digit_hue_encoder().dim, beta=beta, likelihood=likelihood, seed=seed).fit(
+            x, pa, steps=steps, batch_size=batch_size, seed=seed, device=device
+        ),
+        {
+            "x": x,
+            "pa": pa,
+            "beta": float(beta),
+            "likelihood": likelihood,
+            "steps": steps,
+            "batch_size": batch_size,
+            "seed": seed,
+        },
+        name="colour-digits-vae",
+        device=device,
+        cache=cache,
+    )
 
 
-def train_hvaes(train: cd.ColourDigits, *, levels: int, beta: float, steps: int, batch_size: int, seeds: Sequence[int], device: str = "auto",
-                cache: bool = True) -> list[HierarchicalConditionalVAE]:
+def train_hvaes(
+    train: cd.ColourDigits,
+    *,
+    levels: int,
+    beta: float,
+    steps: int,
+    batch_size: int,
+    seeds: Sequence[int],
+    device: str = "auto",
+    cache: bool = True,
+) -> list[HierarchicalConditionalVAE]:
     """One hierarchical conditional VAE per training seed (Table 6, Figures 7, 8 and 11).
 
     Parameters
@@ -120,7 +166,24 @@ def train_hvaes(train: cd.ColourDigits, *, levels: int, beta: float, steps: int,
         In the order of ``seeds``.
     """
     dim = digit_hue_encoder().dim
-    return [_cached(HierarchicalConditionalVAE, lambda s=s: HierarchicalConditionalVAE(train.x.shape[1:], dim, levels=levels, beta=beta, seed=s).fit(
-        train.x, train.pa, steps=steps, batch_size=batch_size, seed=s, device=device),
-        {"x": train.x, "pa": train.pa, "levels": levels, "beta": float(beta), "steps": steps, "batch_size": batch_size, "seed": s}, name="hvae",
-        device=device, cache=cache) for s in check_seeds(seeds)]
+    return [
+        _cached(
+            HierarchicalConditionalVAE,
+            lambda s=s: HierarchicalConditionalVAE(train.x.shape[1:], dim, levels=levels, beta=beta, seed=s).fit(
+                train.x, train.pa, steps=steps, batch_size=batch_size, seed=s, device=device
+            ),
+            {
+                "x": train.x,
+                "pa": train.pa,
+                "levels": levels,
+                "beta": float(beta),
+                "steps": steps,
+                "batch_size": batch_size,
+                "seed": s,
+            },
+            name="hvae",
+            device=device,
+            cache=cache,
+        )
+        for s in check_seeds(seeds)
+    ]

@@ -20,22 +20,40 @@ from .training import colour_digits_vae, train_hvaes
 
 #: Notebook 05's VAE zoo: name -> (training SCM, beta, likelihood, full training?).
 ZOO_VAES = {
-    "VAE": ("unconfounded", 1.0, "bernoulli", True), "VAE beta=8": ("unconfounded", 8.0, "bernoulli", True),
-    "Normal VAE beta=5": ("unconfounded", 5.0, "normal", True), "VAE early-stopped": ("unconfounded", 1.0, "bernoulli", False),
+    "VAE": ("unconfounded", 1.0, "bernoulli", True),
+    "VAE beta=8": ("unconfounded", 8.0, "bernoulli", True),
+    "Normal VAE beta=5": ("unconfounded", 5.0, "normal", True),
+    "VAE early-stopped": ("unconfounded", 1.0, "bernoulli", False),
     "VAE confounded": ("confounded", 1.0, "bernoulli", True),
     # the larger zoo of issue 20 (B1 was undecided on 13 functions): more KL weights, likelihoods and training regimes
-    "VAE beta=0.2": ("unconfounded", 0.2, "bernoulli", True), "VAE beta=2": ("unconfounded", 2.0, "bernoulli", True),
-    "VAE beta=30": ("unconfounded", 30.0, "bernoulli", True), "Normal VAE beta=1": ("unconfounded", 1.0, "normal", True),
-    "VAE beta=8 early-stopped": ("unconfounded", 8.0, "bernoulli", False), "VAE confounded beta=8": ("confounded", 8.0, "bernoulli", True),
-    "Normal VAE confounded beta=5": ("confounded", 5.0, "normal", True), "VAE confounded early-stopped": ("confounded", 1.0, "bernoulli", False),
+    "VAE beta=0.2": ("unconfounded", 0.2, "bernoulli", True),
+    "VAE beta=2": ("unconfounded", 2.0, "bernoulli", True),
+    "VAE beta=30": ("unconfounded", 30.0, "bernoulli", True),
+    "Normal VAE beta=1": ("unconfounded", 1.0, "normal", True),
+    "VAE beta=8 early-stopped": ("unconfounded", 8.0, "bernoulli", False),
+    "VAE confounded beta=8": ("confounded", 8.0, "bernoulli", True),
+    "Normal VAE confounded beta=5": ("confounded", 5.0, "normal", True),
+    "VAE confounded early-stopped": ("confounded", 1.0, "bernoulli", False),
 }
 
 #: The soundness metrics compared with the true error (lower is better for each).
 TRUTH_METRICS = ["composition", "reversibility", "effectiveness error"]
 
 
-def truth_zoo(data: Mapping[str, cd.ColourDigits], n: int, *, steps: int, early_steps: int, levels: int, hvae_beta: float, hvae_steps: int,
-              batch_size: int, seed: int, device: str = "auto", cache: bool = True) -> dict[str, ax.CounterfactualFunction]:
+def truth_zoo(
+    data: Mapping[str, cd.ColourDigits],
+    n: int,
+    *,
+    steps: int,
+    early_steps: int,
+    levels: int,
+    hvae_beta: float,
+    hvae_steps: int,
+    batch_size: int,
+    seed: int,
+    device: str = "auto",
+    cache: bool = True,
+) -> dict[str, ax.CounterfactualFunction]:
     """A zoo of counterfactual functions of varying quality, each with its noise fixed for ``n`` test images.
 
     The identity, the ground truth, the VAE without encoder, the VAEs of :data:`ZOO_VAES` and a
@@ -69,17 +87,50 @@ def truth_zoo(data: Mapping[str, cd.ColourDigits], n: int, *, steps: int, early_
         Name -> counterfactual function.
     """
     enc = digit_hue_encoder()
-    vaes = {name: colour_digits_vae(data[scm].x, data[scm].pa, beta=b, likelihood=lik, steps=steps if full else early_steps, batch_size=batch_size, seed=seed,
-                                    device=device, cache=cache)
-            for name, (scm, b, lik, full) in ZOO_VAES.items()}
-    (hvae,) = train_hvaes(data["unconfounded"], levels=levels, beta=hvae_beta, steps=hvae_steps, batch_size=batch_size, seeds=[seed], device=device, cache=cache)
-    zoo = {"identity": Identity(enc.names), "ground truth": GroundTruth(cd.true_counterfactual, enc.names), "VAE w/o encoder": NoEncoderVAE(vaes["VAE"], enc, n, seed=seed)}
+    vaes = {
+        name: colour_digits_vae(
+            data[scm].x,
+            data[scm].pa,
+            beta=b,
+            likelihood=lik,
+            steps=steps if full else early_steps,
+            batch_size=batch_size,
+            seed=seed,
+            device=device,
+            cache=cache,
+        )
+        for name, (scm, b, lik, full) in ZOO_VAES.items()
+    }
+    (hvae,) = train_hvaes(
+        data["unconfounded"],
+        levels=levels,
+        beta=hvae_beta,
+        steps=hvae_steps,
+        batch_size=batch_size,
+        seeds=[seed],
+        device=device,
+        cache=cache,
+    )
+    zoo = {
+        "identity": Identity(enc.names),
+        "ground truth": GroundTruth(cd.true_counterfactual, enc.names),
+        "VAE w/o encoder": NoEncoderVAE(vaes["VAE"], enc, n, seed=seed),
+    }
     zoo |= {name: ax.ModelFunction.sample(m, enc, n, seed=seed) for name, m in vaes.items()}
-    return zoo | {f"HVAE k={k}": ax.ModelFunction.sample(hvae, enc, n, seed=seed, abduct_levels=k) for k in range(levels + 1)}
+    return zoo | {
+        f"HVAE k={k}": ax.ModelFunction.sample(hvae, enc, n, seed=seed, abduct_levels=k) for k in range(levels + 1)
+    }
 
 
-def truth_study(data: Mapping[str, cd.ColourDigits], test: cd.ColourDigits, do: Mapping[str, np.ndarray], oracles: Mapping[str, Any], *,
-                seeds: Sequence[int], **zoo_kwargs: Any) -> dict[int, pd.DataFrame]:
+def truth_study(
+    data: Mapping[str, cd.ColourDigits],
+    test: cd.ColourDigits,
+    do: Mapping[str, np.ndarray],
+    oracles: Mapping[str, Any],
+    *,
+    seeds: Sequence[int],
+    **zoo_kwargs: Any,
+) -> dict[int, pd.DataFrame]:
     """:func:`true_error_table` of one :func:`truth_zoo` per training seed.
 
     Parameters
@@ -102,10 +153,18 @@ def truth_study(data: Mapping[str, cd.ColourDigits], test: cd.ColourDigits, do: 
     dict
         Seed -> the zoo's table.
     """
-    return {s: true_error_table(truth_zoo(data, len(test), seed=s, **zoo_kwargs), test, do, oracles) for s in check_seeds(seeds)}
+    return {
+        s: true_error_table(truth_zoo(data, len(test), seed=s, **zoo_kwargs), test, do, oracles)
+        for s in check_seeds(seeds)
+    }
 
 
-def true_error_table(zoo: Mapping[str, ax.CounterfactualFunction], test: cd.ColourDigits, do: Mapping[str, np.ndarray], oracles: Mapping[str, Any]) -> pd.DataFrame:
+def true_error_table(
+    zoo: Mapping[str, ax.CounterfactualFunction],
+    test: cd.ColourDigits,
+    do: Mapping[str, np.ndarray],
+    oracles: Mapping[str, Any],
+) -> pd.DataFrame:
     """Soundness metrics and the true counterfactual error of every function, per intervention.
 
     Parameters
@@ -133,10 +192,16 @@ def true_error_table(zoo: Mapping[str, ax.CounterfactualFunction], test: cd.Colo
         comp = ax.composition(f, test.x, test.parents, m=1)[0].mean()
         for k in PARENTS:
             eff, xs = ax.effectiveness(f, test.x, test.parents, k, do[k], oracles, return_images=True)
-            rows.append({"model": name, "intervention": k, "composition": comp,
-                         "reversibility": ax.reversibility(f, test.x, test.parents, k, do[k], cycles=1)[0].mean(),
-                         "effectiveness error": 100 * (1 - eff["digit"].mean()) if k == "digit" else 100 * eff["hue"].mean(),
-                         "true error": ax.l1_distance(xs, truth(test.x, test.parents, {**test.parents, k: do[k]})).mean()})
+            rows.append(
+                {
+                    "model": name,
+                    "intervention": k,
+                    "composition": comp,
+                    "reversibility": ax.reversibility(f, test.x, test.parents, k, do[k], cycles=1)[0].mean(),
+                    "effectiveness error": 100 * (1 - eff["digit"].mean()) if k == "digit" else 100 * eff["hue"].mean(),
+                    "true error": ax.l1_distance(xs, truth(test.x, test.parents, {**test.parents, k: do[k]})).mean(),
+                }
+            )
     table = pd.DataFrame(rows)
     table["combined rank"] = table.groupby("intervention")[TRUTH_METRICS].rank().mean(axis=1)
     return table
