@@ -154,10 +154,10 @@ def _jsonable(value: Any) -> Any:
 
 
 def _write() -> None:
-    path = os.environ.get("CFLIB_CLAIMS_FILE")
-    if not path:
+    where = os.environ.get("CFLIB_CLAIMS_FILE")
+    if not where:
         return
-    path = Path(path)
+    path = Path(where)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "notebook": os.environ.get("CFLIB_NOTEBOOK", ""),
@@ -335,6 +335,7 @@ def claim(
             verdict = _verdicts.REPRODUCED if bool(holds) else _verdicts.NOT_REPRODUCED
         else:
             raise TypeError(f"holds must be True, False or None, got {holds!r}")
+    assert verdict is not None  # exactly one of holds, verdict or decision set it (checked above)
     verdict = _RENAMED.get(verdict, verdict)
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")
@@ -562,9 +563,7 @@ def _short_interval(interval: Any) -> str:
     if not isinstance(interval, dict):
         return ""
     est, low, high = (interval.get(k) for k in ("estimate", "low", "high"))
-    if not all(isinstance(v, (int, float)) for v in (est, low, high)) or not all(
-        math.isfinite(v) for v in (est, low, high)
-    ):
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (est, low, high)):
         return f"{reader_number(est)} (no interval)"
     return f"{reader_number(est)} [{reader_number(low)}, {reader_number(high)}]"
 

@@ -8,10 +8,12 @@ compose (``fig, axes = subplots(1, 2)``, then ``helper(..., ax=axes[0])``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "PALETTE",
@@ -325,7 +327,7 @@ def identity_line(ax=None, **kwargs):
     return ax
 
 
-def scatter_with_fit(x: Sequence[float], y: Sequence[float], *, label: str | None = None, ax=None, **kwargs):
+def scatter_with_fit(x: ArrayLike, y: ArrayLike, *, label: str | None = None, ax: Any = None, **kwargs: Any) -> Any:
     """Scatter ``y`` against ``x`` with a least-squares line and Pearson's r in the legend.
 
     Parameters
@@ -343,18 +345,18 @@ def scatter_with_fit(x: Sequence[float], y: Sequence[float], *, label: str | Non
     -------
     matplotlib.axes.Axes
     """
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
-    if x.shape != y.shape:
-        raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
-    ok = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[ok], y[ok]
+    xs = np.asarray(x, dtype=float)
+    ys = np.asarray(y, dtype=float)
+    if xs.shape != ys.shape:
+        raise ValueError(f"x and y must have the same shape, got {xs.shape} and {ys.shape}")
+    ok = ~(np.isnan(xs) | np.isnan(ys))
+    xs, ys = xs[ok], ys[ok]
     ax = _ax(ax)
-    r = np.corrcoef(x, y)[0, 1] if x.size > 2 and np.std(x) > 0 and np.std(y) > 0 else np.nan
+    r = np.corrcoef(xs, ys)[0, 1] if xs.size > 2 and np.std(xs) > 0 and np.std(ys) > 0 else np.nan
     text = f"r = {r:.2f}" if label is None else f"{label} (r = {r:.2f})"
-    pts = ax.scatter(x, y, s=kwargs.pop("s", 12), alpha=kwargs.pop("alpha", 0.7), label=text, **kwargs)
+    pts = ax.scatter(xs, ys, s=kwargs.pop("s", 12), alpha=kwargs.pop("alpha", 0.7), label=text, **kwargs)
     if np.isfinite(r):
-        slope, intercept = np.polyfit(x, y, 1)
-        grid = np.linspace(x.min(), x.max(), 50)
+        slope, intercept = np.polyfit(xs, ys, 1)
+        grid = np.linspace(xs.min(), xs.max(), 50)
         ax.plot(grid, slope * grid + intercept, color=pts.get_facecolor()[0], lw=1.2)
     return ax

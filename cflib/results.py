@@ -186,7 +186,8 @@ class Estimate:
             raise ValueError(f"se must be >= 0, got {se!r}")
         z = float(stats.norm.ppf(0.5 + level / 2))
         kwargs.setdefault("method", "normal")
-        return cls(estimate, se, (estimate - z * se, estimate + z * se), level, **kwargs)
+        ci = Interval(float(estimate), estimate - z * se, estimate + z * se, kwargs["method"])
+        return cls(estimate, se, ci, level, **kwargs)
 
     @classmethod
     def from_draws(cls, estimate: float, draws: Any, level: float = 0.95, **kwargs: Any) -> Estimate:
@@ -219,7 +220,8 @@ class Estimate:
             raise ValueError(f"draws must hold at least 2 finite replicates, got {d.size}")
         lo, hi = np.quantile(d, [(1 - level) / 2, (1 + level) / 2])
         kwargs.setdefault("method", "bootstrap")
-        return cls(estimate, float(d.std(ddof=1)), (float(lo), float(hi)), level, **kwargs)
+        ci = Interval(float(estimate), float(lo), float(hi), kwargs["method"])
+        return cls(estimate, float(d.std(ddof=1)), ci, level, **kwargs)
 
     def significant(self) -> bool:
         """Whether the interval excludes 0.

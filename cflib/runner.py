@@ -232,7 +232,7 @@ def parameter_specs(notebook: str | os.PathLike) -> dict[str, tuple[Any, bool, A
             default, literal = ast.literal_eval(value), True
         except ValueError:
             default, literal = ast.get_source_segment(source, value), False
-        m = _RANGE_COMMENT.search(lines[node.end_lineno - 1])
+        m = _RANGE_COMMENT.search(lines[(node.end_lineno or node.lineno) - 1])  # set by ast.parse
         try:
             allowed = parse_range(m[1]) if m else None
         except ValueError as exc:

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -37,9 +37,16 @@ __all__ = [
 try:
     import fcntl
 except ImportError:  # Windows: no lock, two processes may both train a missing model
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # the module's name stands for "no locking here"
 
-T = TypeVar("T")
+
+class SavesItself(Protocol):
+    """What :func:`fit_cached` needs of a model: ``save(path)`` (it sets ``cache_path`` on the model it returns)."""
+
+    def save(self, path: Path) -> Any: ...
+
+
+T = TypeVar("T", bound=SavesItself)
 
 _DEVICE_CHOICES = ("auto", "cpu", "cuda")
 
@@ -293,7 +300,7 @@ def fingerprint(obj: Any) -> str:
     return h.hexdigest()
 
 
-def _strip_docstrings(tree: ast.AST) -> ast.AST:
+def _strip_docstrings(tree: ast.Module) -> ast.Module:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
@@ -338,17 +345,17 @@ def _module_index(
             defs.setdefault(name, []).append(ast.dump(node))
             uses.setdefault(name, []).append(used)
     imports: dict[str, tuple[str, str | None]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
+    for found in ast.walk(tree):
+        if isinstance(found, ast.ImportFrom):
             source = (
-                importlib.util.resolve_name("." * node.level + (node.module or ""), package)
-                if node.level
-                else node.module
+                importlib.util.resolve_name("." * found.level + (found.module or ""), package)
+                if found.level
+                else (found.module or "")  # an absolute import always names its module
             )
-            for alias in node.names:
+            for alias in found.names:
                 imports[alias.asname or alias.name] = (source, alias.name)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
+        elif isinstance(found, ast.Import):
+            for alias in found.names:
                 imports[alias.asname or alias.name.partition(".")[0]] = (
                     alias.name if alias.asname else alias.name.partition(".")[0],
                     None,
@@ -518,5 +525,5 @@ def fit_cached(
                 os.replace(tmp, path)
             finally:
                 tmp.unlink(missing_ok=True)
-    model.cache_path = path
+    model.cache_path = path  # type: ignore[attr-defined]  # set on any model class, declared by none
     return model

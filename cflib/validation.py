@@ -20,7 +20,7 @@ import numbers
 import re
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -248,6 +248,14 @@ def check_same_length(**arrays: Any) -> int:
             f"{', '.join(lengths)} must have the same length, got {', '.join(f'{k}: {v}' for k, v in lengths.items())}"
         )
     return next(iter(lengths.values()))
+
+
+@overload
+def check_count(value: Any, name: str, *, minimum: int = 1, allow_none: Literal[False] = False) -> int: ...
+
+
+@overload
+def check_count(value: Any, name: str, *, minimum: int = 1, allow_none: bool) -> int | None: ...
 
 
 def check_count(value: Any, name: str, *, minimum: int = 1, allow_none: bool = False) -> int | None:

@@ -483,6 +483,7 @@ def combine(
     if detail == "rules":
         text += f" (parts: {'; '.join(dict.fromkeys(d.rule for d in parts))})"
     elif detail == "verdicts":
+        assert named is not None  # checked on entry: "verdicts" needs a mapping
         text += ". Parts: " + "; ".join(
             f"{k}: {d.verdict}" + (f" at {d.interval}" if d.interval is not None else "") for k, d in named.items()
         )
