@@ -59,8 +59,11 @@ lab: setup
 sweep: setup
 	$(BIN)/cflib sweep $(SWEEP)
 
+# The three checks tests/test_checks.py runs in make test (and .pre-commit-config.yaml before a commit).
 lint: setup
 	$(BIN)/ruff check cflib tests benchmarks
+	$(BIN)/ruff format --check cflib tests benchmarks
+	$(BIN)/python -m mypy
 
 clean:
 	rm -rf _build .pytest_cache
