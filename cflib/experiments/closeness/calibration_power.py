@@ -214,8 +214,8 @@ def eps0_study(m: int, shift: float, n_reps: int, n_boot: int, rng: np.random.Ge
     pandas.DataFrame
         Indexed by method: ``type-I (P = Q)`` and ``power (shift <shift>)``.
     """
-    null = {k: [] for k in EPS0_METHODS}
-    alt = {k: [] for k in EPS0_METHODS}
+    null: dict[str, list[bool]] = {k: [] for k in EPS0_METHODS}
+    alt: dict[str, list[bool]] = {k: [] for k in EPS0_METHODS}
     for _ in range(n_reps):
         y, y_cf = gaussian_pair_sample(m, 0.0, seed=rng)
         y1, y1_cf = gaussian_pair_sample(m, shift, seed=rng)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from ...stats.closeness import (
@@ -35,12 +36,12 @@ __all__ = [
 R_VALUES = {"r = 0": 0.0, "r = exp(-1/2)": float(np.exp(-0.5))}
 
 
-def epsilon_gap_tables(gaps_pp: Sequence[float], eps_list: Sequence[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def epsilon_gap_tables(gaps_pp: ArrayLike, eps_list: Sequence[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """N-TE of two decision rates ``0.5 ± gap/2``, and the largest gap each epsilon tolerates, for both ``r``.
 
     Parameters
     ----------
-    gaps_pp : sequence of float
+    gaps_pp : array-like of float
         Gaps in percentage points.
     eps_list : sequence of float
         Tolerances.
@@ -50,10 +51,10 @@ def epsilon_gap_tables(gaps_pp: Sequence[float], eps_list: Sequence[float]) -> t
     (pandas.DataFrame, pandas.DataFrame)
         N-TE (rows ``r``, columns gaps) and tolerated gaps in points (rows ``r``, columns epsilon).
     """
-    gaps_pp = np.asarray(gaps_pp, dtype=float)
+    gaps = np.asarray(gaps_pp, dtype=float)
     table_gap = pd.DataFrame(
-        {name: nte_bernoulli(0.5 + gaps_pp / 200, 0.5 - gaps_pp / 200, r=r) for name, r in R_VALUES.items()},
-        index=pd.Index(gaps_pp, name="gap (percentage points)"),
+        {name: nte_bernoulli(0.5 + gaps / 200, 0.5 - gaps / 200, r=r) for name, r in R_VALUES.items()},
+        index=pd.Index(gaps, name="gap (percentage points)"),
     ).T
     tolerated = pd.DataFrame(
         {name: [100 * gap_for_target_nte(e, r=r) for e in eps_list] for name, r in R_VALUES.items()},
