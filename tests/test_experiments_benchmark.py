@@ -288,6 +288,36 @@ def test_every_shows_the_deciding_part_and_says_what_size_decides():
     assert join_parts([straddle, wrong], "both")[0].interval == wrong.decision.interval  # the part that decides
 
 
+def test_a_part_needs_the_interval_it_was_decided_on():
+    """A combined decision has no interval: join_parts and part_margin would read None; Part refuses it."""
+    from cflib import verdicts as V
+    from cflib.experiments.benchmark.parts import Part, part_margin
+
+    ok = side_part("ok", V.mean_interval([1.0, 1.1, 0.9, 1.0]), "above")
+    assert ok.interval is ok.decision.interval and part_margin(ok) > 0
+    no_parts = V.combine([], rule="no parts")  # a joint decision of no parts has no interval
+    assert no_parts.interval is None
+    with pytest.raises(ValueError, match="must carry the interval"):
+        Part("joint", no_parts, 0.0, 0)
+
+
+def test_degenerate_metric_reads_the_worst_model_by_value():
+    values = {"vae_fixed": 0.3, "gan": 0.2, "true": 0.5}
+    assert "ranks the true counterfactual worst" in degenerate_metric(values, "CLD", lower_is_better=True)
+    assert degenerate_metric(values, "CLD", lower_is_better=False) == ""
+
+
+def test_hvae_cf_without_its_fine_tuning_predictors_is_refused_before_training():
+    from cflib.experiments.benchmark.training import train_image_models
+
+    cfg = exp.BenchmarkConfig(dataset="smileyfaces", models=("hvae", "hvae_cf"))
+    timings: dict[str, float] = {}
+    x, pa = np.zeros((4, 3, cfg.size, cfg.size), np.float32), np.zeros((4, 2), np.float32)
+    with pytest.raises(ValueError, match="predictors_ft"):
+        train_image_models(cfg, x, pa, cfg.spec, None, timings, cache=False)
+    assert timings == {}  # nothing was trained
+
+
 def _rho(rho, n):
     return vd.correlation_interval(rho, n, spearman=True)
 

@@ -11,7 +11,7 @@ import pandas as pd
 from ... import claims, verdicts
 from .config import MODEL_LABELS
 from .intervals import binary_predictions, f1_interval, paired_difference
-from .parts import record_claim, side_part
+from .parts import Part, record_claim, side_part
 
 #: The bar a trained image mechanism must clear for the benchmark to compare working models (issue: models that learn).
 LEARNING_BAR = {"digit accuracy": 0.6, "attribute F1": 0.7}
@@ -43,7 +43,8 @@ def claims_learning(results: Mapping[str, Any]) -> pd.DataFrame:
     runs, models, parents, kinds = results["runs"], results["models"], results["parents"], results["kinds"]
     seeds = list(runs)
     faces = all(kinds[p] == "binary" for p in parents)
-    parts, ours = [], {}
+    parts: list[Part] = []
+    ours: dict[str, float] = {}
     if faces:
         bar = LEARNING_BAR["attribute F1"]
         for s in seeds:
@@ -96,20 +97,25 @@ def claims_learning(results: Mapping[str, Any]) -> pd.DataFrame:
     )
     keys = [key]
     if not faces:
-        parts, ours = [], {}
+        truth_parts: list[Part] = []
+        truth_ours: dict[str, str] = {}
         for s in seeds:
             ident = runs[s]["identity"]["true_error"]
             for mdl in models:
                 diff = paired_difference(runs[s][mdl]["true_error"], ident)
-                parts.append(side_part(f"{MODEL_LABELS[mdl]} true error - identity's, seed {s}", diff, "below", 0.0))
-                ours[f"{MODEL_LABELS[mdl]} seed {s}"] = f"{runs[s][mdl]['true_error'].mean():.2f} vs {ident.mean():.2f}"
+                truth_parts.append(
+                    side_part(f"{MODEL_LABELS[mdl]} true error - identity's, seed {s}", diff, "below", 0.0)
+                )
+                truth_ours[f"{MODEL_LABELS[mdl]} seed {s}"] = (
+                    f"{runs[s][mdl]['true_error'].mean():.2f} vs {ident.mean():.2f}"
+                )
         record_claim(
             "L2-truth",
             "Every trained model's counterfactuals are closer to the true counterfactual than the unchanged image is (every seed).",
-            parts,
+            truth_parts,
             "every model in every seed",
             paper="not measurable on Morpho-MNIST (no true counterfactuals)",
-            ours=ours,
+            ours=truth_ours,
             evidence=f"mean pixel l1 (0-255) to the true counterfactual over do(t), do(i), do(d); {len(seeds)} seeds x {len(models)} models",
             quote="counterfactuals, by definition, are hypothetical scenarios without observable ground truths",
             source="Abstract (the book's substitute data has them)",

@@ -73,9 +73,34 @@ class _Benchmark03:
             threshold,
         )
 
+    def grows(self, mdl: str, dist: str) -> Part:
+        L, comp, cycles = MODEL_LABELS, self.comp, self.cycles
+        return self.seeds.paired(
+            f"{L[mdl]} {dist}: m={cycles} - m=1", lambda r: comp(r, mdl, dist, cycles) - comp(r, mdl, dist, 1), "above"
+        )
+
     @staticmethod
     def per(r: Mapping[str, Any], mdl: str, what: str) -> np.ndarray:
         return np.asarray(r["per_image"][mdl][what], float)
+
+    def per_mean(self, mdl: str, what: str) -> float:
+        return self.seeds.mean(lambda r: float(self.per(r, mdl, what).mean()))
+
+    def per_mean_part(self, label: str, mdl: str, what: str, side: str, threshold: float) -> Part:
+        """The mean of ``what`` for ``mdl`` against ``threshold`` (per seed its mean over the test images)."""
+        S, per = self.seeds, self.per
+        return S.part(
+            label,
+            lambda j: float(per(S.runs[j], mdl, what).mean()),
+            lambda j: verdicts.mean_interval(per(S.runs[j], mdl, what), unit="test images"),
+            side,
+            threshold,
+        )
+
+    def per_part(self, label: str, what: str, a: str, b: str, side: str) -> Part:
+        """The per-image difference of ``what`` between ``a`` and ``b``."""
+        per = self.per
+        return self.seeds.paired(label, lambda r: per(r, a, what) - per(r, b, what), side)
 
 
 def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
@@ -112,20 +137,19 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
 
 def _composition_claims(bench: _Benchmark03) -> None:
     """C7, C2-faces and C3-faces: the fine-tuned HVAE composes best, errors grow with cycles, the GAN is worst."""
-    L, MODELS, S, cycles, ms, paired, matched = (
+    L, MODELS, cycles, ms, paired, matched = (
         MODEL_LABELS,
         bench.models,
-        bench.seeds,
         bench.cycles,
         bench.ms,
         bench.paired,
         _MATCHED,
     )
-    comp, comp_part, mean = bench.comp, bench.comp_part, bench.mean
+    comp_part, mean = bench.comp_part, bench.mean
     comp_dists = ("l1_embedding", "perceptual")
     paper_rows = [k for k in MODELS if k not in ("hvae_cf", "hvae")]  # Table 2 has no ELBO-only HVAE row
     c7 = [comp_part("hvae_cf", k, d, m, "below") for d in comp_dists for m in ms for k in paper_rows]
-    best = {f"{d} m={m}": L[min(MODELS, key=lambda k, d=d, m=m: mean(k, d, m))] for d in comp_dists for m in ms}
+    best = {f"{d} m={m}": L[min(MODELS, key=lambda k: mean(k, d, m))] for d in comp_dists for m in ms}
     record_claim(
         "C7",
         "On faces the counterfactually fine-tuned HVAE has the best perceptual and embedding composition.",
@@ -140,11 +164,7 @@ def _composition_claims(bench: _Benchmark03) -> None:
         "is not in it); " + matched,
         more=MORE_SEEDS,
     )
-    grow = [
-        S.paired(f"{L[k]} {d}: m={cycles} - m=1", lambda r, k=k, d=d: comp(r, k, d, cycles) - comp(r, k, d, 1), "above")
-        for k in ("vae_fixed", "vae_learned", "hvae_cf", "gan", "gan_ft")
-        for d in comp_dists
-    ]
+    grow = [bench.grows(k, d) for k in ("vae_fixed", "vae_learned", "hvae_cf", "gan", "gan_ft") for d in comp_dists]
     record_claim(
         "C2-faces",
         "Composition error grows with the number of cycles on faces (embedding and perceptual distances).",
@@ -317,32 +337,23 @@ def _realism_claims(bench: _Benchmark03, fd: Mapping[str, float], fd_bad: str, b
 
 def _minimality_claims(bench: _Benchmark03) -> None:
     """M4 and M5-faces: P2 near 1 for the VAE rows, and the GAN's P1 highest (unless P1 is at its floor for every model)."""
-    L, MODELS, S, paired, matched, per = MODEL_LABELS, bench.models, bench.seeds, bench.paired, _MATCHED, bench.per
+    L, MODELS, S, paired, matched = MODEL_LABELS, bench.models, bench.seeds, bench.paired, _MATCHED
     vaes = ("vae_fixed", "vae_learned", "hvae", "hvae_cf")
-    p2 = [
-        S.part(
-            f"mean P2 of {L[k]}",
-            lambda j, k=k: float(per(S.runs[j], k, "p2").mean()),
-            lambda j, k=k: verdicts.mean_interval(per(S.runs[j], k, "p2"), unit="test images"),
-            "above",
-            0.9,
-        )
-        for k in vaes
-    ]
+    p2 = [bench.per_mean_part(f"mean P2 of {L[k]}", k, "p2", "above", 0.9) for k in vaes]
     record_claim(
         "M4",
         "On faces P2 is close to 1 for the VAE and HVAE rows, so their CLD sits near the identity value 0.2954.",
         p2,
         "all four rows above 0.9",
         paper="P2 0.925-0.999; CLD 0.295-0.310",
-        ours={L[k]: round(S.mean(lambda r, k=k: float(per(r, k, "p2").mean())), 3) for k in vaes},
+        ours={L[k]: round(bench.per_mean(k, "p2"), 3) for k in vaes},
         evidence=f"per-image P2; {paired}",
         quote="We notice that for CelebA, the term […] cannot effectively discern changes that are too minimal from effective ones",
         source="Sec. 4.3, Table 5 (CelebA P(S_x ≥ div) 0.925-0.999)",
         change=matched,
         more=MORE_SEEDS,
     )
-    p1 = {k: S.mean(lambda r, k=k: float(per(r, k, "p1").mean())) for k in (*MODELS, "true")}
+    p1 = {k: bench.per_mean(k, "p1") for k in (*MODELS, "true")}
     p1_bad = degenerate_metric(p1, "P1 (mean over seeds)", lower_is_better=None, floor=1e-3)
     m5 = (
         "The GAN has the highest P1 on faces.",
@@ -373,11 +384,7 @@ def _minimality_claims(bench: _Benchmark03) -> None:
         record_claim(
             "M5-faces",
             m5[0],
-            [
-                S.paired(f"P1 {L['gan']} - {L[k]}", lambda r, k=k: per(r, "gan", "p1") - per(r, k, "p1"), "above")
-                for k in MODELS
-                if k != "gan"
-            ],
+            [bench.per_part(f"P1 {L['gan']} - {L[k]}", "p1", "gan", k, "above") for k in MODELS if k != "gan"],
             "GAN above each of the five others",
             paper=m5[1],
             ours=m5[2],

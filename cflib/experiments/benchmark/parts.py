@@ -37,17 +37,36 @@ class Part:
     label : str
         What is compared (shown in the claim's tally and note).
     decision : cflib.verdicts.Decision
-        The comparison's verdict with its interval.
+        The comparison's verdict with its interval (a combined decision, which has none, is refused).
     threshold : float
         The boundary it was decided against (the nearer edge for a band).
     n : int
         Units of the interval (0 when its method names none).
+
+    Raises
+    ------
+    ValueError
+        If ``decision`` carries no interval.
     """
 
     label: str
     decision: verdicts.Decision
     threshold: float
     n: int
+
+    def __post_init__(self) -> None:
+        if self.decision.interval is None:
+            raise ValueError(
+                f"part {self.label!r}: its decision must carry the interval it was decided on "
+                "(a one-sided or band decision, not a combined one)"
+            )
+
+    @property
+    def interval(self) -> verdicts.Interval:
+        """The interval the comparison was decided on (a part's decision always carries one)."""
+        iv = self.decision.interval
+        assert iv is not None  # checked in __post_init__
+        return iv
 
 
 def interval_units(interval: verdicts.Interval) -> int:
@@ -127,7 +146,7 @@ def part_margin(part: Part) -> float:
     float
         ``-inf`` for an undefined interval, ``inf`` for a zero-width one.
     """
-    iv = part.decision.interval
+    iv = part.interval
     if not iv.defined:
         return -np.inf
     half = (iv.high - iv.low) / 2
@@ -164,9 +183,7 @@ def join_parts(parts: Sequence[Part], what: str, more: str = MORE_TEST_IMAGES) -
         shown, why = min(parts, key=part_margin), "the part nearest its boundary"
     else:
         shown, why = next(p for p in parts if p.decision.verdict == d.verdict), "the first part that decides"
-    decision = verdicts.Decision(
-        d.verdict, shown.decision.interval, f"{d.rule}. Interval shown ({why}): {shown.decision.rule}"
-    )
+    decision = verdicts.Decision(d.verdict, shown.interval, f"{d.rule}. Interval shown ({why}): {shown.decision.rule}")
     counts = {
         v: sum(p.decision.verdict == v for p in parts)
         for v in (verdicts.REPRODUCED, verdicts.NOT_REPRODUCED, verdicts.UNDECIDED)
@@ -177,7 +194,7 @@ def join_parts(parts: Sequence[Part], what: str, more: str = MORE_TEST_IMAGES) -
     )
     note = ""
     if d.verdict == verdicts.UNDECIDED:
-        iv = shown.decision.interval
+        iv = shown.interval
         gap = abs(iv.estimate - shown.threshold) if iv.defined else 0.0
         unit = "training seeds" if "training seed" in iv.method else "units"
         if iv.method.endswith("1 training seed"):
@@ -288,7 +305,7 @@ def degenerate_metric(
         return f"{what} sits at its floor for every model (all at most {floor:g}: {shown}): it cannot tell the models apart here."
     if lower_is_better is None:
         return ""
-    worst = max(values, key=values.get) if lower_is_better else min(values, key=values.get)
+    worst = max(values, key=lambda k: values[k]) if lower_is_better else min(values, key=lambda k: values[k])
     if worst == "true":
         return f"{what} ranks the true counterfactual worst ({shown}): on this substitute it does not measure what the paper's metric does."
     return ""

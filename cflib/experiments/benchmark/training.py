@@ -10,16 +10,24 @@ import copy
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import numpy as np
 
 from ...data.morphosynth import MorphoSynth
 from ...data.smileyfaces import SmileyFaces
 from ...models.predictors import AntiCausalPredictor
+from ...runtime import fit_cached
 from ...scm import morpho_attributes
 from ...scm.deep import ClosedForm, RootMechanism
 from .config import BenchmarkConfig, DatasetSpec
+
+if TYPE_CHECKING:
+    from ...models.gan import ConditionalGAN
+    from ...models.hvae import HierarchicalConditionalVAE
+    from ...models.image_mechanisms import DeepImageMechanism
+    from ...models.vae import ConditionalVAE
 
 
 def train_predictors(
@@ -93,9 +101,9 @@ def attribute_mechanisms(
     Parameters
     ----------
     cfg : BenchmarkConfig
-        The run's settings (dataset, seed, ``flow_epochs``).
+        The run's settings (seed, ``flow_epochs``).
     train : MorphoSynth or SmileyFaces
-        The training units.
+        The training units (their type is the dataset's).
 
     Returns
     -------
@@ -105,7 +113,7 @@ def attribute_mechanisms(
     true : dict
         Parent -> the data's own mechanism (for the true counterfactual).
     """
-    if cfg.dataset == "morphosynth":
+    if isinstance(train, MorphoSynth):
         from ...models.flows import ConditionalFlow1D
 
         flow = ConditionalFlow1D(["t"], bounds=(64.0, 255.0), seed=cfg.seed).fit(
@@ -140,6 +148,109 @@ _TRAINING_SETTINGS = {
 }
 
 
+class _Architecture(TypedDict):
+    """The architecture settings every image model takes."""
+
+    width: int
+    hidden: int
+    seed: int
+
+
+class _FitSettings(TypedDict):
+    """The optimiser settings the ``fit`` of the VAEs and the HVAE take."""
+
+    batch_size: int
+    lr: float
+    device: str
+    seed: int
+    show_progress: bool
+
+
+class _LoadableModel(Protocol):
+    """A model class whose ``load`` reads back what its models' ``save`` wrote."""
+
+    def load(self, path: str | os.PathLike[str], device: str = ...) -> Any: ...
+
+
+@dataclass(frozen=True)
+class _ImageTraining:
+    """What every image model of one :func:`train_image_models` call shares: data, settings, cache, timings."""
+
+    cfg: BenchmarkConfig
+    x: np.ndarray
+    pa: np.ndarray
+    spec: DatasetSpec
+    timings: dict[str, float]
+    cache: bool | str | os.PathLike[str]
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (self.spec.channels, self.cfg.size, self.cfg.size)
+
+    @property
+    def architecture(self) -> _Architecture:
+        return {"width": self.cfg.width, "hidden": self.cfg.hidden, "seed": self.cfg.seed}
+
+    @property
+    def fit_settings(self) -> _FitSettings:
+        cfg = self.cfg
+        return {
+            "batch_size": cfg.batch_size,
+            "lr": cfg.lr,
+            "device": cfg.device,
+            "seed": cfg.seed,
+            "show_progress": False,
+        }
+
+    def trained(self, name: str, cls: _LoadableModel, fit: Callable[[], Any], code: Sequence[Any] = ()) -> Any:
+        """``fit()``, or its model from the shared cache (keyed on the data, ``name``'s settings and the code)."""
+        cfg, cache = self.cfg, self.cache
+        t0 = time.perf_counter()
+        if cache is False:
+            model = fit()
+        else:
+            model = fit_cached(
+                fit,
+                load=lambda path: cls.load(path, device=cfg.device),
+                name=f"benchmark-{cfg.dataset}-{name}",
+                key={
+                    "model": name,
+                    "x": self.x,
+                    "pa": self.pa,
+                    "settings": {f: getattr(cfg, f) for f in (*_SHARED_SETTINGS, *_TRAINING_SETTINGS[name])},
+                },
+                code=[cls, *code],
+                cache_dir=None if cache is True else cache,
+            )
+        self.timings[f"train {name}"] = time.perf_counter() - t0
+        return model
+
+    def vae_mechanism(self, model: Any, temperature: float) -> DeepImageMechanism:
+        """The image mechanism of a trained VAE or HVAE, abducting at pixel-noise ``temperature``."""
+        from ...models.image_mechanisms import DeepImageMechanism
+
+        return DeepImageMechanism(model, self.spec.encoder, noise_temperature=temperature, seed=self.cfg.seed)
+
+    def hvae_mechanism(self, model: HierarchicalConditionalVAE) -> DeepImageMechanism:
+        """The image mechanism of a trained HVAE, at the HVAE's noise and posterior temperatures."""
+        from ...models.image_mechanisms import DeepImageMechanism
+
+        cfg = self.cfg
+        return DeepImageMechanism(
+            model,
+            self.spec.encoder,
+            noise_temperature=cfg.hvae_temperature,
+            posterior_temperature=cfg.hvae_posterior_temperature,
+            seed=cfg.seed,
+        )
+
+    def gan_mechanism(self, model: ConditionalGAN) -> DeepImageMechanism:
+        """The image mechanism of a trained GAN."""
+        from ...models.image_mechanisms import DeepImageMechanism
+
+        return DeepImageMechanism(model, self.spec.encoder, seed=self.cfg.seed)
+
+
 def train_image_models(
     cfg: BenchmarkConfig,
     x: np.ndarray,
@@ -147,8 +258,8 @@ def train_image_models(
     spec: DatasetSpec,
     predictors_ft: Mapping[str, AntiCausalPredictor] | None,
     timings: dict[str, float],
-    cache: bool | str | os.PathLike = True,
-) -> tuple[dict[str, Any], dict[str, Any]]:
+    cache: bool | str | os.PathLike[str] = True,
+) -> tuple[dict[str, DeepImageMechanism], dict[str, Any]]:
     """Train (or load from the shared model cache) the image mechanisms of ``cfg.models``.
 
     Each model goes through :func:`cflib.runtime.fit_cached`, keyed on the training images and parents,
@@ -176,178 +287,186 @@ def train_image_models(
         Model key -> :class:`cflib.models.image_mechanisms.DeepImageMechanism`.
     finetune_history : dict
         Model key (``hvae_cf``, ``gan_ft``) -> the history of its fine-tuning.
+
+    Raises
+    ------
+    ValueError
+        If ``cfg.models`` has ``hvae_cf`` and ``predictors_ft`` is ``None``.
     """
-    from ...models.gan import ConditionalGAN
-    from ...models.hvae import HierarchicalConditionalVAE
-    from ...models.image_mechanisms import (
-        FIXED_SIGMA_VARIANCE,
-        DeepImageMechanism,
-        LearnedScaleVAE,
-        counterfactual_finetune,
-        finetune_encoder,
-    )
-    from ...models.vae import ConditionalVAE
-    from ...runtime import fit_cached
-
-    shape = (spec.channels, cfg.size, cfg.size)
-    k = spec.pa_dim
-    enc = spec.encoder
-    common = {"width": cfg.width, "hidden": cfg.hidden, "seed": cfg.seed}
-    fit_kw = {
-        "batch_size": cfg.batch_size,
-        "lr": cfg.lr,
-        "device": cfg.device,
-        "seed": cfg.seed,
-        "show_progress": False,
-    }
-    out: dict[str, Any] = {}
     want = set(cfg.models)
+    if "hvae_cf" in want and predictors_ft is None:
+        raise ValueError("hvae_cf is fine-tuned against predictors_ft: pass them (train_predictors gives them)")
+    run = _ImageTraining(cfg, x, pa, spec, timings, cache)
+    out: dict[str, DeepImageMechanism] = {}
     raw: dict[str, Any] = {}
-
-    def trained(name: str, cls: type, fit: Any, code: Sequence[Any] = ()) -> Any:
-        t0 = time.perf_counter()
-        if cache is False:
-            model = fit()
-        else:
-            model = fit_cached(
-                fit,
-                load=lambda path: cls.load(path, device=cfg.device),
-                name=f"benchmark-{cfg.dataset}-{name}",
-                key={
-                    "model": name,
-                    "x": x,
-                    "pa": pa,
-                    "settings": {f: getattr(cfg, f) for f in (*_SHARED_SETTINGS, *_TRAINING_SETTINGS[name])},
-                },
-                code=[cls, *code],
-                cache_dir=None if cache is True else cache,
-            )
-        timings[f"train {name}"] = time.perf_counter() - t0
-        return model
-
     if "vae_fixed" in want:
-        m = trained(
-            "vae_fixed",
-            ConditionalVAE,
-            lambda: ConditionalVAE(
-                shape,
-                k,
-                latent_dim=cfg.latent_dim,
-                likelihood="normal",
-                normal_variance=FIXED_SIGMA_VARIANCE,
-                beta=cfg.beta,
-                **common,
-            ).fit(x, pa, epochs=cfg.epochs, **fit_kw),
-        )
-        out["vae_fixed"] = DeepImageMechanism(m, enc, noise_temperature=cfg.vae_temperature, seed=cfg.seed)
+        out["vae_fixed"] = run.vae_mechanism(_fixed_scale_vae(run), cfg.vae_temperature)
     if "vae_learned" in want:
-        m2 = trained(
-            "vae_learned",
-            LearnedScaleVAE,
-            lambda: LearnedScaleVAE(
-                shape, k, latent_dim=cfg.latent_dim, beta=cfg.beta, max_log_scale=cfg.vae_max_log_scale, **common
-            ).fit(x, pa, epochs=cfg.epochs, **fit_kw),
-        )
-        out["vae_learned"] = DeepImageMechanism(m2, enc, noise_temperature=cfg.vae_temperature, seed=cfg.seed)
+        out["vae_learned"] = run.vae_mechanism(_learned_scale_vae(run), cfg.vae_temperature)
     if want & {"hvae", "hvae_cf"}:
-        h = trained(
-            "hvae",
-            HierarchicalConditionalVAE,
-            lambda: HierarchicalConditionalVAE(
-                shape,
-                k,
-                levels=cfg.hvae_levels,
-                latent_dim=max(2, cfg.latent_dim // 2),
-                beta=cfg.beta,
-                likelihood="normal",
-                normal_variance=FIXED_SIGMA_VARIANCE,
-                **common,
-            ).fit(x, pa, epochs=cfg.epochs, **fit_kw),
-        )
+        h = _hvae(run)
         if "hvae" in want:
-            out["hvae"] = DeepImageMechanism(
-                h,
-                enc,
-                noise_temperature=cfg.hvae_temperature,
-                posterior_temperature=cfg.hvae_posterior_temperature,
-                seed=cfg.seed,
-            )
+            out["hvae"] = run.hvae_mechanism(h)
         if "hvae_cf" in want:
-            clfs = {j: predictors_ft[p].module for j, p in enumerate(spec.parents)}
-
-            def finetuned_hvae() -> Any:
-                hc = copy.deepcopy(h)
-                counterfactual_finetune(
-                    hc,
-                    x,
-                    pa,
-                    clfs,
-                    steps=cfg.cf_steps,
-                    batch_size=min(64, cfg.batch_size),
-                    lr=cfg.cf_lr,
-                    device=cfg.device,
-                    seed=cfg.seed,
-                )
-                return hc
-
-            hc = trained(
-                "hvae_cf",
-                HierarchicalConditionalVAE,
-                finetuned_hvae,
-                code=[counterfactual_finetune, AntiCausalPredictor],
-            )
+            assert predictors_ft is not None  # refused above
+            hc = _counterfactually_finetuned_hvae(run, h, predictors_ft)
             raw["hvae_cf"] = hc.finetune_history_
-            out["hvae_cf"] = DeepImageMechanism(
-                hc,
-                enc,
-                noise_temperature=cfg.hvae_temperature,
-                posterior_temperature=cfg.hvae_posterior_temperature,
-                seed=cfg.seed,
-            )
+            out["hvae_cf"] = run.hvae_mechanism(hc)
     if want & {"gan", "gan_ft"}:
-        groups = [[0], [1], list(range(2, 12))] if cfg.dataset == "morphosynth" else [[0], [1]]
-        g = trained(
-            "gan",
-            ConditionalGAN,
-            lambda: ConditionalGAN(
-                shape, k, composition_weight=cfg.gan_composition_weight, critic=cfg.gan_critic, **common
-            ).fit(
-                x,
-                pa,
-                epochs=cfg.gan_epochs,
-                batch_size=cfg.batch_size,
-                lr=cfg.gan_lr,
-                device=cfg.device,
-                seed=cfg.seed,
-                parent_groups=groups,
-                show_progress=False,
-                loss=cfg.gan_loss,
-                ema=cfg.gan_ema,
-                aux_weight=cfg.gan_aux_weight,
-            ),
-        )
+        g = _gan(run)
         if "gan" in want:
-            out["gan"] = DeepImageMechanism(g, enc, seed=cfg.seed)
+            out["gan"] = run.gan_mechanism(g)
         if "gan_ft" in want:
-
-            def finetuned_gan() -> Any:
-                gf = copy.deepcopy(g)
-                finetune_encoder(
-                    gf,
-                    x,
-                    pa,
-                    steps=cfg.gan_finetune_steps,
-                    batch_size=cfg.batch_size,
-                    lr=cfg.gan_finetune_lr,
-                    device=cfg.device,
-                    seed=cfg.seed,
-                )
-                return gf
-
-            gf = trained("gan_ft", ConditionalGAN, finetuned_gan, code=[finetune_encoder])
+            gf = _encoder_finetuned_gan(run, g)
             raw["gan_ft"] = gf.finetune_history_
-            out["gan_ft"] = DeepImageMechanism(gf, enc, seed=cfg.seed)
+            out["gan_ft"] = run.gan_mechanism(gf)
     return out, raw
+
+
+def _fixed_scale_vae(run: _ImageTraining) -> ConditionalVAE:
+    """``vae_fixed``: the VAE with a fixed pixel variance (the paper's sigma = sqrt(e^-5))."""
+    from ...models.image_mechanisms import FIXED_SIGMA_VARIANCE
+    from ...models.vae import ConditionalVAE
+
+    cfg, x, pa = run.cfg, run.x, run.pa
+    shape, k, common, fit_kw = run.shape, run.spec.pa_dim, run.architecture, run.fit_settings
+    return run.trained(
+        "vae_fixed",
+        ConditionalVAE,
+        lambda: ConditionalVAE(
+            shape,
+            k,
+            latent_dim=cfg.latent_dim,
+            likelihood="normal",
+            normal_variance=FIXED_SIGMA_VARIANCE,
+            beta=cfg.beta,
+            **common,
+        ).fit(x, pa, epochs=cfg.epochs, **fit_kw),
+    )
+
+
+def _learned_scale_vae(run: _ImageTraining) -> ConditionalVAE:
+    """``vae_learned``: the VAE that learns its per-pixel scale (capped at ``vae_max_log_scale``)."""
+    from ...models.image_mechanisms import LearnedScaleVAE
+
+    cfg, x, pa = run.cfg, run.x, run.pa
+    shape, k, common, fit_kw = run.shape, run.spec.pa_dim, run.architecture, run.fit_settings
+    return run.trained(
+        "vae_learned",
+        LearnedScaleVAE,
+        lambda: LearnedScaleVAE(
+            shape, k, latent_dim=cfg.latent_dim, beta=cfg.beta, max_log_scale=cfg.vae_max_log_scale, **common
+        ).fit(x, pa, epochs=cfg.epochs, **fit_kw),
+    )
+
+
+def _hvae(run: _ImageTraining) -> HierarchicalConditionalVAE:
+    """``hvae``: the hierarchical VAE trained on the ELBO (also the start of ``hvae_cf``)."""
+    from ...models.hvae import HierarchicalConditionalVAE
+    from ...models.image_mechanisms import FIXED_SIGMA_VARIANCE
+
+    cfg, x, pa = run.cfg, run.x, run.pa
+    shape, k, common, fit_kw = run.shape, run.spec.pa_dim, run.architecture, run.fit_settings
+    return run.trained(
+        "hvae",
+        HierarchicalConditionalVAE,
+        lambda: HierarchicalConditionalVAE(
+            shape,
+            k,
+            levels=cfg.hvae_levels,
+            latent_dim=max(2, cfg.latent_dim // 2),
+            beta=cfg.beta,
+            likelihood="normal",
+            normal_variance=FIXED_SIGMA_VARIANCE,
+            **common,
+        ).fit(x, pa, epochs=cfg.epochs, **fit_kw),
+    )
+
+
+def _counterfactually_finetuned_hvae(
+    run: _ImageTraining, h: HierarchicalConditionalVAE, predictors_ft: Mapping[str, AntiCausalPredictor]
+) -> HierarchicalConditionalVAE:
+    """``hvae_cf``: a copy of the HVAE fine-tuned so that ``predictors_ft`` read its counterfactuals' parents."""
+    from ...models.hvae import HierarchicalConditionalVAE
+    from ...models.image_mechanisms import counterfactual_finetune
+
+    cfg, x, pa = run.cfg, run.x, run.pa
+    clfs = {j: predictors_ft[p].module for j, p in enumerate(run.spec.parents)}
+
+    def finetuned_hvae() -> HierarchicalConditionalVAE:
+        hc = copy.deepcopy(h)
+        counterfactual_finetune(
+            hc,
+            x,
+            pa,
+            clfs,
+            steps=cfg.cf_steps,
+            batch_size=min(64, cfg.batch_size),
+            lr=cfg.cf_lr,
+            device=cfg.device,
+            seed=cfg.seed,
+        )
+        return hc
+
+    return run.trained(
+        "hvae_cf",
+        HierarchicalConditionalVAE,
+        finetuned_hvae,
+        code=[counterfactual_finetune, AntiCausalPredictor],
+    )
+
+
+def _gan(run: _ImageTraining) -> ConditionalGAN:
+    """``gan``: the conditional GAN with its encoder (also the start of ``gan_ft``)."""
+    from ...models.gan import ConditionalGAN
+
+    cfg, x, pa = run.cfg, run.x, run.pa
+    shape, k, common = run.shape, run.spec.pa_dim, run.architecture
+    groups = [[0], [1], list(range(2, 12))] if cfg.dataset == "morphosynth" else [[0], [1]]
+    return run.trained(
+        "gan",
+        ConditionalGAN,
+        lambda: ConditionalGAN(
+            shape, k, composition_weight=cfg.gan_composition_weight, critic=cfg.gan_critic, **common
+        ).fit(
+            x,
+            pa,
+            epochs=cfg.gan_epochs,
+            batch_size=cfg.batch_size,
+            lr=cfg.gan_lr,
+            device=cfg.device,
+            seed=cfg.seed,
+            parent_groups=groups,
+            show_progress=False,
+            loss=cfg.gan_loss,
+            ema=cfg.gan_ema,
+            aux_weight=cfg.gan_aux_weight,
+        ),
+    )
+
+
+def _encoder_finetuned_gan(run: _ImageTraining, g: ConditionalGAN) -> ConditionalGAN:
+    """``gan_ft``: a copy of the GAN whose encoder is fine-tuned for composition."""
+    from ...models.gan import ConditionalGAN
+    from ...models.image_mechanisms import finetune_encoder
+
+    cfg, x, pa = run.cfg, run.x, run.pa
+
+    def finetuned_gan() -> ConditionalGAN:
+        gf = copy.deepcopy(g)
+        finetune_encoder(
+            gf,
+            x,
+            pa,
+            steps=cfg.gan_finetune_steps,
+            batch_size=cfg.batch_size,
+            lr=cfg.gan_finetune_lr,
+            device=cfg.device,
+            seed=cfg.seed,
+        )
+        return gf
+
+    return run.trained("gan_ft", ConditionalGAN, finetuned_gan, code=[finetune_encoder])
 
 
 def cld_encoder(
