@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..fairness.effects import MEASURES, ctf_effects
+from ..fairness.effects import MEASURES, EffectEstimates, ctf_effects
 from ..fairness.parity import causal_predictive_parity
 from ..fairness.sfm import StandardFairnessModel
 from .checks import EFFECT_NAMES
@@ -25,7 +25,7 @@ __all__ = ["audit_pair"]
 
 
 def audit_pair(
-    f,
+    f: Callable[[pd.DataFrame], np.ndarray] | None,
     model_frame: pd.DataFrame,
     learn_frame: pd.DataFrame,
     y_hat: np.ndarray,
@@ -46,7 +46,7 @@ def audit_pair(
     z: list[str] | None,
     bar: Any,
     n_jobs: int = 1,
-) -> tuple[dict, dict, tuple[str, ...]]:
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any], tuple[str, ...]]:
     """Every check of one comparison ``x1`` against ``x0`` (rows without the pair's name suffix).
 
     Parameters
@@ -124,6 +124,7 @@ def audit_pair(
     bar.update(1)
 
     if counterfactual is not None:
+        assert f is not None, "counterfactual: the audit refuses a counterfactual model without predict="
         bar.set_postfix_str(f"counterfactuals {x1} vs {x0}")
         cf_rows, cf_details, cf_notes = _counterfactual_rows(
             f, counterfactual, model_frame, learn_frame, y_hat, a, sfm, x0, x1, decided_by, alpha, epsilon, seed, z
@@ -136,7 +137,7 @@ def audit_pair(
 
 
 def _effect_rows(
-    f,
+    f: Callable[[pd.DataFrame], np.ndarray] | None,
     frame: pd.DataFrame,
     model_frame: pd.DataFrame,
     y_hat: np.ndarray,
@@ -149,7 +150,7 @@ def _effect_rows(
     seed: int,
     learner: Any,
     n_jobs: int,
-) -> tuple[dict[str, Any], dict[str, dict[str, Any]], tuple[str, ...]]:
+) -> tuple[dict[str, EffectEstimates], dict[str, dict[str, Any]], tuple[str, ...]]:
     """TV and Ctf-DE/IE/SE of the prediction (and of the outcome), and the white-box Ctf-DE: the effects, rows, notes."""
     rows: dict[str, dict[str, Any]] = {}
     outcomes = ["_y_hat"] + ([sfm.y] if has_y else [])
@@ -167,6 +168,7 @@ def _effect_rows(
         differences={"_diff": (sfm.y, "_y_hat")} if has_y else None,
         n_jobs=n_jobs,
     )
+    assert isinstance(eff, dict), "ctf_effects returns one result per outcome for a list of outcomes"
     notes = tuple(dict.fromkeys(w for e in eff.values() for w in e.warnings))  # also raised as CflibWarning
     for out, suffix in (("_y_hat", ""), (sfm.y, " (y)")):
         if out not in eff:
@@ -280,7 +282,7 @@ def _rate_rows(
 
 
 def _counterfactual_rows(
-    f,
+    f: Callable[[pd.DataFrame], np.ndarray],
     counterfactual: Any,
     model_frame: pd.DataFrame,
     learn_frame: pd.DataFrame,

@@ -166,8 +166,8 @@ def _checked_roles(config: Path, cfg: dict, data: pd.DataFrame, data_path: Path)
         )
     if "impute" in cfg and not isinstance(cfg["impute"], bool):
         raise ValueError(f"{config}: impute must be true or false, got {cfg['impute']!r}")
-    as_list = {k: [roles[k]] if isinstance(roles.get(k), str) else list(roles.get(k) or []) for k in ("z", "w")}
-    sfm = StandardFairnessModel(roles["x"], as_list["z"], as_list["w"], roles["y"], roles.get("x0"), roles.get("x1"))
+    as_tuple = {k: (roles[k],) if isinstance(roles.get(k), str) else tuple(roles.get(k) or ()) for k in ("z", "w")}
+    sfm = StandardFairnessModel(roles["x"], as_tuple["z"], as_tuple["w"], roles["y"], roles.get("x0"), roles.get("x1"))
     if sfm.y not in data.columns:
         raise ValueError(f"{config}: roles.y column {sfm.y!r} is not in {data_path.name}")
     return sfm, roles

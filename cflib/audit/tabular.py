@@ -3,8 +3,8 @@
 :func:`audit` checks the call (:func:`cflib.audit.inputs.validate_arguments` and :func:`_checked_call`),
 prepares the data (missing values, the outcome as numbers) and the predictions (:func:`_predictions`), chooses
 the comparisons (:func:`_comparisons`), computes the group table (:func:`_group_table`), runs every check of
-each comparison (:func:`cflib.audit.comparison.audit_pair`), and assembles the table and the provenance
-(:func:`_provenance`) into an :class:`~cflib.audit.AuditReport`.
+each comparison into the table (:func:`_checks_table`, each pair by :func:`cflib.audit.comparison.audit_pair`), and
+assembles it and the provenance (:func:`_provenance`) into an :class:`~cflib.audit.AuditReport`.
 """
 
 from __future__ import annotations
@@ -135,19 +135,86 @@ def audit(
     data, bn, z, n_jobs = _checked_call(
         predict, data, sfm, levels, counterfactual, z, scores, business_necessity, n_jobs
     )
-    has_y = sfm.y in data.columns
     filled, imputed = missing_values(data, sfm, bool(impute))
-    y01 = binary_outcome(data[sfm.y], y1, sfm.y) if has_y else None
+    y01 = binary_outcome(data[sfm.y], y1, sfm.y) if sfm.y in data.columns else None
     f, y_hat = _predictions(predict, scores, data, sfm)
     pairs = _comparisons(data, sfm, levels, reference)
+    decision, decided_by = decisions(y_hat, float(threshold))
+    bar = tqdm(total=2 + len(pairs) * (2 + (counterfactual is not None)), desc="audit", disable=not progress)
+    groups = _group_table(data, sfm, decision, y01, alpha, bar)
+    table, details, notes = _checks_table(
+        pairs,
+        f,
+        data,
+        filled,
+        y_hat,
+        y01,
+        decision,
+        decided_by,
+        sfm,
+        alpha,
+        imputed,
+        n_boot,
+        seed,
+        learner,
+        bn,
+        epsilon,
+        counterfactual,
+        z,
+        bar,
+        int(n_jobs),
+    )
+    provenance = _provenance(
+        data,
+        sfm,
+        pairs,
+        alpha=alpha,
+        reference=reference,
+        predict=predict,
+        counterfactual=counterfactual,
+        z=z,
+        bn=bn,
+        y1=y1,
+        seed=seed,
+        n_boot=n_boot,
+        decided_by=decided_by,
+        threshold=threshold,
+        imputed=imputed,
+    )
+    bar.update(1)
+    bar.close()
+    timing = {"started_utc": started, "wall_seconds": round(time.perf_counter() - t0, 2)}
+    return AuditReport(table, alpha, provenance, timing, details, notes, groups)
+
+
+def _checks_table(
+    pairs: list[tuple[Any, Any]],
+    f: Callable[[pd.DataFrame], np.ndarray] | None,
+    data: pd.DataFrame,
+    filled: pd.DataFrame,
+    y_hat: np.ndarray,
+    y01: np.ndarray | None,
+    decision: np.ndarray | None,
+    decided_by: str,
+    sfm: StandardFairnessModel,
+    alpha: float,
+    imputed: dict[str, int],
+    n_boot: int,
+    seed: int,
+    learner: Any,
+    bn: tuple[str, ...],
+    epsilon: float,
+    counterfactual: Any,
+    z: list[str] | None,
+    bar: Any,
+    n_jobs: int,
+) -> tuple[pd.DataFrame, dict[str, Any], tuple[str, ...]]:
+    """Every check of each comparison (:func:`cflib.audit.comparison.audit_pair`) on its two levels' rows, each at
+    level ``alpha / k`` over ``k`` comparisons: the report's table (rows named ``[x1 vs x0]`` when ``k > 1``), the
+    details, and the notes (the imputation first, then the warnings raised)."""
     k = len(pairs)
     alpha_pair = alpha / k
     level = 1 - alpha_pair
-    decision, decided_by = decisions(y_hat, float(threshold))
-
-    steps = 2 + k * (2 + (counterfactual is not None))
-    bar = tqdm(total=steps, desc="audit", disable=not progress)
-    groups = _group_table(data, sfm, decision, y01, alpha, bar)
     rows: dict[str, dict[str, Any]] = {}
     details: dict[str, Any] = {}
     notes: tuple[str, ...] = ()
@@ -181,7 +248,7 @@ def audit(
             counterfactual,
             z,
             bar,
-            int(n_jobs),
+            n_jobs,
         )
         for name, row in got[0].items():
             rows[name + suffix] = row
@@ -190,28 +257,7 @@ def audit(
     bar.set_postfix_str("report")
     table = pd.DataFrame.from_dict(rows, orient="index")[[*COLUMNS, "flagged"]]
     table.index.name = "check"
-    provenance = _provenance(
-        data,
-        sfm,
-        pairs,
-        alpha=alpha,
-        has_y=has_y,
-        reference=reference,
-        predict=predict,
-        counterfactual=counterfactual,
-        z=z,
-        bn=bn,
-        y1=y1,
-        seed=seed,
-        n_boot=n_boot,
-        decided_by=decided_by,
-        threshold=threshold,
-        imputed=imputed,
-    )
-    bar.update(1)
-    bar.close()
-    timing = {"started_utc": started, "wall_seconds": round(time.perf_counter() - t0, 2)}
-    return AuditReport(table, alpha, provenance, timing, details, notes, groups)
+    return table, details, notes
 
 
 def _checked_call(
@@ -258,6 +304,7 @@ def _predictions(
     if scores is not None:
         y_hat = checked_predictions(scores, len(data), "scores")
     else:
+        assert f is not None, "predict: _checked_call refuses a call with neither predict nor scores"
         try:
             raw = f(data)
         except (ValueError, TypeError) as exc:
@@ -297,7 +344,7 @@ def _group_table(
     groups = group_rates(
         data[sfm.x].astype(str).to_numpy(),
         decision,
-        y01.astype(int) if binary_y else None,
+        y01.astype(int) if binary_y and y01 is not None else None,
         level=1 - alpha,
         no_decision="predictions outside [0, 1] are not decisions",
         no_outcome="no outcome column" if y01 is None else "the outcome is not 0/1: name its positive label with y1=",
@@ -312,7 +359,6 @@ def _provenance(
     pairs: list[tuple[Any, Any]],
     *,
     alpha: float,
-    has_y: bool,
     reference: Any,
     predict: Any,
     counterfactual: Any,
@@ -326,6 +372,7 @@ def _provenance(
     imputed: dict[str, int],
 ) -> dict[str, Any]:
     """The report's provenance: data and model hashes, roles, versions, seed, comparisons and their level."""
+    has_y = sfm.y in data.columns
     k = len(pairs)
     alpha_pair = alpha / k
     counts = data[sfm.x].value_counts()

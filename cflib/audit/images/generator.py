@@ -16,6 +16,11 @@ from ...validation import ValidationError, ValidationTypeError, describe
 
 __all__ = ["TRAIN_DEFAULTS", "Generator", "ReusedCounterfactual", "as_function", "train_generator"]
 
+# A counterfactual function ``f(images, pa, pa_star) -> images``: ``pa`` and ``pa_star`` map the attribute and the
+# parents to one value per image (the factual and the counterfactual parents); no ``parent_names`` is required
+# (unlike cflib.metrics.function_form.CounterfactualFunction).
+_Counterfactual = Callable[[np.ndarray, Mapping[str, Any], Mapping[str, Any]], Any]
+
 #: Settings of the CLDM+D trained by ``counterfactual="train"`` (the invariance chapter's book scale);
 #: ``train_options`` overrides any of them. ``config`` keys go to :class:`cflib.models.diffusion.LDMConfig`,
 #: ``fit`` keys to :meth:`LatentDiffusion.fit`, ``counterfactual`` keys to :meth:`LatentDiffusion.counterfactual`.
@@ -41,9 +46,7 @@ class Generator:
         The generator's kind, in words.
     """
 
-    def __init__(
-        self, f: Callable[[np.ndarray, dict, dict], Any], pa: dict[str, np.ndarray], attribute: str, what: str
-    ) -> None:
+    def __init__(self, f: _Counterfactual, pa: dict[str, np.ndarray], attribute: str, what: str) -> None:
         self.f, self.pa, self.attribute, self.what = f, pa, attribute, what
 
     def __call__(self, x: np.ndarray, target: np.ndarray, current: np.ndarray) -> np.ndarray:
@@ -108,7 +111,7 @@ class ReusedCounterfactual:
     >>> reports = [audit_images(c, x, frame, attribute="group", counterfactual=shared) for c in classifiers]  # doctest: +SKIP
     """
 
-    def __init__(self, f: Callable[[np.ndarray, dict, dict], Any]) -> None:
+    def __init__(self, f: _Counterfactual) -> None:
         if not callable(f):
             raise ValidationTypeError(f"f must be a counterfactual function f(images, pa, pa_star), got {describe(f)}")
         self.f = f
@@ -141,7 +144,7 @@ class ReusedCounterfactual:
         return self._memo[key].copy()
 
 
-def as_function(counterfactual: Any, image_key: str = "x") -> tuple[Callable[[np.ndarray, dict, dict], Any], str]:
+def as_function(counterfactual: Any, image_key: str = "x") -> tuple[_Counterfactual, str]:
     """A counterfactual function ``f(x, pa, pa_star)`` from a function or a CounterfactualModel.
 
     Parameters
@@ -171,7 +174,7 @@ def as_function(counterfactual: Any, image_key: str = "x") -> tuple[Callable[[np
     if callable(getattr(counterfactual, "counterfactual", None)):
         model = counterfactual
 
-        def f(x: np.ndarray, pa: dict, pa_star: dict) -> np.ndarray:
+        def f(x: np.ndarray, pa: Mapping[str, Any], pa_star: Mapping[str, Any]) -> np.ndarray:
             changed = {k: v for k, v in pa_star.items() if not np.array_equal(np.asarray(v), np.asarray(pa[k]))}
             out = model.counterfactual({image_key: x, **pa}, changed or {k: pa_star[k] for k in list(pa_star)[:1]})
             if not isinstance(out, Mapping) or image_key not in out:
@@ -191,11 +194,11 @@ def train_generator(
     x: np.ndarray,
     a01: np.ndarray,
     aux: np.ndarray | None,
-    options: Mapping[str, Any],
+    options: Mapping[str, Any] | None,
     seed: int,
     device: str,
     progress: bool,
-) -> tuple[Callable, str]:
+) -> tuple[_Counterfactual, str]:
     """The book's CLDM+D trained on the audited images (cached): conditioned on the attribute and the parents,
     on batches in which the two are independent, so do(attribute) holds the parents fixed.
 
@@ -247,12 +250,10 @@ def train_generator(
             f"train_options: unknown key(s) {unknown}; allowed: cache_dir, config, counterfactual, fit"
         )
     parts = {k: {**TRAIN_DEFAULTS[k], **dict(options.get(k) or {})} for k in TRAIN_DEFAULTS}
+    # the user's config keys, checked by LDMConfig itself (an unknown key or a wrong type is reported below)
+    config: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in parts["config"].items()}
     try:
-        cfg = LDMConfig(
-            size=int(x.shape[2]),
-            n_classes=2,
-            **{k: tuple(v) if isinstance(v, list) else v for k, v in parts["config"].items()},
-        )
+        cfg = LDMConfig(size=int(x.shape[2]), n_classes=2, **config)
     except (TypeError, ValueError) as exc:
         raise ValidationError(f"train_options['config']: {' '.join(str(exc).split())}") from None
     cf_kw = dict(parts["counterfactual"])
@@ -275,8 +276,9 @@ def train_generator(
         **parts["fit"],
     )
 
-    def f(images: np.ndarray, pa: dict, pa_star: dict) -> np.ndarray:
-        extra = {"aux": aux} if aux is not None else {}
+    def f(images: np.ndarray, pa: Mapping[str, Any], pa_star: Mapping[str, Any]) -> np.ndarray:
+        extra: dict[str, Any] = {"aux": aux} if aux is not None else {}
         return model.counterfactual(images[:, 0], pa["_a01"], pa_star["_a01"], **extra, **cf_kw)[:, None]
 
-    return f, f"CLDM+D trained here, cached at {Path(model.cache_path).name}"
+    # fit_cached sets cache_path (a Path) on the model; torch's stubs type Module.__getattr__ as Tensor | Module
+    return f, f"CLDM+D trained here, cached at {Path(model.cache_path).name}"  # type: ignore[arg-type]

@@ -2,11 +2,12 @@
 
 :func:`audit_images` checks the call (:func:`_checked_settings`, :func:`cflib.audit.images.inputs.check_images`,
 :func:`~cflib.audit.images.inputs.check_frame`, :func:`_checked_call`), sets up the generator
-(:func:`_generator`), scores the classifier, runs the generator on the images and reads them
-(:func:`_read_counterfactuals`), computes the gate (:func:`_gate_and_reader_rows`), then the counterfactual
-rows when the gate passes (:func:`_counterfactual_rows`; :func:`_stopped_rows` when it fails) and the
-observational rows (:func:`_observational_rows`), and assembles the table (:func:`_table`) and the provenance
-(:func:`_provenance`) into an :class:`~cflib.audit.images.report.ImageAuditReport`.
+(:func:`_generator`), then, under one progress bar with the warnings caught for the report (:func:`_checks`),
+scores the classifier, runs the generator on the images and reads them (:func:`_read_counterfactuals`), computes
+the gate (:func:`_gate_and_reader_rows`), then the counterfactual rows when the gate passes
+(:func:`_counterfactual_rows`; :func:`_stopped_rows` when it fails) and the observational rows
+(:func:`_observational_rows`), and assembles the table (:func:`_table`) and the provenance (:func:`_provenance`)
+into an :class:`~cflib.audit.images.report.ImageAuditReport`.
 """
 
 from __future__ import annotations
@@ -131,10 +132,6 @@ def audit_images(
     >>> report = audit_images(clf, x, frame, attribute="group", counterfactual=f)  # doctest: +SKIP
     >>> report.summary()  # doctest: +SKIP
     """
-    from tqdm import tqdm
-
-    from ...metrics.axioms import l1_distance
-
     t0 = time.perf_counter()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     alpha, epsilon, seed, gate, dev = _checked_settings(alpha, epsilon, seed, gate, device)
@@ -148,6 +145,81 @@ def audit_images(
     gen, current, target, generator_hash = _generator(
         counterfactual, x, frame, a01, x0, x1, attribute, parents, train_options, seed, str(dev), progress
     )
+
+    rows, details, notes, reader_kind = _checks(
+        f_predict,
+        gen,
+        x,
+        frame,
+        a01,
+        x0,
+        x1,
+        current,
+        target,
+        attribute,
+        parents,
+        outcome,
+        z,
+        attribute_reader,
+        gate,
+        alpha,
+        epsilon,
+        seed,
+        str(dev),
+        progress,
+    )
+
+    provenance = _provenance(
+        x,
+        frame,
+        a01,
+        x0,
+        x1,
+        attribute,
+        parents,
+        outcome,
+        z,
+        predict=predict,
+        generator_hash=generator_hash,
+        seed=seed,
+        device=str(dev),
+        gate=gate,
+        reader_kind=reader_kind,
+        attribute_reader=attribute_reader,
+    )
+    timing = {"started_utc": started, "wall_seconds": round(time.perf_counter() - t0, 2)}
+    return ImageAuditReport(_table(rows, alpha), alpha, provenance, timing, details, notes)
+
+
+def _checks(
+    f_predict: Callable[[np.ndarray], Any],
+    gen: Generator,
+    x: np.ndarray,
+    frame: pd.DataFrame,
+    a01: np.ndarray,
+    x0: Any,
+    x1: Any,
+    current: np.ndarray,
+    target: np.ndarray,
+    attribute: str,
+    parents: list[str],
+    outcome: str | None,
+    z: list[str] | None,
+    attribute_reader: Callable[[np.ndarray], Any] | None,
+    gate: Mapping[str, float],
+    alpha: float,
+    epsilon: float,
+    seed: int,
+    device: str,
+    progress: bool,
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any], tuple[str, ...], str]:
+    """The audit's steps under one progress bar, with the cflib warnings caught for the report: the classifier's
+    scores, the generator's images (counterfactual, null intervention, round trip), the attribute reader's readings,
+    then every row (the gate and the reader; the counterfactual rows or why they are not estimable; the observational
+    rows). Returns the rows, the details, the notes and the reader's kind."""
+    from tqdm import tqdm
+
+    from ...metrics.axioms import l1_distance
 
     steps = ["classifier", "generator", "reader", "checks"]
     bar = tqdm(total=len(steps), desc="image audit", disable=not progress)
@@ -163,7 +235,7 @@ def audit_images(
         bar.update(1)
         d_null, d_back = l1_distance(x, x_null), l1_distance(x, x_back)
         reader_kind, held, read_factual, hits = _read_counterfactuals(
-            x, x_cf, a01, x0, x1, attribute_reader, seed, str(dev), progress
+            x, x_cf, a01, x0, x1, attribute_reader, seed, device, progress
         )
         bar.update(1)
 
@@ -195,27 +267,7 @@ def audit_images(
         bar.update(1)
     bar.close()
     notes = _passed_on(caught)
-
-    provenance = _provenance(
-        x,
-        frame,
-        a01,
-        x0,
-        x1,
-        attribute,
-        parents,
-        outcome,
-        z,
-        predict=predict,
-        generator_hash=generator_hash,
-        seed=seed,
-        device=str(dev),
-        gate=gate,
-        reader_kind=reader_kind,
-        attribute_reader=attribute_reader,
-    )
-    timing = {"started_utc": started, "wall_seconds": round(time.perf_counter() - t0, 2)}
-    return ImageAuditReport(_table(rows, alpha), alpha, provenance, timing, details, notes)
+    return rows, details, notes, reader_kind
 
 
 def _passed_on(caught: list[warnings.WarningMessage]) -> tuple[str, ...]:

@@ -127,5 +127,6 @@ def train_reader(
     return (
         (lambda imgs: model.predict(imgs[:, 0])),
         held,
-        f"SmallCNN cnn-s trained on {int(train.sum())} images, cached at {model.cache_path.name}",
+        # fit_cached sets cache_path (a Path) on the model; torch's stubs type Module.__getattr__ as Tensor | Module
+        f"SmallCNN cnn-s trained on {int(train.sum())} images, cached at {model.cache_path.name}",  # type: ignore[union-attr]
     )

@@ -124,7 +124,7 @@ def claims_02(r: Mapping[str, Any]) -> pd.DataFrame:
     )
     aeq = aequitas_table(race)
     counts_equal = bool(aeq["counts equal"].all())
-    rate_parts = []
+    rate_parts: list[vd.Decision | str] = []  # the printed rates, then the counts as a bare verdict
     for grp, printed in AEQUITAS_COMPAS["printed"].items():
         for rate, val in printed.items():
             ours = float(aeq.loc[grp, "FNR"]) if rate == "fnr" else float(race.groups.loc[grp, rate])
@@ -278,7 +278,7 @@ def claims_03(r: Mapping[str, Any]) -> pd.DataFrame:
         decision=vd.combine(
             [
                 vd.decide_below(
-                    vd.Interval(*eff, "Clopper-Pearson interval over the images"),
+                    vd.Interval(eff[0], eff[1], eff[2], "Clopper-Pearson interval over the images"),
                     threshold,
                     quantity="the identity's effectiveness",
                 ),

@@ -12,7 +12,7 @@ beside them.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,7 @@ import pandas as pd
 __all__ = [
     "AEQUITAS_COMPAS",
     "PAPER_COMPAS",
+    "AequitasExample",
     "aequitas_table",
     "compas_by_race",
     "direct_rates",
@@ -58,11 +59,21 @@ def paper_tv_band(outcome: str) -> tuple[float, float, float]:
     return tv, tv - half, tv + half
 
 
+class AequitasExample(TypedDict):
+    """The shape of :data:`AEQUITAS_COMPAS`: per race, the confusion counts ``(n, TP, FP, FN, TN)``; for the races
+    the example prints, its rates by name (``fpr``, ``fnr``, ``tpr``, ``ppv``, ``base_rate``, ``selection_rate``);
+    and the false-positive rates its text gives."""
+
+    counts: dict[str, tuple[int, int, int, int, int]]
+    printed: dict[str, dict[str, float]]
+    text: dict[str, float]
+
+
 #: The Aequitas COMPAS example's confusion counts per race (dssg/aequitas, docs/source/examples/compas_demo.ipynb,
 #: the ``get_crosstabs`` table; 7214 rows, score Medium or High counted as positive, label two_year_recid) and
 #: the rates it prints to two decimals. Its text: "44.8% of African-Americans who did not recidivate were marked
 #: high or medium risk ..., compared with 23.4% of Caucasian non-reoffenders".
-AEQUITAS_COMPAS = {
+AEQUITAS_COMPAS: AequitasExample = {
     "counts": {  # group_size, tp, fp, fn, tn
         "African-American": (3696, 1369, 805, 532, 990),
         "Asian": (32, 6, 2, 3, 21),

@@ -206,7 +206,9 @@ def identity_counterfactual(x: np.ndarray, pa: Mapping[str, Any], pa_star: Mappi
     return np.array(x, copy=True)
 
 
-identity_counterfactual.parent_names = ("group", *DISEASES)
+# the names of the parents the audit passes (cflib.audit.images.generator.as_function reads parent_names); mypy does
+# not model attributes set on a function (python/mypy#2087)
+identity_counterfactual.parent_names = ("group", *DISEASES)  # type: ignore[attr-defined]
 
 
 def group_reader(train: ToyCXR, *, epochs: int, device: str = "auto", seed: int = 0):
@@ -252,7 +254,7 @@ def group_reader(train: ToyCXR, *, epochs: int, device: str = "auto", seed: int 
     def read(images: np.ndarray) -> np.ndarray:
         return np.where(model.predict(images[:, 0]) == 1, GROUPS_AUDITED[1], GROUPS_AUDITED[0])
 
-    read.model = model
+    read.model = model  # type: ignore[attr-defined]  # an attribute set on a function (python/mypy#2087)
     return read
 
 

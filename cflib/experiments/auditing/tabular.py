@@ -24,8 +24,8 @@ __all__ = ["ADULT_SFM", "adult_model", "audit_benchmark", "compas_model", "prepa
 #: Roles of the Adult columns (after :func:`prepare_adult`), with ``x0`` = male and ``x1`` = female.
 ADULT_SFM = StandardFairnessModel(
     x="female",
-    z=["age", "race", "native_country"],
-    w=["education_num", "marital_status", "relationship", "workclass", "occupation", "hours_per_week"],
+    z=("age", "race", "native_country"),
+    w=("education_num", "marital_status", "relationship", "workclass", "occupation", "hours_per_week"),
     y="high_income",
 )
 
