@@ -9,7 +9,7 @@ import pytest
 from cflib import claims
 from cflib.data import colour_digits as cd
 from cflib.experiments import soundness as exp
-from cflib.experiments.soundness import claims as soundness_claims
+from cflib.experiments.soundness import claims_colour_digits as soundness_claims
 from cflib.metrics import axioms as ax
 from cflib.models.baselines import MODEL_LABELS, GroundTruth, Identity
 
@@ -495,6 +495,25 @@ def test_rank_change_interval_matches_rank_robustness():
         for s in range(3)
     ]
     assert "3 training seeds" in iv.method and iv.estimate == pytest.approx(np.mean(per_seed))
+
+
+def test_part_interval_reads_a_parts_interval_and_refuses_a_joint_decision():
+    from cflib import verdicts as vd
+    from cflib.experiments.soundness.deciding import part_interval
+
+    part = vd.decide_above(vd.exact(1.0), 0, quantity="x")
+    assert part_interval(part) is part.interval
+    with pytest.raises(ValueError, match="no interval"):
+        part_interval(vd.Decision(vd.REPRODUCED, None, "joint"))
+
+
+def test_the_claims_of_every_notebook_are_the_packages():
+    from cflib.experiments.soundness import claims as c12
+    from cflib.experiments.soundness import claims_colour_digits, claims_trade_offs, claims_truth
+
+    assert (exp.claims_01, exp.claims_02) == (c12.claims_01, c12.claims_02)
+    assert exp.claims_03 is claims_colour_digits.claims_03 and exp.C12_GAN is claims_colour_digits.C12_GAN
+    assert exp.claims_04 is claims_trade_offs.claims_04 and exp.claims_05 is claims_truth.claims_05
 
 
 def test_seed_diff_uses_seeds_as_units():

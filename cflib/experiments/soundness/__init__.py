@@ -23,8 +23,10 @@ re-exports the names they use from its modules of one idea each:
   (:func:`figure1`, ``plot_*``);
 - :mod:`~cflib.experiments.soundness.deciding`: the paper's words (:data:`QUOTES`) and the intervals and joint
   decisions the claims rest on;
-- :mod:`~cflib.experiments.soundness.claims`: :func:`claims_01` (C1, C6, C7), :func:`claims_02` (C11, C13),
-  :func:`claims_03` (C2-C5, C8-C10, C12, C14, C19), :func:`claims_04` (C15-C18) and :func:`claims_05` (B1).
+- the claims, one module per notebook's claims: :mod:`~cflib.experiments.soundness.claims` (:func:`claims_01`:
+  C1, C6, C7; :func:`claims_02`: C11, C13), :mod:`~cflib.experiments.soundness.claims_colour_digits`
+  (:func:`claims_03`: C2-C5, C8-C10, C12, C14, C19), :mod:`~cflib.experiments.soundness.claims_trade_offs`
+  (:func:`claims_04`: C15-C18) and :mod:`~cflib.experiments.soundness.claims_truth` (:func:`claims_05`: B1).
 
 Each ``claims_<nn>(results)`` takes a plain dict of what the notebook computed, decides every claim with
 a rule of :mod:`cflib.verdicts` on an interval (over test images, over training seeds, or over
@@ -34,17 +36,10 @@ counterfactual functions for B1), records it through :func:`cflib.claims.claim` 
 
 from __future__ import annotations
 
-from .claims import (
-    C12_GAN,
-    C12_PARTS,
-    FLOAT_ZERO,
-    TABLE1_FULL_SUPPORT,
-    claims_01,
-    claims_02,
-    claims_03,
-    claims_04,
-    claims_05,
-)
+from .claims import FLOAT_ZERO, claims_01, claims_02
+from .claims_colour_digits import C12_GAN, C12_PARTS, TABLE1_FULL_SUPPORT, claims_03
+from .claims_trade_offs import claims_04
+from .claims_truth import claims_05
 from .colour_digit_study import (
     colour_digit_blocks,
     figure1_models,

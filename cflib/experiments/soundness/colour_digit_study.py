@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...data import colour_digits as cd
+import cflib.data.colour_digits as cd
+
 from ...metrics import axioms as ax
 from ...models.baselines import MODEL_LABELS, Identity, NoEncoderVAE
 from ...models.oracles import fit_oracles
@@ -194,7 +195,9 @@ def soundness_study(
     """
     seeds = check_seeds(seeds)
     enc = digit_hue_encoder()
-    reports, trained, per_seed = [], {}, {}
+    reports: list[pd.DataFrame] = []
+    trained: dict[tuple[str, str, str, int], Any] = {}
+    per_seed: dict[tuple[str, str, str], dict[tuple[str, str, str, int, str], list[np.ndarray]]] = {}
 
     def score(f: ax.CounterfactualFunction, block: str, flag: str, name: str, sd: int) -> None:
         labels = {"block": block, "SI": flag, "model": name, "seed": sd}

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ...data import colour_digits as cd
+import cflib.data.colour_digits as cd
+
 from ...metrics import axioms as ax
 
 #: Oracle kinds of the Colour-Digits parents (digit classifier, circular hue regressor).
@@ -167,7 +168,9 @@ def image_values(
             ("reversibility", k, "image", c + 1, "none"): v
             for c, v in enumerate(ax.reversibility(f, x, pa, k, dv, cycles))
         }
-        eff, xs = ax.effectiveness(f, x, pa, k, dv, oracles, return_images=True)
+        scored = ax.effectiveness(f, x, pa, k, dv, oracles, return_images=True)
+        assert isinstance(scored, tuple)  # return_images=True: (scores, counterfactual images)
+        eff, xs = scored
         out |= {("effectiveness", k, j, 1, "main"): 100.0 * np.asarray(s, dtype=float) for j, s in eff.items()}
         ps = {**pa, k: np.asarray(dv).reshape(-1)}
         for fam, orc in (extra or {}).items():

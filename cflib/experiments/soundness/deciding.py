@@ -6,6 +6,7 @@ the notes of undecided claims (the sizes that would decide them).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -157,7 +158,7 @@ def claim(
     claims.claim(key, statement, quote=quote, source=source, kind=kind, **decide, **kw)
 
 
-def all_hold(parts: Any, rule: str) -> vd.Decision:
+def all_hold(parts: Iterable[vd.Decision], rule: str) -> vd.Decision:
     """The joint decision of parts that must all hold (:func:`cflib.verdicts.combine`).
 
     The report keeps the interval of the first part whose verdict is the joint one, and every distinct part rule.
@@ -174,6 +175,28 @@ def all_hold(parts: Any, rule: str) -> vd.Decision:
     cflib.verdicts.Decision
     """
     return vd.combine(list(parts), rule=rule, detail="rules")
+
+
+def part_interval(decision: vd.Decision) -> vd.Interval:
+    """The interval a part's decision read (every ``cflib.verdicts.decide_*`` rule keeps one; a joint decision has none).
+
+    Parameters
+    ----------
+    decision : cflib.verdicts.Decision
+        A part's decision.
+
+    Returns
+    -------
+    cflib.verdicts.Interval
+
+    Raises
+    ------
+    ValueError
+        If the decision has no interval (a joint decision of :func:`all_hold`).
+    """
+    if decision.interval is None:
+        raise ValueError(f"the decision has no interval (a joint decision?): {decision.rule}")
+    return decision.interval
 
 
 def consistent(interval: vd.Interval, value: float, *, quantity: str) -> vd.Decision:

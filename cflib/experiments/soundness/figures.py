@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import cflib.data.colour_digits as cd
+
 from ... import plotting
-from ...data import colour_digits as cd
 from ...data import shapes as sh
 from ...metrics import axioms as ax
 from ...models.baselines import GroundTruth

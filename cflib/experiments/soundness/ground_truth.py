@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...data import colour_digits as cd
+import cflib.data.colour_digits as cd
+
 from ...data import shapes as sh
 from ...metrics import axioms as ax
 from ...models.baselines import GroundTruth

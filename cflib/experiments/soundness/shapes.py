@@ -80,7 +80,9 @@ def shapes_study(
         name="oracle accuracy on clean test images (%)",
     )
     do = sample_do(s_train.parents, len(s_test), seed=seed, names=sh.FACTORS)
-    reports, per_seed, first = [], {}, {}
+    reports: list[pd.DataFrame] = []
+    per_seed: dict[str, dict[tuple[str, str, str, int, str], list[np.ndarray]]] = {}
+    first: dict[str, Any] = {}
     for sd, s in enumerate(seeds):
         models = {
             "VAE": train_cached_paper_model(

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...data import colour_digits as cd
+import cflib.data.colour_digits as cd
+
 from ...models.oracles import fit_oracles
 from .common import DIGIT_HUE_ORACLES
 

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...data import colour_digits as cd
+import cflib.data.colour_digits as cd
+
 from ...metrics import axioms as ax
 from ...models.hvae import HierarchicalConditionalVAE
 from .common import check_seeds, digit_hue_encoder
@@ -41,6 +42,7 @@ def trade_off_images(
         ``composition l1``, ``reversibility l1``, ``digit accuracy (%)`` (0 or 100 per image) and ``hue error (x100)``, each ``(n,)``.
     """
     eff = ax.effectiveness(f, test.x, test.parents, "digit", do_digit, oracles)
+    assert isinstance(eff, dict)  # without return_images: measured parent -> per-image scores
     return {
         "composition l1": ax.composition(f, test.x, test.parents, m=1)[0],
         "reversibility l1": ax.reversibility(f, test.x, test.parents, "digit", do_digit, cycles=1)[0],

@@ -6,20 +6,36 @@ The paper's Colour-Digits and shapes models, the conditional VAEs of the beta sw
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
-from ...data import colour_digits as cd
+import cflib.data.colour_digits as cd
+
 from ...models.baselines import train_paper_model
 from ...models.hvae import HierarchicalConditionalVAE
 from ...models.vae import ConditionalVAE
 from .common import check_seeds, digit_hue_encoder
 
 
+class _SavedModelClass(Protocol):
+    """A model class whose ``load(path, device=...)`` reads back what its ``save(path)`` wrote (passed as the class itself)."""
+
+    def load(self, path: Path, *, device: str) -> Any: ...
+
+
 def _cached(
-    cls: type, fit: Any, key: Mapping[str, Any], *, name: str, device: str, code: Sequence[Any] = (), cache: bool = True
+    cls: _SavedModelClass,
+    fit: Callable[[], Any],
+    key: Mapping[str, Any],
+    *,
+    name: str,
+    device: str,
+    code: Sequence[Any] = (),
+    cache: bool = True,
 ) -> Any:
     """Train ``fit()`` once through :func:`cflib.runtime.fit_cached` (keyed on ``key`` and the code of ``cls``), or directly when ``cache`` is false."""
     if not cache:
@@ -166,12 +182,16 @@ def train_hvaes(
         In the order of ``seeds``.
     """
     dim = digit_hue_encoder().dim
+
+    def fit(s: int) -> HierarchicalConditionalVAE:
+        return HierarchicalConditionalVAE(train.x.shape[1:], dim, levels=levels, beta=beta, seed=s).fit(
+            train.x, train.pa, steps=steps, batch_size=batch_size, seed=s, device=device
+        )
+
     return [
         _cached(
             HierarchicalConditionalVAE,
-            lambda s=s: HierarchicalConditionalVAE(train.x.shape[1:], dim, levels=levels, beta=beta, seed=s).fit(
-                train.x, train.pa, steps=steps, batch_size=batch_size, seed=s, device=device
-            ),
+            functools.partial(fit, s),
             {
                 "x": train.x,
                 "pa": train.pa,

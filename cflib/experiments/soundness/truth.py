@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...data import colour_digits as cd
+import cflib.data.colour_digits as cd
+
 from ...metrics import axioms as ax
 from ...models.baselines import GroundTruth, Identity, NoEncoderVAE
 from .common import PARENTS, check_seeds, digit_hue_encoder
@@ -111,7 +112,7 @@ def truth_zoo(
         device=device,
         cache=cache,
     )
-    zoo = {
+    zoo: dict[str, ax.CounterfactualFunction] = {
         "identity": Identity(enc.names),
         "ground truth": GroundTruth(cd.true_counterfactual, enc.names),
         "VAE w/o encoder": NoEncoderVAE(vaes["VAE"], enc, n, seed=seed),
@@ -191,7 +192,9 @@ def true_error_table(
     for name, f in zoo.items():
         comp = ax.composition(f, test.x, test.parents, m=1)[0].mean()
         for k in PARENTS:
-            eff, xs = ax.effectiveness(f, test.x, test.parents, k, do[k], oracles, return_images=True)
+            scored = ax.effectiveness(f, test.x, test.parents, k, do[k], oracles, return_images=True)
+            assert isinstance(scored, tuple)  # return_images=True: (scores, counterfactual images)
+            eff, xs = scored
             rows.append(
                 {
                     "model": name,
