@@ -6,7 +6,7 @@ paper's words; the private helpers below build those intervals.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -64,43 +64,9 @@ def _two_sample_interval(a: Any, b: Any, unit: str = "repetitions") -> vd.Interv
     return vd.normal_interval(est, se, method=f"two-sample standard error, {a.size} and {b.size} {unit}")
 
 
-def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
-    """Claims C1, C3, C6, C7 and C17 of notebook 01 (the SFM and the TV decomposition).
-
-    Parameters
-    ----------
-    results : mapping
-        ``residual`` (identity residual of one sample), ``max_residual`` (over the coverage study),
-        ``reps``, ``n_boot``, ``n``, ``learner``, ``lin_gap`` (:func:`linearity_gap`), ``coverage``
-        (coverage per measure over ``reps`` samples, a Series), ``identification``
-        (:func:`discrete_identification`'s table), ``n_discrete``, ``whitebox`` (plug-in DE),
-        ``dr_de`` and ``dr_de_se`` (the DR estimate of the same DE and its standard error).
-
-    Returns
-    -------
-    pandas.DataFrame
-        The rows of :func:`cflib.claims.claims_table` for these claims.
-    """
-    claims.require(
-        results,
-        [
-            "residual",
-            "max_residual",
-            "reps",
-            "n_boot",
-            "n",
-            "learner",
-            "lin_gap",
-            "coverage",
-            "identification",
-            "n_discrete",
-            "whitebox",
-            "dr_de",
-            "dr_de_se",
-        ],
-    )
-    r = results
-    reps, n_boot, n_discrete = r["reps"], r["n_boot"], r["n_discrete"]
+def _claim_c1(r: Mapping[str, Any]) -> None:
+    """C1 (Prop. 3): the TV decomposition holds exactly for the estimator."""
+    reps, n_boot = r["reps"], r["n_boot"]
     worst = max(r["residual"], r["max_residual"])
     claims.claim(
         "C1",
@@ -119,6 +85,10 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
         evidence=f"max residual over {reps} samples x 20 bootstrap replicates and one sample x {n_boot} replicates. "
         "The estimator shares its two counterfactual means between the measures, so the identity holds by construction",
     )
+
+
+def _claim_c3(r: Mapping[str, Any]) -> None:
+    """C3 (notes' claim 3): the estimator is linear in the outcome with shared folds."""
     lin_gap = r["lin_gap"]
     claims.claim(
         "C3",
@@ -136,6 +106,11 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
         ),
         evidence="same folds and propensities; an identity of the estimator",
     )
+
+
+def _claim_c6(r: Mapping[str, Any]) -> None:
+    """C6: the DR intervals cover the linear SFM's closed forms."""
+    reps = r["reps"]
     coverage = pd.Series(r["coverage"])
     parts = [
         vd.decide_above(
@@ -160,6 +135,11 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
         "1000 (params/full.yaml) one of 0.92",
         evidence=f"n={r['n']}, {reps} samples, influence-function normal intervals, learner={r['learner']}; it checks cflib's estimator against Def. 3",
     )
+
+
+def _claim_c7(r: Mapping[str, Any]) -> None:
+    """C7 (App. B): the identification formulas against counterfactual Monte Carlo; Eq. 56's printed sign."""
+    n_discrete = r["n_discrete"]
     ident = r["identification"]
     mc_se = ident["Monte Carlo se"]
     parts = [
@@ -203,6 +183,10 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
         note="undecided while the Monte Carlo interval is wider than the band: 1e6 units decide it",
         evidence=f"exact joint vs {n_discrete} Monte Carlo units from the same units' noise",
     )
+
+
+def _claim_c17(r: Mapping[str, Any]) -> None:
+    """C17: the white-box cross-check of the DR direct effect."""
     wb, dr = r["whitebox"], r["dr_de"]
     tol = 0.1 * abs(wb)
     claims.claim(
@@ -219,20 +203,19 @@ def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
         note="undecided while the interval is wider than the band: the book's n = 2000 decides it",
         evidence="non-linear f(x, z, w) = 0.5x + tanh(w) + 0.3xz^2, DR with gradient boosting, one sample, IF standard error",
     )
-    return claims.rows(["C1", "C3", "C6", "C7", "C17"])
 
 
-def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
-    """Claims C2, C4, C5, C8, C9, C10, C11 and C12 of notebook 02 (Theorem 1, Corollary 1, Props. 1-2, App. A.2).
+def claims_01(results: Mapping[str, Any]) -> pd.DataFrame:
+    """Claims C1, C3, C6, C7 and C17 of notebook 01 (the SFM and the TV decomposition).
 
     Parameters
     ----------
     results : mapping
-        ``three_residual``, ``term_III`` and ``se`` (:func:`a2_three_terms`: its residual, integrated Term III
-        and standard errors), ``n_population``, ``bins``, ``cor1``, ``eff_table``, ``noisy_table``
-        (:func:`corollary1`'s table and the two decompositions' tables), ``prop`` (:func:`calibration_vs_parity`),
-        ``cpp`` and ``n_cpp`` (:func:`efficient_ctf_gap` and its sample size), ``integ`` (:func:`a2_terms_study`),
-        ``ns``, ``within`` (:func:`fig8_within_1sd`), ``fig8_truth`` (true Term I, reps by bins), ``ate``, ``reps``.
+        ``residual`` (identity residual of one sample), ``max_residual`` (over the coverage study),
+        ``reps``, ``n_boot``, ``n``, ``learner``, ``lin_gap`` (:func:`linearity_gap`), ``coverage``
+        (coverage per measure over ``reps`` samples, a Series), ``identification``
+        (:func:`discrete_identification`'s table), ``n_discrete``, ``whitebox`` (plug-in DE),
+        ``dr_de`` and ``dr_de_se`` (the DR estimate of the same DE and its standard error).
 
     Returns
     -------
@@ -242,30 +225,33 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.require(
         results,
         [
-            "three_residual",
-            "term_III",
-            "se",
-            "n_population",
-            "bins",
-            "cor1",
-            "eff_table",
-            "noisy_table",
-            "prop",
-            "cpp",
-            "n_cpp",
-            "integ",
-            "ns",
-            "within",
-            "fig8_truth",
-            "ate",
+            "residual",
+            "max_residual",
             "reps",
+            "n_boot",
+            "n",
+            "learner",
+            "lin_gap",
+            "coverage",
+            "identification",
+            "n_discrete",
+            "whitebox",
+            "dr_de",
+            "dr_de_se",
         ],
     )
     r = results
-    n_population, bins, cor1, prop, integ, ns, reps, se = (
-        r[k] for k in ("n_population", "bins", "cor1", "prop", "integ", "ns", "reps", "se")
-    )
-    cf = dict(zip(("term_I", "term_II", "spm"), cor1.iloc[[0, 1, 3], 0], strict=True))
+    _claim_c1(r)
+    _claim_c3(r)
+    _claim_c6(r)
+    _claim_c7(r)
+    _claim_c17(r)
+    return claims.rows(["C1", "C3", "C6", "C7", "C17"])
+
+
+def _claim_c2(r: Mapping[str, Any]) -> None:
+    """C2 (proof of Thm. 1): the three-term identity in every bin, and a vanishing Term III without Z."""
+    n_population, bins, se = r["n_population"], r["bins"], r["se"]
     claims.claim(
         "C2",
         "Proof of Thm. 1: PPM = Term I + Term II + Term III in every bin; Term III ~ 0 when Z is empty.",
@@ -290,8 +276,12 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         note="undecided while Term III's interval is wider than ±0.02: 400000 units decide it",
         evidence=f"true counterfactuals of the App. A.2 SCM, n={n_population}, {bins} bins",
     )
-    eff_col, noisy_col = cor1.iloc[:, 1], cor1.iloc[:, 2]
-    se_eff, se_noisy = cor1["se (efficient)"], cor1["se (noisy)"]
+
+
+def _claim_c4(r: Mapping[str, Any], cf: Mapping[str, float]) -> None:
+    """C4 (Corollary 1): the efficient predictor's terms against their closed forms in the linear SCM."""
+    cor1, n_population = r["cor1"], r["n_population"]
+    eff_col, se_eff = cor1.iloc[:, 1], cor1["se (efficient)"]
     targets = {"Term I": cf["term_I"], "Term II (+III)": cf["term_II"], "PPM": 0.0, "SPM": cf["spm"]}
     claims.claim(
         "C4",
@@ -311,6 +301,10 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         note="undecided while an interval is wider than ±0.03: 400000 units decide it",
         evidence=f"true counterfactuals, n={n_population}, interior deciles",
     )
+
+
+def _claim_c5(r: Mapping[str, Any], cf: Mapping[str, float]) -> None:
+    """C5: with homogeneous effects, Term I = TE for any predictor."""
     eff, noisy = r["eff_table"], r["noisy_table"]
     dev = float(max(np.abs(eff.term_I - cf["term_I"]).max(), np.abs(noisy.term_I - cf["term_I"]).max()))
     claims.claim(
@@ -329,6 +323,13 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         ),
         evidence="every bin; in a linear SCM every unit's effect is TE (Eq. 36), so this holds by construction",
     )
+
+
+def _claim_c8(r: Mapping[str, Any]) -> None:
+    """C8 (Prop. 1, Fig. 7): the efficient predictor is calibrated; the fitted learner's |iPPM| falls with n."""
+    cor1, n_population = r["cor1"], r["n_population"]
+    eff_col, se_eff = cor1.iloc[:, 1], cor1["se (efficient)"]
+    integ, ns, reps = r["integ"], r["ns"], r["reps"]
     top, bottom = integ[integ.n == max(ns)].ppm.abs(), integ[integ.n == min(ns)].ppm.abs()
     claims.claim(
         "C8",
@@ -366,6 +367,11 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         "so |iPPM| stops falling near that value",
         evidence=f"linear SCM with n={n_population} (batch-means se); App. A.2 with {reps} repetitions at n={min(ns)} and n={max(ns)}",
     )
+
+
+def _claim_c9(r: Mapping[str, Any]) -> None:
+    """C9 (Prop. 2): SP and PP exclude each other unless Y is independent of X."""
+    prop, n_population = r["prop"], r["n_population"]
     sp = prop.loc["SP-forced Y_hat"]
     claims.claim(
         "C9",
@@ -402,6 +408,10 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         note="undecided while an interval straddles its bound: 400000 units decide it",
         evidence=f"linear SCM, n={n_population}, group-demeaned efficient predictor",
     )
+
+
+def _claim_c10(r: Mapping[str, Any]) -> None:
+    """C10: the efficient learner has the same counterfactual effects as Y."""
     cpp = r["cpp"]
     claims.claim(
         "C10",
@@ -427,6 +437,12 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         evidence=f"paired DR estimates of Ctf(Y - Y_hat) on the linear SFM, n={r['n_cpp']}; Y - Y_hat is the outcome noise, so the "
         "population effects are 0 by construction",
     )
+
+
+def _claim_c11(r: Mapping[str, Any], cf: Mapping[str, float]) -> None:
+    """C11: CPP for all effects does not imply PP."""
+    cor1, n_population = r["cor1"], r["n_population"]
+    noisy_col, se_noisy = cor1.iloc[:, 2], cor1["se (noisy)"]
     claims.claim(
         "C11",
         "Caveat: CPP for all effects does not imply PP (efficient + noise keeps SPM but its interior |PPM| is large).",
@@ -454,6 +470,11 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         ),
         evidence=f"linear SCM, n={n_population}, interior bins; independent noise keeps every mean and breaks calibration by construction",
     )
+
+
+def _claim_c12(r: Mapping[str, Any]) -> None:
+    """C12 (App. A.2, Figs. 7-8): the integrated terms cancel, Term I is U-shaped and tracked, the ATE is 1.6111."""
+    integ, ns, bins, reps = r["integ"], r["ns"], r["bins"], r["reps"]
     tru8, ate = np.asarray(r["fig8_truth"]), r["ate"]
     within = np.asarray(r["within"], dtype=bool)
     big_n = integ[integ.n == max(ns)]
@@ -502,20 +523,19 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         note="t intervals need at least 2 repetitions; the paper used 20 per n and 50 for Fig. 8 (params/full.yaml: 20)",
         evidence=f"{reps} repetitions per n, n up to {max(ns)}; Fig. 8 at its n over {within.size} bins",
     )
-    return claims.rows(["C2", "C4", "C5", "C8", "C9", "C10", "C11", "C12"])
 
 
-def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
-    """Claims C13, C14, C15a, C15b and C15c of notebook 03 (COMPAS, Fig. 5 and Algorithm 1).
+def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
+    """Claims C2, C4, C5, C8, C9, C10, C11 and C12 of notebook 02 (Theorem 1, Corollary 1, Props. 1-2, App. A.2).
 
     Parameters
     ----------
     results : mapping
-        ``truth`` and ``truth_se`` (:func:`compas_truth`), ``n_truth``, ``rates`` (:func:`cookbook_summary`),
-        ``reps_sim``, ``n_sim``, ``learner``, ``n_folds``, ``tv_y``, ``tv_np``, ``effects`` (:func:`effects_table`),
-        ``verdicts`` (:func:`algorithm1`'s table), ``margin`` (the equivalence margin) and ``n_rows`` (the rows of the
-        COMPAS data the effects were estimated on: all of them, so a claim the rule leaves undecided there is not
-        checkable here).
+        ``three_residual``, ``term_III`` and ``se`` (:func:`a2_three_terms`: its residual, integrated Term III
+        and standard errors), ``n_population``, ``bins``, ``cor1``, ``eff_table``, ``noisy_table``
+        (:func:`corollary1`'s table and the two decompositions' tables), ``prop`` (:func:`calibration_vs_parity`),
+        ``cpp`` and ``n_cpp`` (:func:`efficient_ctf_gap` and its sample size), ``integ`` (:func:`a2_terms_study`),
+        ``ns``, ``within`` (:func:`fig8_within_1sd`), ``fig8_truth`` (true Term I, reps by bins), ``ate``, ``reps``.
 
     Returns
     -------
@@ -525,31 +545,55 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.require(
         results,
         [
-            "truth",
-            "truth_se",
-            "n_truth",
-            "rates",
-            "reps_sim",
-            "n_sim",
-            "learner",
-            "n_folds",
-            "tv_y",
-            "tv_np",
-            "effects",
-            "verdicts",
-            "margin",
-            "n_rows",
+            "three_residual",
+            "term_III",
+            "se",
+            "n_population",
+            "bins",
+            "cor1",
+            "eff_table",
+            "noisy_table",
+            "prop",
+            "cpp",
+            "n_cpp",
+            "integ",
+            "ns",
+            "within",
+            "fig8_truth",
+            "ate",
+            "reps",
         ],
     )
     r = results
-    truth, tse, reps_sim, learner, effects, verdicts, margin = (
-        r[k] for k in ("truth", "truth_se", "reps_sim", "learner", "effects", "verdicts", "margin")
-    )
-    oracle_change = (
-        "the oracle fair predictor is now 1{U < E[Y | x1, Z]} with its own noise U: it reads Z only, so its zero DE and IE are what the "
-        "estimator identifies and its SE equals Y's (notes §7.16: 'build the oracle at x1'). The old oracle read each unit's "
-        "counterfactual mediators W_{x0}, i.e. the mediators' exogenous noise, which the SFM rules out"
-    )
+    cor1 = r["cor1"]
+    cf = dict(zip(("term_I", "term_II", "spm"), cor1.iloc[[0, 1, 3], 0], strict=True))
+    _claim_c2(r)
+    _claim_c4(r, cf)
+    _claim_c5(r, cf)
+    _claim_c8(r)
+    _claim_c9(r)
+    _claim_c10(r)
+    _claim_c11(r, cf)
+    _claim_c12(r)
+    return claims.rows(["C2", "C4", "C5", "C8", "C9", "C10", "C11", "C12"])
+
+
+#: The change note of C13 and C14: how the oracle fair predictor is built now.
+_ORACLE_CHANGE = (
+    "the oracle fair predictor is now 1{U < E[Y | x1, Z]} with its own noise U: it reads Z only, so its zero DE and IE are what the "
+    "estimator identifies and its SE equals Y's (notes §7.16: 'build the oracle at x1'). The old oracle read each unit's "
+    "counterfactual mediators W_{x0}, i.e. the mediators' exogenous noise, which the SFM rules out"
+)
+
+
+def _effect_interval(effects: pd.DataFrame, outcome: str, m: str) -> vd.Interval:
+    """The influence-function interval of effect ``m`` of ``outcome`` in :func:`effects_table`'s table."""
+    return _if_interval(effects.loc[(outcome, m), "estimate"], effects.loc[(outcome, m), "se"])
+
+
+def _claim_c13(r: Mapping[str, Any]) -> None:
+    """C13: Algorithm 1 at population level on the COMPAS-like SFM."""
+    truth, tse = r["truth"], r["truth_se"]
     gap = truth["fp"]["SE"] - truth["y"]["SE"]
     atol = 0.005
     over = f"{CHUNKS} further populations of {r['n_truth'] // (4 * CHUNKS)} units, rescaled to {r['n_truth']}"
@@ -589,10 +633,15 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
             rule=f"Algorithm 1 on the population truth, tolerance {atol}",
             detail=True,
         ),
-        change=oracle_change,
+        change=_ORACLE_CHANGE,
         evidence=f"counterfactual truth from {r['n_truth']} units. The simulator gives NP a direct race effect and the oracle reads Z only, "
         f"so this holds by construction. Y itself fails BN={{SE}} (its own IE is {truth['y']['IE']:.3f})",
     )
+
+
+def _claim_c14(r: Mapping[str, Any]) -> None:
+    """C14: finite-sample Algorithm 1 on the COMPAS-like SFM."""
+    reps_sim, learner = r["reps_sim"], r["learner"]
     r_np, r_fp = float(r["rates"].get("np", np.nan)), float(r["rates"].get("fp", np.nan))
     k_np, k_fp = round((1 - r_np) * reps_sim), round(r_fp * reps_sim)
     claims.claim(
@@ -618,12 +667,16 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
             rule="both rates at least 0.8",
             detail=True,
         ),
-        change=oracle_change,
+        change=_ORACLE_CHANGE,
         note="undecided while a rate's Clopper-Pearson interval contains 0.8. Three tests at 5% pass a fair predictor about 0.95^3 = 0.86 of "
         "the time, and about 150 samples separate 0.86 from 0.8 (params/full.yaml: 200); 17 samples decide an all-FAIL NP",
         evidence=f"{reps_sim} samples of n={r['n_sim']}, paired difference rule at 5%, learner={learner}; it checks cflib's Algorithm 1 "
         "on a world whose answer is known",
     )
+
+
+def _claim_c15a(r: Mapping[str, Any]) -> None:
+    """C15a: the COMPAS data facts TV(Y) and TV(Northpointe)."""
     tv_y, tv_np = r["tv_y"], r["tv_np"]
     data_fact = "the full 7214 rows, no sampling (exact)"
     claims.claim(
@@ -645,8 +698,13 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
         evidence="7214 unfiltered rows, x0 = Caucasian",
     )
 
+
+def _claim_c15b(r: Mapping[str, Any]) -> list[vd.Decision]:
+    """C15b (Fig. 5): the signs of COMPAS's effects. Returns Northpointe's parts, which C15c reuses."""
+    effects, verdicts, learner = r["effects"], r["verdicts"], r["learner"]
+
     def iv(outcome: str, m: str) -> vd.Interval:
-        return _if_interval(effects.loc[(outcome, m), "estimate"], effects.loc[(outcome, m), "se"])
+        return _effect_interval(effects, outcome, m)
 
     np_parts = [
         vd.decide_above(iv("Ŷ NP", "DE"), 0.0, quantity="Ctf-DE(NP)"),
@@ -677,6 +735,16 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
         evidence=f"cross-fitted AIPW ({learner}, {r['n_folds']} folds), 95% IF intervals; SE(NP) vs SE(Y) paired test: "
         f"{'differ' if np_se_differs else 'no difference'} (the paper saw no violation)",
     )
+    return np_parts
+
+
+def _claim_c15c(r: Mapping[str, Any], np_parts: Sequence[vd.Decision]) -> None:
+    """C15c: Algorithm 1 on COMPAS, Northpointe failing and the fair predictor on the adapted covariates passing."""
+    effects, verdicts, learner, margin = r["effects"], r["verdicts"], r["learner"], r["margin"]
+
+    def iv(outcome: str, m: str) -> vd.Interval:
+        return _effect_interval(effects, outcome, m)
+
     fp = "Ŷ FP (adapted Z, W)"
     se_gap = effects.loc[(fp, "SE"), "estimate"] - effects.loc[("Y", "SE"), "estimate"]
     se_gap_se = float(np.hypot(effects.loc[(fp, "SE"), "se"], effects.loc[("Y", "SE"), "se"]))
@@ -735,6 +803,50 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
         f"E[Y | x1, Z] gives {verdicts.loc[('Ŷ proj', 'equivalence'), 'Algorithm 1']} (equivalence rule)",
         **decided15c,
     )
+
+
+def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
+    """Claims C13, C14, C15a, C15b and C15c of notebook 03 (COMPAS, Fig. 5 and Algorithm 1).
+
+    Parameters
+    ----------
+    results : mapping
+        ``truth`` and ``truth_se`` (:func:`compas_truth`), ``n_truth``, ``rates`` (:func:`cookbook_summary`),
+        ``reps_sim``, ``n_sim``, ``learner``, ``n_folds``, ``tv_y``, ``tv_np``, ``effects`` (:func:`effects_table`),
+        ``verdicts`` (:func:`algorithm1`'s table), ``margin`` (the equivalence margin) and ``n_rows`` (the rows of the
+        COMPAS data the effects were estimated on: all of them, so a claim the rule leaves undecided there is not
+        checkable here).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of :func:`cflib.claims.claims_table` for these claims.
+    """
+    claims.require(
+        results,
+        [
+            "truth",
+            "truth_se",
+            "n_truth",
+            "rates",
+            "reps_sim",
+            "n_sim",
+            "learner",
+            "n_folds",
+            "tv_y",
+            "tv_np",
+            "effects",
+            "verdicts",
+            "margin",
+            "n_rows",
+        ],
+    )
+    r = results
+    _claim_c13(r)
+    _claim_c14(r)
+    _claim_c15a(r)
+    np_parts = _claim_c15b(r)
+    _claim_c15c(r, np_parts)
     return claims.rows(["C13", "C14", "C15a", "C15b", "C15c"])
 
 

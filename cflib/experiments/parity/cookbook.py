@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ import pandas as pd
 
 from ...data.fairness_sim import compas_like_sfm, compas_py, compas_w, ctf_truth
 from ...fairness.adapt import fair_predictor, projection_predictor
-from ...fairness.effects import ctf_effects
+from ...fairness.effects import EffectEstimates, ctf_effects
 from ...fairness.parity import causal_predictive_parity
 from ...fairness.sfm import StandardFairnessModel
 from .common import CHUNKS, with_progress
@@ -141,7 +142,7 @@ def cookbook_study(
     n: int,
     reps: int,
     *,
-    bn: set[str] = frozenset({"Z"}),
+    bn: AbstractSet[str] = frozenset({"Z"}),
     learner: Any = "hgb",
     seed: int = 0,
     test: str = "difference",
@@ -170,7 +171,7 @@ def cookbook_study(
         One row per (rep, predictor, effect): ``tested, ci_low, ci_high, passed`` and the overall
         ``verdict`` of the repetition.
     """
-    sfm = StandardFairnessModel("x", ["z1", "z2"], ["j", "p", "d"], "y")
+    sfm = StandardFairnessModel("x", ("z1", "z2"), ("j", "p", "d"), "y")
     rows = []
     for r in with_progress(range(reps), progress, "samples"):
         d = compas_like_sfm(n, seed=seed * 10_007 + r)
@@ -179,13 +180,14 @@ def cookbook_study(
         fp = (np.random.default_rng((seed, r, 1)).random(n) < compas_fair_risk(d)).astype(int)
         d = d.assign(fp=fp, diff_np=d.y - d.np, diff_fp=d.y - fp)
         est = ctf_effects(d, sfm, ["y", "np", "fp", "diff_np", "diff_fp"], learner=learner, seed=r)
+        assert isinstance(est, dict)  # a sequence of outcomes: outcome -> result
         for p in ("np", "fp"):
             res = causal_predictive_parity(
                 d,
                 sfm,
                 "y",
                 p,
-                bn,
+                set(bn),
                 test=test,
                 margin=margin,
                 estimates={"y": est["y"], "y_hat": est[p], "diff": est["diff_" + p]},
@@ -214,7 +216,7 @@ def compas_effects(
     n_folds: int = 5,
     n_boot: int = 0,
     seed: int = 0,
-) -> tuple[pd.DataFrame, dict]:
+) -> tuple[pd.DataFrame, dict[str, EffectEstimates]]:
     """Fit the two fair predictors of COMPAS and estimate TV, Ctf-DE/IE/SE of every outcome of :data:`COMPAS_OUTCOMES`.
 
     ``Ŷ FP`` is the class prediction of :func:`~cflib.fairness.adapt.fair_predictor` (BN = {Z}) and
@@ -236,7 +238,7 @@ def compas_effects(
     -------
     (pandas.DataFrame, dict)
         ``data`` with the columns ``fp, fp_score, proj_score`` and the differences added, and
-        ``{column: CtfEffects}``, with ``"fp_adapted"``: ``Ŷ FP`` decomposed on the adapted ``Z`` and ``W``
+        ``{column: EffectEstimates}``, with ``"fp_adapted"``: ``Ŷ FP`` decomposed on the adapted ``Z`` and ``W``
         (the paper's choice).
     """
     from ...fairness.compas import COMPAS_W_PARENTS
@@ -250,10 +252,13 @@ def compas_effects(
     data = data.assign(**{"d_" + k: data.two_year_recid - data[k] for k in predictors})
     cols = list(COMPAS_OUTCOMES.values()) + ["d_" + k for k in predictors]
     est = ctf_effects(data, sfm, cols, learner=learner, n_folds=n_folds, n_boot=n_boot, seed=seed)
+    assert isinstance(est, dict)  # a sequence of outcomes: outcome -> result
     adapted = pd.DataFrame({c: fp[c + "_adapted"].to_numpy() for c in [*sfm.z, *sfm.w]}).assign(
         **{sfm.x: data[sfm.x].to_numpy(), "fp": data["fp"].to_numpy()}
     )
-    est["fp_adapted"] = ctf_effects(adapted, sfm, "fp", learner=learner, n_folds=n_folds, seed=seed)
+    fp_adapted = ctf_effects(adapted, sfm, "fp", learner=learner, n_folds=n_folds, seed=seed)
+    assert isinstance(fp_adapted, EffectEstimates)  # one outcome: one result
+    est["fp_adapted"] = fp_adapted
     return data, est
 
 
@@ -262,7 +267,7 @@ def algorithm1(
     sfm: StandardFairnessModel,
     est: Mapping[str, Any],
     *,
-    bn: set[str] = frozenset({"SE"}),
+    bn: AbstractSet[str] = frozenset({"SE"}),
     margin: float | None = None,
 ) -> tuple[pd.DataFrame, dict]:
     """Algorithm 1 for the three predictors of :data:`COMPAS_OUTCOMES` under both rules (difference, equivalence).

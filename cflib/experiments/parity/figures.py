@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ...fairness.decomposition import ippm
-from ...fairness.effects import MEASURES
+from ...fairness.effects import MEASURES, EffectEstimates
 from .cookbook import COMPAS_OUTCOMES
 
 __all__ = [
@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-def plot_standardised_errors(cov: pd.DataFrame, ax=None):
+def plot_standardised_errors(cov: pd.DataFrame, ax: Any = None) -> Any:
     """Histograms of ``(estimate - truth) / se`` per measure against the standard normal density.
 
     Parameters
@@ -45,7 +45,9 @@ def plot_standardised_errors(cov: pd.DataFrame, ax=None):
     return ax
 
 
-def fig5_bars(data: pd.DataFrame, est: Mapping[str, Any]) -> dict[str, dict[str, tuple[float, float, float]]]:
+def fig5_bars(
+    data: pd.DataFrame, est: Mapping[str, EffectEstimates]
+) -> dict[str, dict[str, tuple[float, float, float]]]:
     """The bars of Fig. 5: Ctf-DE/IE/SE and SPM with 95% intervals, and iPPM over 10 bins of each score.
 
     Parameters

@@ -85,7 +85,10 @@ def a2_three_terms(n: int, *, bins: int = 20, seed: int = 0) -> tuple[PPDecompos
     u2 = pop.w2 - (pop.w1**2 / 4 - pop.x / 3)
     w1_1 = 1 + u1  # the x1-world mediators of every unit
     w2_1 = w1_1**2 / 4 - 1 / 3 + u2
-    pop = pop.assign(yh_x1=a2_oracle_predictor(1, w1_1, w2_1), yh_x0=a2_oracle_predictor(0, pop.w1_x0, pop.w2_x0))
+    pop = pop.assign(
+        yh_x1=a2_oracle_predictor(np.ones(len(pop)), w1_1, w2_1),
+        yh_x0=a2_oracle_predictor(np.zeros(len(pop)), pop.w1_x0, pop.w2_x0),
+    )
 
     def terms(p: pd.DataFrame) -> PPDecomposition:
         return pp_decomposition_counterfactual(p.x, p.y_x0, p.y_x1, p.yh_x0, p.yh_x1, bins=bins)
@@ -210,8 +213,9 @@ def efficient_ctf_gap(n: int, *, seed: int = 0) -> pd.DataFrame:
     big = linear_sfm(n, seed=seed + 1)
     big = big.assign(diff=big.y - big.y_hat)
     cpp = ctf_effects(
-        big, StandardFairnessModel("x", ["z"], ["w"], "y"), ["y", "y_hat", "diff"], learner="linear", seed=seed
+        big, StandardFairnessModel("x", ("z",), ("w",), "y"), ["y", "y_hat", "diff"], learner="linear", seed=seed
     )
+    assert isinstance(cpp, dict)  # a sequence of outcomes: outcome -> result
     d = cpp["diff"]
     return pd.DataFrame(
         {"estimate": [d.estimate[m] for m in EFFECTS], "se": [d.se[m] for m in EFFECTS]}, index=list(EFFECTS)

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ...fairness.adapt import fair_predictor
 from ...fairness.decomposition import ippm, spm
-from ...fairness.effects import MEASURES, ctf_effects
+from ...fairness.effects import MEASURES, EffectEstimates, ctf_effects
 from ...fairness.sfm import StandardFairnessModel
 from .common import EFFECTS, with_progress
 
@@ -125,6 +125,7 @@ def effects_kept(
             nonwhite=data.nonwhite.values, score=fp.score.values
         )
         e = ctf_effects(ad, sfm, "score", learner=learner, n_folds=n_folds, seed=seed)
+        assert isinstance(e, EffectEstimates)  # one outcome: one result
         rows.append(
             {
                 "BN": lab,

@@ -20,7 +20,7 @@ from ...data.fairness_sim import (
     linear_sfm,
     linear_sfm_truth,
 )
-from ...fairness.effects import MEASURES, ctf_effects, identify_discrete
+from ...fairness.effects import MEASURES, EffectEstimates, ctf_effects, identify_discrete
 from ...fairness.sfm import StandardFairnessModel
 from .common import EFFECTS, with_progress
 
@@ -67,11 +67,12 @@ def coverage_study(
     """
     params = LinearSFMParams() if params is None else params
     truth = linear_sfm_truth(params)
-    sfm = StandardFairnessModel("x", ["z"], ["w"], "y")
+    sfm = StandardFairnessModel("x", ("z",), ("w",), "y")
     rows = []
     for r in with_progress(range(reps), progress, "repetitions"):
         d = linear_sfm(n, params, seed=seed * 100_003 + r)
         e = ctf_effects(d, sfm, learner=learner, n_boot=n_boot, seed=r)
+        assert isinstance(e, EffectEstimates)  # one outcome: one result
         res = e.decomposition_residual()
         for m in MEASURES:
             lo, hi = e.ci[m]
@@ -147,6 +148,7 @@ def linearity_gap(data: pd.DataFrame, sfm: StandardFairnessModel, *, seed: int =
     paired = ctf_effects(
         data.assign(diff=data.y - data.y_hat), sfm, ["y", "y_hat", "diff"], learner="linear", seed=seed
     )
+    assert isinstance(paired, dict)  # a sequence of outcomes: outcome -> result
     return max(
         abs(paired["diff"].estimate[m] - (paired["y"].estimate[m] - paired["y_hat"].estimate[m])) for m in MEASURES
     )
