@@ -143,8 +143,8 @@ _ALG1_POPULATION = (
 def _mmd_case(n: int) -> CalibrationCase:
     from cflib.stats.mmd import mmd_test
 
-    def rep(rng):  # skewed, bimodal in one coordinate: both samples from the same law
-        def draw():
+    def rep(rng: np.random.Generator) -> bool:  # skewed, bimodal in one coordinate: both samples from the same law
+        def draw() -> np.ndarray:
             return np.column_stack([rng.exponential(size=n), rng.choice([-1.0, 1.0], n) + 0.3 * rng.standard_normal(n)])
 
         return mmd_test(draw(), draw(), n_permutations=200, seed=rng).pvalue < 0.05
@@ -168,7 +168,7 @@ def _cfclot_boundary_case(m: int, variance: str) -> CalibrationCase:
     eps = 0.3  # where Eq. 13's variance is visibly too small (the closeness chapter's calibration study)
     delta = shift_for_target_nte(eps, d=2, bandwidth=1.5)
 
-    def rep(rng):
+    def rep(rng: np.random.Generator) -> bool:
         y, y_cf = gaussian_pair_sample(m, delta, d=2, seed=rng)
         return cfclot_test(y, y_cf, eps, bandwidth=1.5, variance=variance, method="normal").rejected
 
@@ -191,7 +191,7 @@ def _cfclot_boundary_case(m: int, variance: str) -> CalibrationCase:
 def _cfclot_signflip_case(m: int) -> CalibrationCase:
     from cflib.stats.closeness import cfclot_test
 
-    def rep(rng):  # exchangeable pairs: a shared unit effect plus symmetric noise
+    def rep(rng: np.random.Generator) -> bool:  # exchangeable pairs: a shared unit effect plus symmetric noise
         base = rng.standard_normal((m, 1))
         y, y_cf = base + rng.standard_t(4, (m, 1)), base + rng.standard_t(4, (m, 1))
         return cfclot_test(y, y_cf, 0.0, method="signflip", n_boot=200, seed=rng).rejected
@@ -212,7 +212,7 @@ def _cfclot_signflip_case(m: int) -> CalibrationCase:
 def _cit_regression_case(n: int, dependence: float, h_mode: str) -> CalibrationCase:
     from cflib.stats.invariance import cit_lr_test
 
-    def rep(rng):
+    def rep(rng: np.random.Generator) -> bool:
         y_hat, a, z = common_cause_data(n, dependence=dependence, seed=rng)
         return cit_lr_test(y_hat, a, z, h_mode=h_mode, seed=rng).pvalue < 0.05  # each form's default g_mode
 
@@ -238,15 +238,17 @@ def _cit_regression_case(n: int, dependence: float, h_mode: str) -> CalibrationC
 def _cit_generator_case(n: int) -> CalibrationCase:
     from cflib.stats.invariance import cit_lr_generative, counterfactual_predictions
 
-    def generate(z, a, rng):  # the image: content + an A-dependent stripe + noise
+    def generate(
+        z: np.ndarray, a: np.ndarray, rng: np.random.Generator
+    ) -> np.ndarray:  # the image: content + an A-dependent stripe + noise
         return np.column_stack(
             [z[:, 0] + 0.5 * rng.standard_normal(len(z)), z[:, 1] + 1.5 * a + rng.standard_normal(len(z))]
         )
 
-    def predict(x):  # reads the content coordinate only: invariant to A
+    def predict(x: np.ndarray) -> np.ndarray:  # reads the content coordinate only: invariant to A
         return (np.tanh(x[:, 0]) + 0.2 * x[:, 0] ** 2 > 0.3).astype(int)
 
-    def rep(rng):
+    def rep(rng: np.random.Generator) -> bool:
         z = rng.standard_normal((n, 2))
         a = (rng.random(n) < 0.35).astype(int)
         y_hat = predict(generate(z, a, rng))
@@ -269,11 +271,11 @@ def _cit_generator_case(n: int) -> CalibrationCase:
 def _parity_cases(n: int) -> list[CalibrationCase]:
     from cflib.stats.invariance import demographic_parity_test, equal_opportunity_test
 
-    def dp(rng):  # unbalanced groups, same positive rate
+    def dp(rng: np.random.Generator) -> bool:  # unbalanced groups, same positive rate
         a = (rng.random(n) < 0.3).astype(int)
         return demographic_parity_test((rng.random(n) < 0.2).astype(int), a).pvalue < 0.05
 
-    def eo(rng):  # labels depend on the group; predictions depend on the label only
+    def eo(rng: np.random.Generator) -> bool:  # labels depend on the group; predictions depend on the label only
         a = (rng.random(n) < 0.4).astype(int)
         y = (rng.random(n) < 0.3 + 0.3 * a).astype(int)
         y_hat = (rng.random(n) < np.where(y == 1, 0.7, 0.2)).astype(int)
@@ -327,25 +329,30 @@ def _fairness_cases(n: int) -> list[CalibrationCase]:
 
     params = LinearSFMParams(**_SFM_PARAMS)
     truth = linear_sfm_truth(params)
-    sfm = StandardFairnessModel(x="x", z=["z"], w=["w"], y="y")
+    sfm = StandardFairnessModel(x="x", z=("z",), w=("w",), y="y")
     fits: dict[tuple, Any] = {}  # one fit per replication, shared by the rows of one stream
 
-    def shared(rng, fit):
-        key = tuple(rng.bit_generator.seed_seq.entropy)
+    def shared(rng: np.random.Generator, fit: Callable[[pd.DataFrame, int], Any]) -> Any:
+        seq = rng.bit_generator.seed_seq  # replication_rng's: a SeedSequence of (seed, case, replication)
+        if not isinstance(seq, np.random.SeedSequence) or not isinstance(seq.entropy, Sequence):
+            raise TypeError(f"expected a generator of replication_rng (seeded with a sequence of keys), got {rng!r}")
+        key = tuple(seq.entropy)
         if key not in fits:
             data = linear_sfm(n, params, seed=rng)
             fits[key] = fit(data, int(rng.integers(2**31 - 1)))
         return fits[key]
 
-    def effects(data, s):
+    def effects(data: pd.DataFrame, s: int) -> dict[str, tuple[float, float]]:
         return {m: tuple(ci) for m, ci in ctf_effects(data, sfm, learner="linear", seed=s).ci.items()}
 
-    def algorithm1(data, s):  # the efficient predictor with every effect in business necessity: Alg. 1 must pass
+    def algorithm1(
+        data: pd.DataFrame, s: int
+    ) -> tuple[bool, float]:  # the efficient predictor with every effect in business necessity: Alg. 1 must pass
         res = causal_predictive_parity(data, sfm, "y", "y_hat", {"DE", "IE", "SE"}, learner="linear", seed=s)
         return res.passed, res.pvalue
 
-    def coverage(measure):
-        def rep(rng):
+    def coverage(measure: str) -> Callable[[np.random.Generator], bool]:
+        def rep(rng: np.random.Generator) -> bool:
             lo, hi = shared(rng, effects)[measure]
             return lo <= truth[measure] <= hi
 
@@ -469,7 +476,7 @@ class CalibrationResult:
             {"rate": 3}
         )
 
-    def plot(self, ax=None):
+    def plot(self, ax: Any = None) -> Any:
         """Each rate with its interval against the nominal value (deviation from nominal).
 
         Parameters

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -76,8 +76,15 @@ def common_cause_data(
     return (score > 0).astype(int), a, np.column_stack([u, w])
 
 
+class CitForm(TypedDict):
+    """The keyword arguments of :func:`~cflib.stats.invariance.cit_lr_test` that make one form of the test."""
+
+    h_mode: str
+    g_mode: str
+
+
 #: Forms of :func:`cflib.stats.invariance.cit_lr_test` compared by :func:`cit_lr_dependence_study`.
-CIT_FORMS: dict[str, dict[str, str]] = {
+CIT_FORMS: dict[str, CitForm] = {
     "debiased, joint g (default)": {"h_mode": "debiased", "g_mode": "joint"},
     "debiased, separate g": {"h_mode": "debiased", "g_mode": "separate"},
     "marginalize, separate g (paper)": {"h_mode": "marginalize", "g_mode": "separate"},
