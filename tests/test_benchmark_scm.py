@@ -146,3 +146,22 @@ def test_image_mechanism_temperature_one_reproduces_x(data):
         DeepImageMechanism(object(), enc)
     with pytest.raises(ValueError, match="images must have shape"):
         DeepImageMechanism(model, enc).abduct(np.zeros((2, 1, 8, 8)), {k: obs[k][:2] for k in "tid"})
+
+
+def test_image_mechanism_refuses_prior_noise_its_model_cannot_generate(data):
+    # ImageNoise(from_prior=True) is prior noise of a hierarchical VAE, generated level by level by its decode
+    # (abduct_levels=0, eps=z); a VAE's or a GAN's decode takes neither, so the mechanism must refuse it
+    # with a message instead of calling decode with arguments it does not have.
+    from cflib.models.gan import ConditionalGAN
+    from cflib.models.image_mechanisms import DeepImageMechanism, ImageNoise
+    from cflib.models.vae import ConditionalVAE
+
+    enc = lambda pa: encode_parents(pa["t"], pa["i"], pa["d"])  # noqa: E731
+    pa = {k: getattr(data, k)[:2] for k in "tid"}
+    for model, z in (
+        (ConditionalVAE((1, 16, 16), 12, latent_dim=4, width=4, hidden=8, seed=0), np.zeros((2, 4), np.float32)),
+        (ConditionalGAN((1, 16, 16), 12, width=4, hidden=8, seed=0), np.zeros((2, 20), np.float32)),
+    ):
+        mech = DeepImageMechanism(model, enc)
+        with pytest.raises(ValueError, match="from_prior=True is prior noise of a hierarchical VAE"):
+            mech.predict(ImageNoise(z=z, eps=None, from_prior=True), pa)

@@ -212,3 +212,11 @@ def test_score_predictions_circular():
     np.testing.assert_allclose(score_predictions(np.array([0.95, 0.1]), np.array([0.05, 0.6]), "circular"), [0.1, 0.5])
     np.testing.assert_allclose(score_predictions(np.array([0.95]), np.array([0.05]), "regression"), [0.9])
     np.testing.assert_array_equal(score_predictions(np.array([1, 2]), np.array([1, 3]), "classification"), [1.0, 0.0])
+
+
+def test_hvae_generate_needs_the_latents_of_the_kept_levels():
+    hv = HierarchicalConditionalVAE(SHAPE, 2, levels=3, latent_dim=3, width=8, hidden=16, seed=0)
+    pa = torch.zeros(2, 2)
+    assert hv.generate(pa, None, 0, 1.0, None, 2).shape == (2, *SHAPE)  # k = 0: every level from the prior
+    with pytest.raises(ValueError, match="z_fixed is needed"):
+        hv.generate(pa, None, 1, 1.0, None, 2)

@@ -92,6 +92,10 @@ class HierarchicalConditionalVAE(nn.Module):
         Seed of the weight initialisation.
     """
 
+    #: Per-step losses of :func:`cflib.models.image_mechanisms.counterfactual_finetune` (set only by it and by
+    #: :meth:`load`; saved with the model).
+    finetune_history_: dict[str, list[float]]
+
     def __init__(
         self,
         image_shape: Sequence[int],
@@ -323,6 +327,8 @@ class HierarchicalConditionalVAE(nn.Module):
         d = self.d0.expand(n, -1)
         for i in range(self.levels):
             if i < k:
+                if z_fixed is None:
+                    raise ValueError(f"z_fixed is needed to keep the first k = {k} levels")
                 z = z_fixed[:, i]
             else:
                 mp, sp = self._prior(i, d, pa)
@@ -623,7 +629,7 @@ class HierarchicalConditionalVAE(nn.Module):
         return self
 
     # -- persistence --------------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike[str]) -> Path:
         """Write config, weights, training range and history to ``path`` (atomic)."""
         return save_model(
             self,
@@ -637,7 +643,7 @@ class HierarchicalConditionalVAE(nn.Module):
         )
 
     @classmethod
-    def load(cls, path: str | os.PathLike, device: str = "cpu") -> HierarchicalConditionalVAE:
+    def load(cls, path: str | os.PathLike[str], device: str = "cpu") -> HierarchicalConditionalVAE:
         """Load a model written by :meth:`save` onto ``device``."""
         model, extra = load_model(cls, path, device)
         model.parent_range = ParentRange.from_state(extra.get("parent_range"))

@@ -64,6 +64,9 @@ FIXED_SIGMA_VARIANCE = math.exp(-5.0)
 
 ParentEncoder = Callable[[Mapping[str, np.ndarray]], np.ndarray]
 
+#: The image models a :class:`DeepImageMechanism` wraps (a :class:`LearnedScaleVAE` is a ``ConditionalVAE``).
+ImageModel = ConditionalVAE | HierarchicalConditionalVAE | ConditionalGAN
+
 
 class LearnedScaleVAE(ConditionalVAE):
     """Conditional VAE whose Gaussian decoder also learns a per-pixel scale (the "sigma learned" row).
@@ -204,7 +207,7 @@ class DeepImageMechanism:
 
     def __init__(
         self,
-        model: nn.Module,
+        model: ImageModel,
         parent_encoder: ParentEncoder,
         *,
         noise_temperature: float = 0.1,
@@ -219,7 +222,7 @@ class DeepImageMechanism:
             raise TypeError("parent_encoder must be a callable {name: array} -> (n, k) array")
         if noise_temperature < 0 or posterior_temperature < 0:
             raise ValueError("noise_temperature and posterior_temperature must be non-negative")
-        self.model = model
+        self.model: ImageModel = model
         self.parent_encoder = parent_encoder
         self.noise_temperature = float(noise_temperature)
         self.posterior_temperature = float(posterior_temperature)
@@ -234,6 +237,13 @@ class DeepImageMechanism:
 
     def _decode(self, z: np.ndarray, pa: np.ndarray, from_prior: bool = False) -> np.ndarray:
         if from_prior:
+            # Prior noise is generated level by level from the conditional prior, which only the hierarchical
+            # VAE has (only its sample_noise sets from_prior); refuse it for the other models.
+            if not isinstance(self.model, HierarchicalConditionalVAE):
+                raise ValueError(
+                    "noise with from_prior=True is prior noise of a hierarchical VAE; this mechanism's model is a "
+                    f"{type(self.model).__name__}"
+                )
             return np.asarray(
                 self.model.decode(z, pa, abduct_levels=0, temperature=1.0, eps=z, check_range=False), dtype=np.float32
             )
@@ -267,7 +277,7 @@ class DeepImageMechanism:
         """
         x = self._check_x(value)
         p = self._pa(pa, len(x))
-        if self.is_gan:
+        if isinstance(self.model, ConditionalGAN):
             return ImageNoise(z=np.asarray(self.model.abduct(x, p)), eps=None)
         eps = None
         if self.posterior_temperature > 0:
@@ -311,7 +321,7 @@ class DeepImageMechanism:
         standard normal for the learned-scale VAE, ``sigma * N(0, 1)`` for a fixed sigma, none for a
         Bernoulli likelihood.
         """
-        if self.is_gan:
+        if isinstance(self.model, ConditionalGAN):
             raise ValueError("the GAN mechanism has no latent prior to sample from (its code comes from an encoder)")
         rng = as_generator(rng)
         z_shape = np.asarray(self.model.sample_noise(1, seed=0)).shape[1:]
@@ -437,7 +447,8 @@ def counterfactual_finetune(
         rows = torch.arange(len(b), device=dev)
         ps[rows, k] = flip * (1 - pb[rows, k]) + (1 - flip) * pb[rows, k]
         nelbo, x_star = _hvae_nelbo_and_cf(model, xb, pb, ps)
-        cf_loss = sum(F.cross_entropy(classifiers[c](x_star), ps[:, c].long()) for c in cols) / len(cols)
+        cf_terms = [F.cross_entropy(classifiers[c](x_star), ps[:, c].long()) for c in cols]
+        cf_loss = sum(cf_terms[1:], start=cf_terms[0]) / len(cols)  # sum(cf_terms), typed as a tensor
         gap = eps_elbo - nelbo
         damp = damping * gap.detach()
         total = cf_loss - (lam - damp) * gap
