@@ -164,23 +164,23 @@ def _ax(ax):
 
 
 def line_with_band(
-    x: Sequence[float],
-    y: Sequence[float],
-    lo: Sequence[float] | None = None,
-    hi: Sequence[float] | None = None,
+    x: ArrayLike,
+    y: ArrayLike,
+    lo: ArrayLike | None = None,
+    hi: ArrayLike | None = None,
     *,
     label: str | None = None,
     color: str | None = None,
-    ax=None,
-    **kwargs,
-):
+    ax: Any = None,
+    **kwargs: Any,
+) -> Any:
     """Plot a line with an optional shaded band (a confidence interval).
 
     Parameters
     ----------
-    x, y : sequence of float
+    x, y : array-like of float
         The line.
-    lo, hi : sequence of float, optional
+    lo, hi : array-like of float, optional
         Lower and upper edges of the band.
     label, color : str, optional
         Legend label and colour.
