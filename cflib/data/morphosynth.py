@@ -284,8 +284,8 @@ def render_digits(
         p = np.einsum("bij,bpj->bpi", a[sl], p)
         p[..., 1] *= -1  # image rows grow downwards
         p += centre + shift[sl, None, :]
-        dist = torch.cdist(grid.expand(len(p), -1, -1), torch.from_numpy(p.astype(np.float32))).amin(-1)
-        dist = dist.numpy().reshape(-1, size, size)
+        dist_t = torch.cdist(grid.expand(len(p), -1, -1), torch.from_numpy(p.astype(np.float32))).amin(-1)
+        dist = dist_t.numpy().reshape(-1, size, size)
         out[sl, 0] = set_intensity(set_thickness(dist, t[sl] * px), i[sl])
     return out
 
@@ -399,16 +399,16 @@ class MorphoSynth:
         """
         unit = self if idx is None else self.subset(idx)
         n = len(unit)
-        do = dict(do)
+        fixed: dict[str, np.ndarray] = {}  # do's values, one per unit
         for k in do:
             if k not in ("t", "i", "d"):
                 raise ValueError(f"cannot intervene on {k!r}: MorphoSynth's attributes are 't', 'i' and 'd'")
             v = np.asarray(do[k], float)
             if v.ndim > 1 or (v.ndim == 1 and len(v) != n):
                 raise ValueError(f"do[{k!r}] must be a scalar or have length {n}, got shape {v.shape}")
-            do[k] = np.broadcast_to(v, (n,)).copy()
-        attrs = morpho_attributes().predict(unit.noise, {k: v for k, v in do.items() if k in ("t", "i")})
-        d = do["d"].astype(int) if "d" in do else unit.d.copy()
+            fixed[k] = np.broadcast_to(v, (n,)).copy()
+        attrs = morpho_attributes().predict(unit.noise, {k: v for k, v in fixed.items() if k in ("t", "i")})
+        d = fixed["d"].astype(int) if "d" in fixed else unit.d.copy()
         if np.any((d < 0) | (d > 9)):
             raise ValueError("do['d'] must hold digits in 0..9")
         x = render_digits(d, attrs["t"], attrs["i"], unit.style, unit.size)
@@ -458,13 +458,13 @@ def make_morphosynth(
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
     rng = as_generator(seed)
-    fonts = np.arange(len(FONTS)) if fonts is None else np.asarray(fonts, int)
-    if fonts.size == 0 or fonts.min() < 0 or fonts.max() >= len(FONTS):
+    font_ids = np.arange(len(FONTS)) if fonts is None else np.asarray(fonts, int)
+    if font_ids.size == 0 or font_ids.min() < 0 or font_ids.max() >= len(FONTS):
         raise ValueError(f"fonts must be indices into FONTS (0..{len(FONTS) - 1})")
     attrs, noise = morpho_attributes().sample(int(n), seed=rng, return_noise=True)
     d = rng.integers(0, 10, size=n)
     style = {
-        "font": rng.choice(fonts, size=n),
+        "font": rng.choice(font_ids, size=n),
         "rotation": np.deg2rad(rotation_deg) * rng.standard_normal(n),
         "shear": shear * rng.standard_normal(n),
         "scale": rng.uniform(*scale_range, size=n),

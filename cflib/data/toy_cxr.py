@@ -263,8 +263,10 @@ def _soft(inside: np.ndarray, edge: float) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-np.clip(inside / edge, -40, 40)))
 
 
-def _regions(u: dict, size: int) -> tuple[np.ndarray, ...]:
-    """Soft masks of (lungs or heart, body, left lung, right lung, heart) and the pose-normalised grid."""
+def _regions(
+    u: Mapping[str, np.ndarray], size: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """Soft masks of (lungs or heart, body, left lung, right lung, heart), the pose-normalised grid and the edge."""
     g = np.linspace(-1.0, 1.0, size, dtype=np.float64)
     yy, xx = np.meshgrid(g, g, indexing="ij")
     yy, xx = yy[None], xx[None]
@@ -484,7 +486,7 @@ def prevalence_table(data: ToyCXR) -> pd.DataFrame:
         # counts[a, v]: images of group a with disease status v, built in one bincount
         counts = np.bincount(data.A * 2 + data.D[:, k], minlength=2 * data.n_groups).reshape(data.n_groups, 2)
         chi2, p, _, _ = chi2_contingency(counts)
-        row = {"disease": d}
+        row: dict[str, str | float] = {"disease": d}
         row.update({GROUPS[a]: counts[a, 1] / max(counts[a].sum(), 1) for a in range(data.n_groups)})
         row.update({"chi2": float(chi2), "p-value": float(p)})
         rows.append(row)

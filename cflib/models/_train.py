@@ -20,7 +20,7 @@ import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -29,6 +29,9 @@ from torch import nn
 from cflib.runtime import get_device
 from cflib.runtime import progress as progress_bar
 from cflib.validation import check_grey_images
+
+#: A model class :func:`load_model` rebuilds (its return value has the class it was given).
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
 __all__ = [
     "to_tensor",
@@ -551,7 +554,7 @@ def check_positive_int(value: Any, name: str) -> int:
 
 
 def save_model(
-    model: nn.Module, path: str | os.PathLike, config: dict[str, Any], extra: dict[str, Any] | None = None
+    model: nn.Module, path: str | os.PathLike[str], config: dict[str, Any], extra: dict[str, Any] | None = None
 ) -> Path:
     """Atomically write a model's constructor config, weights and extra state with :func:`torch.save`."""
     path = Path(path)
@@ -568,7 +571,7 @@ def save_model(
     return path
 
 
-def load_model(cls: type, path: str | os.PathLike, device: str = "cpu") -> tuple[nn.Module, dict[str, Any]]:
+def load_model(cls: type[ModuleT], path: str | os.PathLike[str], device: str = "cpu") -> tuple[ModuleT, dict[str, Any]]:
     """Rebuild a model saved by :func:`save_model`; returns the model and its extra state."""
     payload = torch.load(Path(path), map_location="cpu", weights_only=False)
     if payload.get("class") != cls.__name__:

@@ -19,7 +19,7 @@ parent dicts in, numpy images out.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -28,6 +28,12 @@ from cflib.scm.adapters import ParentEncoder, Parents
 from cflib.scm.adapters import check_parent_dict as _check_parent_dict
 
 __all__ = ["Identity", "NoEncoderVAE", "GroundTruth", "PAPER_MODELS", "MODEL_LABELS", "train_paper_model"]
+
+
+class _LearningRate(TypedDict, total=False):
+    """The learning rate passed on to a model's ``fit`` only when given (absent: the model's own default)."""
+
+    lr: float
 
 
 class Identity:
@@ -182,7 +188,7 @@ def train_paper_model(
                 "the GAN needs target_indices: a simulated intervention of the training data (it needs full support)"
             )
         gan = ConditionalGAN(shape, pa.shape[1], seed=seed, **cfg, **model_kwargs)
-        extra = {} if lr is None else {"lr": lr}
+        extra: _LearningRate = {} if lr is None else {"lr": lr}
         return gan.fit(
             x,
             pa,

@@ -66,12 +66,12 @@ def check_target(y: Any, n: int, kind: str, n_classes: int | None = None) -> np.
     ValueError
         If the count, the labels or the values are wrong.
     """
-    _n_outputs(kind, n_classes)
+    n_outputs = _n_outputs(kind, n_classes)  # checks kind, and n_classes for "classification"
     y = np.asarray(y).reshape(-1)
     if len(y) != n:
         raise ValueError(f"y has {len(y)} values for {n} images: give one target per image")
     if kind in ("binary", "classification"):
-        k = 2 if kind == "binary" else int(n_classes)
+        k = 2 if kind == "binary" else int(n_outputs)  # n_outputs is n_classes for "classification"
         if y.dtype.kind == "b" or (y.dtype.kind == "f" and np.all(y == np.round(y))):
             y = y.astype(np.int64)
         if y.dtype.kind not in "iu" or y.min() < 0 or y.max() >= k:
@@ -125,6 +125,9 @@ class ImageClassifier(nn.Module):
 
     #: Images per forward pass at inference.
     inference_batch = 512
+
+    features: nn.Module  # built by the subclass: images -> features
+    head: nn.Module  # built by the subclass: features -> outputs
 
     def __init__(self, kind: str, n_classes: int | None) -> None:
         super().__init__()
@@ -267,7 +270,7 @@ class ImageClassifier(nn.Module):
         )
         return self._outputs(x, trunk).numpy()
 
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike[str]) -> Path:
         """Write constructor arguments, weights and training history (atomic).
 
         Parameters
@@ -282,7 +285,7 @@ class ImageClassifier(nn.Module):
         return save_model(self, path, self._config, {"history": self.history_})
 
     @classmethod
-    def load(cls, path: str | os.PathLike, device: str = "auto") -> ImageClassifier:
+    def load(cls, path: str | os.PathLike[str], device: str = "auto") -> ImageClassifier:
         """Load a model written by :meth:`save`.
 
         Parameters

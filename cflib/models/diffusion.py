@@ -39,6 +39,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -50,6 +51,14 @@ from ._train import check_grey_images, optimizer_step, shuffled_batches, train
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 __all__ = ["LDMConfig", "LatentDiffusion", "fit_cldm_pair", "fit_latent_diffusion", "independence_weights"]
+
+
+class LatentTransform(Protocol):
+    """A map of the clean latents applied before abduction (a fitted :class:`cflib.models.mine.MINEDisentangler`)."""
+
+    def transform(self, z: np.ndarray) -> np.ndarray:
+        """The transformed latents, same shape as ``z``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -162,13 +171,20 @@ class LatentDiffusion(nn.Module):
     >>> x_cf = ldm.counterfactual(data.images[:4], data.A[:4], a_new=1)
     """
 
+    # buffers (register_buffer): the DDPM schedule's cumulative alphas and the latents' scale
+    alphas_cumprod: torch.Tensor
+    latent_scale: torch.Tensor
+
     def __init__(self, config: LDMConfig | None = None, *, seed: int = 0, **overrides) -> None:
         super().__init__()
         import warnings
 
         with warnings.catch_warnings():  # diffusers imports tqdm.auto, which warns in kernels without ipywidgets
             warnings.filterwarnings("ignore", message="IProgress not found")
-            from diffusers import AutoencoderKL, DDIMScheduler, DDPMScheduler, UNet2DModel
+            from diffusers.models.autoencoders.autoencoder_kl import AutoencoderKL
+            from diffusers.models.unets.unet_2d import UNet2DModel
+            from diffusers.schedulers.scheduling_ddim import DDIMScheduler
+            from diffusers.schedulers.scheduling_ddpm import DDPMScheduler
 
         cfg = config or LDMConfig()
         if not isinstance(cfg, LDMConfig):
@@ -490,14 +506,14 @@ class LatentDiffusion(nn.Module):
         gen = self._seed_gen(seed)
         opt = torch.optim.Adam([*self.unet.parameters(), *self.label_embedding.parameters()], lr=lr)
         nulls = torch.tensor([self.config.n_classes, *self.config.aux_classes], dtype=torch.int64)
-        w = None
+        w: torch.Tensor | None = None
         if sample_weight is not None:
-            w = np.asarray(sample_weight, dtype=np.float64)
-            if w.shape != (z0.shape[0],) or not np.all(np.isfinite(w)) or w.min() < 0 or w.sum() <= 0:
+            w_np = np.asarray(sample_weight, dtype=np.float64)
+            if w_np.shape != (z0.shape[0],) or not np.all(np.isfinite(w_np)) or w_np.min() < 0 or w_np.sum() <= 0:
                 raise ValueError(
-                    f"sample_weight must be {z0.shape[0]} finite non-negative weights, not all zero; got shape {w.shape}"
+                    f"sample_weight must be {z0.shape[0]} finite non-negative weights, not all zero; got shape {w_np.shape}"
                 )
-            w = torch.from_numpy(w)
+            w = torch.from_numpy(w_np)
         n = z0.shape[0]
         total = epochs * math.ceil(n / batch_size)
         T = self.config.num_train_timesteps
@@ -764,7 +780,7 @@ class LatentDiffusion(nn.Module):
         steps: int = 20,
         guidance: float = 1.0,
         aux_guidance: float = 1.0,
-        disentangler: nn.Module | None = None,
+        disentangler: LatentTransform | None = None,
         abduction: str = "ddim",
         seed: int | None = 0,
     ) -> np.ndarray:
@@ -784,7 +800,7 @@ class LatentDiffusion(nn.Module):
             required when the model has them.
         t_star, steps, guidance, aux_guidance
             As in :meth:`invert` and :meth:`denoise`.
-        disentangler : torch.nn.Module, optional
+        disentangler : LatentTransform, optional
             A fitted :class:`cflib.models.mine.MINEDisentangler`: its map :math:`\\phi` is applied to the
             clean latent before inversion (the DLDM of Section 3.3).
         abduction : {"ddim", "forward"}
@@ -810,9 +826,9 @@ class LatentDiffusion(nn.Module):
             z0 = self.encode(x)
             if disentangler is not None:
                 z0 = disentangler.transform(z0)
-            z0 = torch.as_tensor(z0)
-            noise = torch.randn(z0.shape, generator=self._seed_gen(seed))
-            zt = self.ddpm.add_noise(z0, noise, torch.full((z0.shape[0],), int(t_star))).numpy()
+            z0t = torch.as_tensor(z0)
+            noise = torch.randn(z0t.shape, generator=self._seed_gen(seed))
+            zt = self.ddpm.add_noise(z0t, noise, torch.full((z0t.shape[0],), int(t_star))).numpy()
         else:
             raise ValueError(f"abduction must be 'ddim' or 'forward', got {abduction!r}")
         return self.denoise(
@@ -820,7 +836,9 @@ class LatentDiffusion(nn.Module):
         )
 
     @torch.no_grad()
-    def _invert_latent(self, z0: np.ndarray, cond: torch.Tensor, t_star: int, steps: int, disentangler) -> np.ndarray:
+    def _invert_latent(
+        self, z0: np.ndarray, cond: torch.Tensor, t_star: int, steps: int, disentangler: LatentTransform | None
+    ) -> np.ndarray:
         z = torch.as_tensor(z0)
         if disentangler is not None:
             z = torch.as_tensor(disentangler.transform(z.numpy()))
@@ -887,7 +905,7 @@ class LatentDiffusion(nn.Module):
         return ((x[:, 0].clamp(-1, 1) + 1) / 2).cpu().numpy()
 
     # ------------------------------------------------------------------ persistence
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike[str]) -> Path:
         """Save config and weights atomically (``torch.save`` to a temporary file, then rename).
 
         Parameters
@@ -909,7 +927,7 @@ class LatentDiffusion(nn.Module):
         return path
 
     @classmethod
-    def load(cls, path: str | os.PathLike, device: str = "auto") -> LatentDiffusion:
+    def load(cls, path: str | os.PathLike[str], device: str = "auto") -> LatentDiffusion:
         """Load a model written by :meth:`save`.
 
         Parameters
@@ -927,7 +945,7 @@ class LatentDiffusion(nn.Module):
         if not path.exists():
             raise FileNotFoundError(f"no saved model at {path}")
         blob = torch.load(path, map_location="cpu", weights_only=False)
-        cfg = {k: (tuple(v) if isinstance(v, list) else v) for k, v in blob["config"].items()}
+        cfg: dict[str, Any] = {k: (tuple(v) if isinstance(v, list) else v) for k, v in blob["config"].items()}
         model = cls(LDMConfig(**cfg))
         model.load_state_dict(blob["state"])
         model.history = blob.get("history", {"vae": [], "diffusion": []})
@@ -988,7 +1006,7 @@ def fit_latent_diffusion(
     sample_weight: np.ndarray | None = None,
     autoencoder: LatentDiffusion | None = None,
     config: LDMConfig | None = None,
-    cache_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
     seed: int = 0,
     device: str = "auto",
     **fit_kwargs,
@@ -1070,7 +1088,7 @@ def fit_cldm_pair(
     config: LDMConfig | None = None,
     seed: int = 0,
     device: str = "auto",
-    cache_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
     **fit_kwargs,
 ) -> dict[str, LatentDiffusion]:
     """The paper's CLDM and a CLDM that holds the other parents fixed, sharing one autoencoder (cached).

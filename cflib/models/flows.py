@@ -53,6 +53,12 @@ class ConditionalFlow1D(nn.Module):
         Seed of the weight initialisation.
     """
 
+    # buffers (register_buffer): the standardisation of the parents and of the unbounded target
+    pa_mean: torch.Tensor
+    pa_std: torch.Tensor
+    y_mean: torch.Tensor
+    y_std: torch.Tensor
+
     def __init__(
         self,
         parents: Sequence[str] = (),
@@ -73,6 +79,7 @@ class ConditionalFlow1D(nn.Module):
         self.hidden = int(hidden)
         torch.manual_seed(seed)
         k = len(self.parents)
+        self.conditioner: nn.Sequential | None
         if k:
             self.conditioner = nn.Sequential(nn.Linear(k, hidden), nn.Tanh(), nn.Linear(hidden, 2))
         else:
@@ -311,7 +318,7 @@ class ConditionalFlow1D(nn.Module):
         self.eval()
         return self
 
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the configuration and weights to ``path`` (atomic)."""
         path = Path(path)
         tmp = path.with_suffix(path.suffix + ".tmp")
@@ -326,7 +333,7 @@ class ConditionalFlow1D(nn.Module):
         return path
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> ConditionalFlow1D:
+    def load(cls, path: str | os.PathLike[str]) -> ConditionalFlow1D:
         """Read a flow written by :meth:`save`."""
         blob = torch.load(Path(path), map_location="cpu", weights_only=False)
         flow = cls(**blob["config"])

@@ -127,6 +127,10 @@ class ConditionalGAN(nn.Module):
         conditioning much faster at small scale (the benchmark chapter's choice).
     """
 
+    #: Image-cycle L1 per step of :func:`cflib.models.image_mechanisms.finetune_encoder` (set only by it and by
+    #: :meth:`load`; saved with the model).
+    finetune_history_: list[float]
+
     def __init__(
         self,
         image_shape: Sequence[int],
@@ -166,10 +170,12 @@ class ConditionalGAN(nn.Module):
             self.decoder = ConvDecoder(self.image_shape, in_dim=hidden, width=width, n_down=n_down)
             if critic == "concat":
                 # Critic: parents broadcast as extra image channels (App. D.2.2).
-                self.critic_features = ConvEncoder(
+                self.critic_features: nn.Module = ConvEncoder(
                     self.image_shape, width=width, out_dim=hidden, n_down=n_down, extra_channels=k
                 )
-                self.critic_head = nn.Sequential(nn.Linear(hidden, hidden), nn.LeakyReLU(0.2), nn.Linear(hidden, 1))
+                self.critic_head: nn.Module = nn.Sequential(
+                    nn.Linear(hidden, hidden), nn.LeakyReLU(0.2), nn.Linear(hidden, 1)
+                )
             else:
                 # Projection critic (Miyato & Koyama 2018) with spectral normalisation on every layer:
                 # D(x, pa) = psi(phi(x)) + <W pa, phi(x)>, so the parents enter as an inner product
@@ -524,7 +530,7 @@ class ConditionalGAN(nn.Module):
             else F.mse_loss(pred[:, g[0]], target[:, g[0]])
             for g in st.groups
         ]
-        return sum(parts) / len(parts)
+        return sum(parts[1:], start=parts[0]) / len(parts)  # the same sum as sum(parts), typed as a tensor
 
     def _critic_step(
         self, st: _FitState, xb: torch.Tensor, pb: torch.Tensor, ps: torch.Tensor, treal: torch.Tensor
@@ -539,6 +545,7 @@ class ConditionalGAN(nn.Module):
         else:
             loss_d = F.softplus(-d_real).mean() + F.softplus(d_fake).mean()
         if st.aux_weight > 0:
+            assert a_real is not None  # fit() allows aux_weight > 0 only with the projection critic, which has the head
             loss_d = loss_d + st.aux_weight * self._aux_loss(st, a_real, st.pat[treal])
         st.opt_d.zero_grad(set_to_none=True)
         loss_d.backward()
@@ -553,6 +560,7 @@ class ConditionalGAN(nn.Module):
         d_gen, a_gen = self._critic(fake, ps)
         adv = -d_gen.mean() if st.loss == "hinge" else F.softplus(-d_gen).mean()
         if st.aux_weight > 0:
+            assert a_gen is not None  # fit() allows aux_weight > 0 only with the projection critic, which has the head
             adv = adv + st.aux_weight * self._aux_loss(st, a_gen, ps)
         null = self.generate((xb + 1) / 2, pb, pb)
         comp = (xb - null).flatten(1).norm(dim=1).mean()
@@ -579,7 +587,7 @@ class ConditionalGAN(nn.Module):
                     p.copy_(a)
 
     # -- persistence ------------------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike[str]) -> Path:
         """Write config, weights, training range and history to ``path`` (atomic)."""
         return save_model(
             self,
@@ -593,7 +601,7 @@ class ConditionalGAN(nn.Module):
         )
 
     @classmethod
-    def load(cls, path: str | os.PathLike, device: str = "cpu") -> ConditionalGAN:
+    def load(cls, path: str | os.PathLike[str], device: str = "cpu") -> ConditionalGAN:
         """Load a model written by :meth:`save` onto ``device``."""
         model, extra = load_model(cls, path, device)
         model.parent_range = ParentRange.from_state(extra.get("parent_range"))

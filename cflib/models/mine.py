@@ -174,6 +174,7 @@ class MINEDisentangler(nn.Module):
         if not np.isfinite(lam) or lam < 0:
             raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
         self.latent_shape, self.n_classes, self.lam = tuple(int(s) for s in latent_shape), int(n_classes), float(lam)
+        self.hidden = int(hidden)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             self.m = Perturbation(latent_shape[0], hidden)
@@ -278,7 +279,7 @@ class MINEDisentangler(nn.Module):
         dev = next(self.parameters()).device
         return torch.cat([self.phi(zt[i : i + 512].to(dev)).cpu() for i in range(0, zt.shape[0], 512)]).numpy()
 
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike[str]) -> Path:
         """Save settings and weights atomically.
 
         Parameters
@@ -294,12 +295,12 @@ class MINEDisentangler(nn.Module):
             "latent_shape": tuple(self.latent_shape),
             "n_classes": self.n_classes,
             "lam": self.lam,
-            "hidden": self.m.down[0][0].out_channels,
+            "hidden": self.hidden,
         }
         return save_model(self, path, config)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, device: str = "auto") -> MINEDisentangler:
+    def load(cls, path: str | os.PathLike[str], device: str = "auto") -> MINEDisentangler:
         """Load a disentangler written by :meth:`save`.
 
         Parameters

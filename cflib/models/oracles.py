@@ -80,6 +80,8 @@ class CNNOracle(ImageClassifier):
 
     inference_batch = 4096
 
+    features: ConvEncoder  # its ``net`` holds the layers whose maps :mod:`cflib.models.predictors` reads
+
     def __init__(
         self,
         image_shape: Sequence[int],

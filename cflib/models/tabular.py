@@ -265,7 +265,10 @@ class TabularClassifier(nn.Module):
 
     def predict(self, X: Any) -> np.ndarray:
         """Most probable class for each row."""
-        return self.classes_[self.predict_proba(X).argmax(1)]
+        proba = self.predict_proba(X)
+        if self.classes_ is None:  # predict_proba refuses an unfitted model, unless X has no rows
+            raise RuntimeError("the model is not fitted; call fit(X, y) first")
+        return self.classes_[proba.argmax(1)]
 
     def score(self, X: Any, y: Any) -> float:
         """Accuracy on ``(X, y)``."""

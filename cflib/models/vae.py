@@ -505,7 +505,7 @@ class ConditionalVAE(nn.Module):
         return self
 
     # -- persistence ------------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike[str]) -> Path:
         """Write config, weights, training range and history to ``path`` (atomic)."""
         return save_model(
             self,
@@ -518,7 +518,7 @@ class ConditionalVAE(nn.Module):
         )
 
     @classmethod
-    def load(cls, path: str | os.PathLike, device: str = "cpu") -> ConditionalVAE:
+    def load(cls, path: str | os.PathLike[str], device: str = "cpu") -> ConditionalVAE:
         """Load a model written by :meth:`save` onto ``device``."""
         model, extra = load_model(cls, path, device)
         model.parent_range = ParentRange.from_state(extra.get("parent_range"))

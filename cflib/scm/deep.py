@@ -297,11 +297,10 @@ class DeepSCM:
         if unknown:
             raise ValidationError(f"{what} has key(s) {', '.join(map(str, unknown))} that are not nodes of the graph")
         arrays = {n: np.asarray(obs[n]) for n in self.graph.nodes}
-        sizes = {n: (a.shape[0] if a.ndim else None) for n, a in arrays.items()}
-        if None in sizes.values():
-            raise ValidationError(
-                f"{what} values must be arrays with one row per unit, got a scalar for {[n for n, s in sizes.items() if s is None]}"
-            )
+        scalars = [n for n, a in arrays.items() if not a.ndim]
+        if scalars:
+            raise ValidationError(f"{what} values must be arrays with one row per unit, got a scalar for {scalars}")
+        sizes = {n: a.shape[0] for n, a in arrays.items()}
         if len(set(sizes.values())) != 1:
             raise ValidationError(f"{what} arrays must all have the same number of units, got {sizes}")
         if next(iter(sizes.values())) == 0:

@@ -62,6 +62,15 @@ class Mechanism:
             check_callable(self.inverse, "inverse")
 
 
+def _constant(c: float) -> Callable[[Mapping[str, np.ndarray], np.ndarray], np.ndarray]:
+    """The structural assignment of a node set to ``c`` by ``do``: ``c`` for every unit, whatever the parents."""
+
+    def forward(pa: Mapping[str, np.ndarray], u: np.ndarray) -> np.ndarray:
+        return np.full(len(u), c)
+
+    return forward
+
+
 def _units(value: object, what: str, n: int | None = None) -> np.ndarray:
     """One finite float per unit: an ``(n,)`` array (``n >= 1``); ``what`` names it in the message."""
     if value is None or isinstance(value, (str, bytes, Mapping)) or callable(value):
@@ -152,9 +161,11 @@ class SCM:
             raise ValidationError(f"{what} has arrays of different lengths: {sizes}")
         return arrays, next(iter(sizes.values()))
 
-    def _check_interventions(self, interventions: Mapping[str, object], n: int | None) -> dict[str, object]:
+    def _check_interventions(
+        self, interventions: Mapping[str, object], n: int | None
+    ) -> dict[str, np.ndarray | Callable[[Values], object]]:
         check_mapping(interventions, "do")
-        out: dict[str, object] = {}
+        out: dict[str, np.ndarray | Callable[[Values], object]] = {}
         for k, v in interventions.items():
             if k not in self.graph.nodes:
                 raise ValidationError(
@@ -298,9 +309,7 @@ class SCM:
                     f"do() needs a scalar value for {k!r}; use counterfactual() for unit-level values"
                 )
             c = float(v)
-            mechs[k] = Mechanism(
-                forward=lambda pa, u, c=c: np.full(len(u), c), noise=self.mechanisms[k].noise, inverse=None
-            )
+            mechs[k] = Mechanism(forward=_constant(c), noise=self.mechanisms[k].noise, inverse=None)
         return SCM(self.graph.mutilate(interventions), mechs)
 
     def abduct(self, values: Mapping[str, np.ndarray]) -> Values:
