@@ -11,14 +11,14 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
 
 import numpy as np
 
 from ...data.morphosynth import MorphoSynth
 from ...data.smileyfaces import SmileyFaces
 from ...models.predictors import AntiCausalPredictor
-from ...runtime import fit_cached
+from ...runtime import SavesItself, fit_cached
 from ...scm import morpho_attributes
 from ...scm.deep import ClosedForm, RootMechanism
 from .config import BenchmarkConfig, DatasetSpec
@@ -166,6 +166,9 @@ class _FitSettings(TypedDict):
     show_progress: bool
 
 
+_Model = TypeVar("_Model", bound=SavesItself)
+
+
 class _LoadableModel(Protocol):
     """A model class whose ``load`` reads back what its models' ``save`` wrote."""
 
@@ -202,7 +205,7 @@ class _ImageTraining:
             "show_progress": False,
         }
 
-    def trained(self, name: str, cls: _LoadableModel, fit: Callable[[], Any], code: Sequence[Any] = ()) -> Any:
+    def trained(self, name: str, cls: _LoadableModel, fit: Callable[[], _Model], code: Sequence[Any] = ()) -> _Model:
         """``fit()``, or its model from the shared cache (keyed on the data, ``name``'s settings and the code)."""
         cfg, cache = self.cfg, self.cache
         t0 = time.perf_counter()
@@ -225,7 +228,7 @@ class _ImageTraining:
         self.timings[f"train {name}"] = time.perf_counter() - t0
         return model
 
-    def vae_mechanism(self, model: Any, temperature: float) -> DeepImageMechanism:
+    def vae_mechanism(self, model: ConditionalVAE, temperature: float) -> DeepImageMechanism:
         """The image mechanism of a trained VAE or HVAE, abducting at pixel-noise ``temperature``."""
         from ...models.image_mechanisms import DeepImageMechanism
 
