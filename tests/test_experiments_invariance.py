@@ -197,6 +197,33 @@ def test_ldm_counterfactual_passes_the_diseases_only_to_models_conditioned_on_th
     assert "aux" not in calls[-1] and "aux_guidance" not in calls[-1]
 
 
+def test_generation_quality_takes_any_mapping_of_counterfactual_functions():
+    """quality_table's models are a Mapping; generation_quality refused anything but a dict."""
+    from types import MappingProxyType
+
+    from cflib.experiments.invariance.diffusion import generation_quality
+
+    A = np.repeat([0, 1, 2], 10)
+    images = np.clip(A[:, None, None] / 2 + np.random.default_rng(0).normal(0, 0.01, (30, 8, 8)), 0, 1)
+
+    def set_group(x, a, a_new):  # moves the brightness to the new group's
+        return np.clip(x + (np.asarray(a_new, float) - np.asarray(a, float))[:, None, None] / 2, 0, 1)
+
+    class Reader:
+        def score(self, x, target):
+            return (np.rint(x.mean((1, 2)) * 2) == target).astype(float)
+
+        def embed(self, x):
+            return np.column_stack([x.mean((1, 2)), x.std((1, 2))])
+
+    quality = generation_quality(MappingProxyType({"shift": set_group}), images, A, Reader(), fd_boot=2)
+    assert list(quality.index) == ["shift"]
+    assert all(quality.loc["shift", ("effectiveness %", a)] == 100 for a in range(3))
+    assert quality.loc["shift", ("composition L1", "all")] < 1  # do(A = A) returns the image (0-255 scale)
+    with pytest.raises(TypeError, match="non-empty"):
+        generation_quality({}, images, A, Reader())
+
+
 # ---------------------------------------------------------------- claims_01
 def _results_01(gap=0.0, effect=0.1, diff=(0.001, 0.0), diff_se=(0.002, 0.0), delta=(0.05, 0.0), delta_se=(0.005, 0.0)):
     exact = pd.Series({"E[(g - h)^2]": effect, "|Delta - E[(g-h)^2]|": gap})
@@ -401,6 +428,22 @@ def test_claims_03_verdicts_with_and_without_curves():
     claims.reset()
     with pytest.raises(ValueError, match="power_n"):
         exp.claims_03({**base, "counter": _counter(0.5), "calib": _curves(uniform, [0, 1])["calib"]})
+
+
+def test_undecided_note_of_a_decision_without_an_interval():
+    """A joint decision of no parts is undecided with no interval: the note says so instead of reading None."""
+    from cflib import verdicts as vd
+    from cflib.experiments.invariance.decisions import join_parts, undecided_note
+
+    empty = join_parts({}, "all parts")
+    assert empty.verdict == vd.UNDECIDED and empty.interval is None
+    note = undecided_note(empty, 0.5, 10, "classifiers", "full.yaml runs more")
+    assert (
+        note
+        == "Undecided: it has no interval (a joint decision of no parts), so no number of classifiers decides it; full.yaml runs more."
+    )
+    straddle = vd.decide_above(vd.mean_interval([0.4, 0.6, 0.5, 0.55]), 0.5)
+    assert "would decide it" in undecided_note(straddle, 0.5, 4, "classifiers", "x")
 
 
 def test_difference_interval_is_newcombe():

@@ -5,7 +5,7 @@ The helpers and the paper's words they share with :mod:`.claims_images` are in :
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -301,21 +301,36 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
     claims.record("power_regression", float(power_point["regression"]))
     claims.record("mean_eca_sweep_point", float(sweep_sim["eca"].mean()))
     ce = counter.reset_index()
-    inv = ce[(ce["model"] == "content") & ce["world"].str.startswith("world 1")].iloc[0]
-    sc = ce[ce["model"] == "shortcut"]
+    _claim_parity_rejects_invariant(
+        ce[(ce["model"] == "content") & ce["world"].str.startswith("world 1")].iloc[0], alpha, n_world
+    )
+    _claim_parity_accepts_shortcut(ce[ce["model"] == "shortcut"], alpha, n_world)
+    if results.get("calib") is None:  # the sweep runs without the curves
+        return claims.rows(["C4a", "C4b"])
+    calib, power_n, n_rep, n, n_rep_code, power_ns, effect_for_n, n_rep_power = claims.require(
+        results, ["calib", "power_n", "n_rep", "n", "n_rep_code", "power_ns", "effect_for_n", "n_rep_power"]
+    )
+    _claims_calibration(calib, alpha, n_rep, n_rep_code, n)
+    _claim_power_rises(power_n, power_ns, effect_for_n, n_rep_power)
+    return claims.rows(["C4a", "C4b", "C7", "C7-code", "C8"])
 
-    def p_value(p, name):
-        return vd.exact(float(p), method=f"p-value of the {name} test on {n_world} units")
 
+def _world_p_value(p: float, name: str, n_world: int) -> vd.Interval:
+    """A parity world's p-value as an exact quantity (the world is fixed: no sampling error to carry)."""
+    return vd.exact(float(p), method=f"p-value of the {name} test on {n_world} units")
+
+
+def _claim_parity_rejects_invariant(inv: pd.Series, alpha: float, n_world: int) -> None:
+    """C4a: DP and EO reject the invariant classifier (ECA = 1) of a world where P(Y | A) differs; CIT-LR does not."""
     c4a = join_parts(
         {
             "ECA = 1": vd.decide_within(
                 vd.exact(float(inv["ECA"]), method=f"ECA over {n_world} units"), 1.0, 1.0, quantity="ECA"
             ),
-            "DP rejects": vd.decide_below(p_value(inv["DP p"], "DP"), alpha, quantity="DP p"),
-            "EO rejects": vd.decide_below(p_value(inv["EO p"], "EO"), alpha, quantity="EO p"),
+            "DP rejects": vd.decide_below(_world_p_value(inv["DP p"], "DP", n_world), alpha, quantity="DP p"),
+            "EO rejects": vd.decide_below(_world_p_value(inv["EO p"], "EO", n_world), alpha, quantity="EO p"),
             "CIT-LR does not": vd.decide_above(
-                p_value(inv["CIT-LR p"], "CIT-LR"), alpha, inclusive=True, quantity="CIT-LR p"
+                _world_p_value(inv["CIT-LR p"], "CIT-LR", n_world), alpha, inclusive=True, quantity="CIT-LR p"
             ),
         },
         "all four",
@@ -332,15 +347,23 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
         evidence=f"parity_world with prevalence (0.2, 0.45) and group-1 false positives 0.25, n = {n_world}; Welch tests at {alpha}. "
         "A world built for the purpose: a sanity check of the tests, not a reproduction.",
     )
+
+
+def _claim_parity_accepts_shortcut(sc: pd.DataFrame, alpha: float, n_world: int) -> None:
+    """C4b: in some world DP and EO accept the shortcut classifier (ECA < 0.8) that CIT-LR rejects."""
     worlds = {
         r.world.split(" (")[0]: join_parts(
             {
                 "ECA < 0.8": vd.decide_below(
                     vd.exact(float(r.ECA), method=f"ECA over {n_world} units"), 0.8, quantity="ECA"
                 ),
-                "DP accepts": vd.decide_above(p_value(r._5, "DP"), alpha, inclusive=True, quantity="DP p"),
-                "EO accepts": vd.decide_above(p_value(r._6, "EO"), alpha, inclusive=True, quantity="EO p"),
-                "CIT-LR rejects": vd.decide_below(p_value(r._4, "CIT-LR"), alpha, quantity="CIT-LR p"),
+                "DP accepts": vd.decide_above(
+                    _world_p_value(r._5, "DP", n_world), alpha, inclusive=True, quantity="DP p"
+                ),
+                "EO accepts": vd.decide_above(
+                    _world_p_value(r._6, "EO", n_world), alpha, inclusive=True, quantity="EO p"
+                ),
+                "CIT-LR rejects": vd.decide_below(_world_p_value(r._4, "CIT-LR", n_world), alpha, quantity="CIT-LR p"),
             },
             "all four",
         )
@@ -361,11 +384,10 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
         evidence="the shortcut classifier 1[c1 + 1.5 sign(t) c2 > 0]: group rates equal by symmetry of c2, so DP and EO accept by "
         "construction in the world without association.",
     )
-    if results.get("calib") is None:  # the sweep runs without the curves
-        return claims.rows(["C4a", "C4b"])
-    calib, power_n, n_rep, n, n_rep_code, power_ns, effect_for_n, n_rep_power = claims.require(
-        results, ["calib", "power_n", "n_rep", "n", "n_rep_code", "power_ns", "effect_for_n", "n_rep_power"]
-    )
+
+
+def _claims_calibration(calib: pd.DataFrame, alpha: float, n_rep: int, n_rep_code: int, n: int) -> None:
+    """C7 and C7-code: under no effect both forms of CIT-LR hold their level with uniform p-values; records the sizes."""
     marg, code = calib.loc[NULL_FORMS[0]], calib.loc[NULL_FORMS[1]]
     claims.record("size_marginal_h", float(marg["rate"]))
     claims.record("size_regressed_h", float(code["rate"]))
@@ -410,6 +432,10 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
             evidence=f"{reps} replications of n = {n}, a_effect = 0; KS test of uniform p > 0.01.",
             note=undecided_note(d, 2 * alpha, reps, "replications", "notebooks/params/full.yaml runs 1000"),
         )
+
+
+def _claim_power_rises(power_n: pd.DataFrame, power_ns: Sequence[int], effect_for_n: float, n_rep_power: int) -> None:
+    """C8 (the book's own): the generator form's power rises with n and reaches 0.8."""
     gen_n = power_n.loc["generator"]
     reg_n = power_n.loc["regression"]
     k_first, k_last = count(100 * gen_n.iloc[0], n_rep_power), count(100 * gen_n.iloc[-1], n_rep_power)
@@ -442,7 +468,6 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
         "regression form is reported alongside.",
         note=undecided_note(c8, 0.8, n_rep_power, "replications", "notebooks/params/full.yaml runs 200"),
     )
-    return claims.rows(["C4a", "C4b", "C7", "C7-code", "C8"])
 
 
 def claims_07(study: pd.DataFrame, *, alpha: float = 0.05, power_target: float = 0.9) -> pd.DataFrame:

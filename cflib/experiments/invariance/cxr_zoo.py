@@ -246,7 +246,7 @@ def audit_cnn_zoo(
         }
         proba = m.predict_proba(images)
         for lv in levels:
-            sel = lv == A
+            sel = np.equal(A, lv)
             row[f"AUC A={lv}"] = (
                 float(_auc_rows(proba[sel][None], y[sel][None].astype(float))[0])
                 if 0 < y[sel].sum() < sel.sum()
@@ -263,7 +263,9 @@ def audit_cnn_zoo(
                     f"mean d CIT-LR[{src}]": r.mean_diff,
                 }
             )
-        for label, r in (("DP", demographic_parity_test(y_hat, A)), ("EO", equal_opportunity_test(y_hat, A, y))):
-            row.update({f"t {label}": r.statistic, f"p {label}": r.pvalue, f"log10p {label}": r.log10_pvalue})
+        for label, parity in (("DP", demographic_parity_test(y_hat, A)), ("EO", equal_opportunity_test(y_hat, A, y))):
+            row.update(
+                {f"t {label}": parity.statistic, f"p {label}": parity.pvalue, f"log10p {label}": parity.log10_pvalue}
+            )
         rows.append(row)
     return pd.DataFrame(rows)

@@ -117,8 +117,10 @@ def count(rate_percent: float, n: int) -> int:
     return int(round(float(rate_percent) * n / 100)) if n > 0 and np.isfinite(rate_percent) else 0
 
 
-def _deciding_size(interval: vd.Interval, threshold: float, n: int, unit: str) -> str:
+def _deciding_size(interval: vd.Interval | None, threshold: float, n: int, unit: str) -> str:
     """What size would move ``interval`` off ``threshold`` at the same estimate (:func:`cflib.verdicts.deciding_size`)."""
+    if interval is None:
+        return f"it has no interval (a joint decision of no parts), so no number of {unit} decides it"
     if not interval.defined:
         return f"its interval is undefined with {n} {unit} ({interval.method}); more {unit} are needed"
     if interval.estimate == threshold:
@@ -135,7 +137,8 @@ def undecided_note(decision: vd.Decision, threshold: float, n: int, unit: str, w
     Parameters
     ----------
     decision : cflib.verdicts.Decision
-        The claim's decision (the note is empty unless it is undecided).
+        The claim's decision (the note is empty unless it is undecided; a decision without an interval,
+        a joint decision of no parts, says so).
     threshold : float
         The bar the decision's interval must clear.
     n : int
@@ -204,7 +207,8 @@ def panel_bootstrap(
     if not panels or min(sizes) < 3:
         return vd.Interval(np.nan, np.nan, np.nan, method + " (a panel has fewer than 3 classifiers)")
     rng = np.random.default_rng(seed)
-    point, draws = {k: [] for k in ys}, {k: [] for k in ys}
+    point: dict[str, list[np.ndarray]] = {k: [] for k in ys}
+    draws: dict[str, list[np.ndarray]] = {k: [] for k in ys}
     for frame in panels.values():
         idx = rng.integers(0, len(frame), (n_boot, len(frame)))
         xv = frame[x].to_numpy(float)

@@ -8,12 +8,14 @@ Tables 7-11 and the variance control of App. H.1.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ...data.toy_cxr import DISEASES, GROUPS, ToyCXR
+from ...validation import check_grey_images
 
 if TYPE_CHECKING:  # torch is imported only by the image experiments
     from ...models.cnn_zoo import SmallCNN
@@ -297,8 +299,27 @@ def beta_vae_counterfactuals(
     return models
 
 
+@dataclass(frozen=True)
+class _GroupCounterfactual:
+    """A counterfactual function ``f(images, A, a_new)`` as :class:`~cflib.metrics.axioms.FunctionModel` reads it.
+
+    ``FunctionModel`` calls ``(x, pa, pa_star)`` and reads ``parent_names``; the output is checked to be
+    grey images of the input's size.
+    """
+
+    f: Callable[..., np.ndarray]
+    name: str
+    size: int
+    parent_names: tuple[str, ...] = ("A",)
+
+    def __call__(
+        self, images: np.ndarray, pa: Mapping[str, np.ndarray], pa_star: Mapping[str, np.ndarray]
+    ) -> np.ndarray:
+        return check_grey_images(self.f(images, pa["A"], pa_star["A"]), self.size, name=f"{self.name} output")
+
+
 def generation_quality(
-    counterfactuals: dict,
+    counterfactuals: Mapping[str, Callable[..., np.ndarray]],
     images: np.ndarray,
     A: np.ndarray,
     attribute_predictor: Any,
@@ -330,7 +351,7 @@ def generation_quality(
 
     Parameters
     ----------
-    counterfactuals : dict
+    counterfactuals : mapping
         ``{name: f}`` with ``f(images, A, a_new) -> images`` for an array ``a_new``.
     images : numpy.ndarray
         ``(n, H, W)`` test images in [0, 1].
@@ -357,32 +378,27 @@ def generation_quality(
     """
     from ...metrics.axioms import FunctionModel, measure_composition, measure_effectiveness
     from ...metrics.realism import frechet_distance
-    from ...models._train import check_grey_images
 
     x = check_grey_images(images)
     A = np.asarray(A)
     if A.shape != (x.shape[0],):
         raise ValueError(f"A must have shape ({x.shape[0]},), got {A.shape}")
-    if not isinstance(counterfactuals, dict) or not counterfactuals:
+    if not isinstance(counterfactuals, Mapping) or not counterfactuals:
         raise TypeError("counterfactuals must be a non-empty dict {name: f(images, A, a_new)}")
     real_feat = attribute_predictor.embed(x)
     truth = [true_counterfactual(a) for a in range(n_classes)] if true_counterfactual is not None else None
     obs = {"x": x, "A": A}
     rows = {}
     for name, f in counterfactuals.items():
-
-        def g(images: np.ndarray, pa: dict, pa_star: dict, f=f, name=name) -> np.ndarray:
-            return check_grey_images(f(images, pa["A"], pa_star["A"]), x.shape[1], name=f"{name} output")
-
-        g.parent_names = ("A",)
-        model = FunctionModel(g)
+        model = FunctionModel(_GroupCounterfactual(f, name, x.shape[1]))
         comp = measure_composition(model, obs, cycles=1).at(1)["l1"]  # the null intervention do(A = A), 0-255 scale
-        row, cfs = {}, []
+        row: dict[tuple[str, int | str], float] = {}
+        cfs = []
         for a in range(n_classes):
             eff = measure_effectiveness(model, obs, {"A": attribute_predictor}, do={"A": np.full_like(A, a)})
             cfs.append(eff.counterfactuals["A"]["x"])
             row[("composition L1", a)] = float(comp[a == A].mean()) if np.any(a == A) else np.nan
-            other = a != A
+            other = np.not_equal(A, a)
             row[("effectiveness %", a)] = (
                 float(100 * eff.per_image[("A", "A")][other].mean()) if other.any() else np.nan
             )

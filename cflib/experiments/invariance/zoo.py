@@ -16,10 +16,14 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from ...stats.group_parity import GroupParityResult
+    from ...stats.invariance import CITResult
 
 #: Table 1: short name -> (description, hyperparameters, depends on the seed).
 TABLE1: dict[str, tuple[str, dict[str, Any], bool]] = {
@@ -262,7 +266,7 @@ def audit_zoo(
         y_te = y_all[te]
         eca = expected_counterfactual_accuracy(m, data.x[te], data.x_cf[te]).eca
         cf = counterfactual_predictions(m.predict, data.sample_x, z_test, [0, 1], n_mc=n_mc, seed=seed)
-        res = {
+        res: dict[str, CITResult | GroupParityResult | None] = {
             "cit_gen": cit_lr_generative(y_te, data.a[te], cf, p_a=[1 - p, p]),
             "cit_reg": cit_lr_test(
                 y_all, data.a, data.z_layer(z_layer), learner=learner, test_mask=test, h_mode=h_mode
