@@ -846,3 +846,38 @@ def test_checks_do_not_change_valid_results():
     assert stats.nte(Y1, YCF1) == stats.nte(Y1[:, None], pd.Series(YCF1))
     assert stats.paired_t_test(list(G_EST - H_EST)) == stats.paired_t_test(G_EST - H_EST)
     assert stats.nte_bernoulli(0.7, 0.3) == pytest.approx(2 * 0.16 / (4 - 2 * (1 - 2 * 0.21)))
+
+
+def test_every_result_type_of_stats_metrics_and_fairness_has_the_statistic_and_pvalue_the_base_reads():
+    # results.BaseTestResult (once RejectsAtLevel) reads self.statistic and self.pvalue in reject(), summary() and
+    # plot(); a subclass without them would fail there only at run time
+    import dataclasses
+    import importlib
+    import inspect
+    import pkgutil
+
+    from cflib.results import BaseTestResult
+
+    found = {}
+    for pkg in ("cflib.stats", "cflib.metrics", "cflib.fairness"):
+        for info in pkgutil.walk_packages(importlib.import_module(pkg).__path__, pkg + "."):
+            for _, cls in inspect.getmembers(importlib.import_module(info.name), inspect.isclass):
+                if cls.__module__ == info.name and issubclass(cls, BaseTestResult):
+                    found[cls.__qualname__] = {f.name for f in dataclasses.fields(cls)}
+    assert len(found) >= 8, sorted(found)  # MMD, linear MMD, CF-CLOT, CIT-LR, DP/EO, rate difference, ...
+    assert not [n for n, fields in found.items() if not {"statistic", "pvalue"} <= fields], found
+    for res in _results().values():
+        assert len(res.summary()) >= 1 and res.reject(1 - 1e-9) == (res.pvalue <= 1 - 1e-9)
+
+
+def test_rate_differences_carry_their_interval_with_its_estimate_and_method():
+    from cflib.results import Interval
+
+    w = stats.welch_difference([0.0, 1.0, 1.0], [1.0, 1.0, 0.0, 1.0])
+    assert isinstance(w.ci, Interval) and w.ci.estimate == w.difference and w.ci.method == "95% welch"
+    nc = stats.newcombe_difference(2, 5, 4, 5, level=0.9)
+    assert nc.ci.estimate == pytest.approx(0.4) and nc.ci.method == "90% newcombe" and nc.ci.low < 0.4 < nc.ci.high
+    empty = stats.newcombe_difference(0, 0, 1, 3)
+    assert empty.ci.method == "95% newcombe" and np.isnan(empty.ci.low) and empty.reason
+    constant = stats.welch_difference([1.0, 1.0], [0.0, 0.0])
+    assert constant.ci.estimate == -1.0 and np.isnan(constant.ci.high) and constant.pvalue == 0.0

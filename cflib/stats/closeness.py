@@ -24,8 +24,9 @@ for checking the estimator and for reading ``eps`` as a gap between rates.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -49,6 +50,9 @@ from ..validation import (
 from .engine import quadratic_forms
 from .kernels import Kernel, as_2d, make_kernel, to_tensor
 from .mmd import check_same_dim, check_same_rows, resampling_warnings, signflip_null
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "CFCLOTResult",
@@ -105,9 +109,9 @@ class PairStats:
     :func:`cfclot_test` is a quadratic form in the unit weights over these blocks.
     """
 
-    h: Any  # torch (u, u): H between types; H(z, z) is the value for two *different* units of type z
-    d: Any  # torch (u, u): D between types
-    counts: Any  # torch (u,)
+    h: torch.Tensor  # (u, u): H between types; H(z, z) is the value for two *different* units of type z
+    d: torch.Tensor  # (u, u): D between types
+    counts: torch.Tensor  # (u,)
     inverse: np.ndarray  # unit -> type
     m: int
     K: float
@@ -153,12 +157,12 @@ def pair_stats(y: np.ndarray, y_cf: np.ndarray, kernel: Kernel, device: Any) -> 
     )
 
 
-def _offdiag_sum(a, c) -> float:
+def _offdiag_sum(a: torch.Tensor, c: torch.Tensor) -> float:
     """Sum over ordered pairs of distinct units, ``sum_{i != j} A_ij``, from type-level ``A``."""
     return float(c @ (a @ c) - (c * a.diagonal()).sum())
 
 
-def _zetas(total: Any, row_sq: Any, sq: Any, m: int):
+def _zetas(total: Any, row_sq: Any, sq: Any, m: int) -> tuple[Any, Any]:
     """Unbiased variance components of an order-2 U-statistic from three sums over distinct units.
 
     ``total = sum_{i!=j} g_ij``, ``row_sq = sum_i r_i^2`` with ``r_i = sum_{j!=i} g_ij``, and
@@ -166,7 +170,7 @@ def _zetas(total: Any, row_sq: Any, sq: Any, m: int):
     the sums over distinct triples (``row_sq - sq``) and quadruples (``total^2 - 2 sq - 4 triples``),
     hence unbiased estimates of ``E[g12 g13]``, ``E[g12^2]`` and ``(E g12)^2``. The plug-in
     ``mean_i rbar_i^2 - U^2`` is biased upwards by about ``zeta_2 / m`` (the noise of each row mean),
-    which makes the test conservative at small ``m``.
+    which makes the test conservative at small ``m``. The sums are floats, or tensors of them (one per replication).
     """
     triples = row_sq - sq
     quads = total * total - 2 * sq - 4 * triples
@@ -175,7 +179,7 @@ def _zetas(total: Any, row_sq: Any, sq: Any, m: int):
     return e_g12_g13 - e_g12_g34, sq / (m * (m - 1)) - e_g12_g34
 
 
-def _moments(g, c, m: int) -> tuple[float, float, float]:
+def _moments(g: torch.Tensor, c: torch.Tensor, m: int) -> tuple[float, float, float]:
     """U-statistic mean and unbiased variance components ``zeta_1``, ``zeta_2`` of kernel ``g``."""
     total = _offdiag_sum(g, c)
     r = g @ c - g.diagonal()  # row sum of each unit of a type, excluding the unit itself
@@ -304,7 +308,7 @@ def cfclot_statistics_batch(
     K = k.upper_bound
     pairs = m * (m - 1)
 
-    def gram(a, b):
+    def gram(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         if k.name == "gaussian":
             d2 = (a * a).sum(-1)[:, :, None] + (b * b).sum(-1)[:, None, :] - 2 * a @ b.transpose(1, 2)
             return torch.exp(-d2.clamp_min(0) / (2 * s * s))
@@ -313,11 +317,13 @@ def cfclot_statistics_batch(
     if m < 4:
         raise ValidationError(f"cfclot_statistics_batch needs m >= 4 pairs per replication, got {m}")
 
-    def sigma(tot, row, sq, mean_d):
+    def sigma(tot: torch.Tensor, row: torch.Tensor, sq: torch.Tensor, mean_d: torch.Tensor) -> torch.Tensor:
         z1, z2 = _zetas(tot, row, sq, m)
         return torch.sqrt(torch.clamp(((4 * m - 8) * z1 + 2 * z2) / (m - 1), min=0.0)) / mean_d
 
-    def bsum(a, b=None):  # per-replication sum of a (or of a * b) without keeping the product
+    def bsum(
+        a: torch.Tensor, b: torch.Tensor | None = None
+    ) -> torch.Tensor:  # per-replication sum of a (or of a * b) without keeping the product
         return a.sum((1, 2)) if b is None else torch.einsum("rij,rij->r", a, b)
 
     rows = []
@@ -527,7 +533,7 @@ def shift_for_target_nte(epsilon: float, *, tau: float = 1.0, d: int = 1, bandwi
         return 0.0
 
     def f(x: float) -> float:
-        return nte_gaussian(x, tau1=tau, tau2=tau, d=d, bandwidth=bandwidth) - epsilon
+        return float(nte_gaussian(x, tau1=tau, tau2=tau, d=d, bandwidth=bandwidth)) - epsilon
 
     hi = 1.0
     while f(hi) < 0:
@@ -593,7 +599,7 @@ def gap_for_target_nte(epsilon: float, *, r: float = 0.0, center: float = 0.5) -
     gmax = 2 * min(center, 1 - center)
 
     def f(g: float) -> float:
-        return nte_bernoulli(center + g / 2, center - g / 2, r=r) - epsilon
+        return float(nte_bernoulli(center + g / 2, center - g / 2, r=r)) - epsilon
 
     if f(gmax) < 0:
         raise ValueError(f"epsilon={epsilon} is unreachable with rates centred on {center} and r={r}")
@@ -788,7 +794,7 @@ class CFCLOTResult(BaseTestResult):
             df["warning"] = "; ".join(self.warnings)
         return df
 
-    def plot(self, ax=None):
+    def plot(self, ax: Any = None) -> Any:
         """The null distribution used (normal density or resampling histogram) with the statistic.
 
         Returns
@@ -888,6 +894,7 @@ def cfclot_test(
     n_boot = check_count(n_boot, "n_boot")
     max_dense = check_count(max_dense, "max_dense", minimum=2)
     m = y.shape[0]
+    notes: tuple[str, ...]
     if method == "normal":
         notes = (
             ()
@@ -941,6 +948,23 @@ def cfclot_test(
             st["mte"],
             warnings=notes,
         )
+    return _resampling_result(ps, st, k, epsilon, alpha, method, n_boot, max_dense, rng, notes)
+
+
+def _resampling_result(
+    ps: PairStats,
+    st: dict[str, float],
+    k: Kernel,
+    epsilon: float,
+    alpha: float,
+    method: str,
+    n_boot: int,
+    max_dense: int,
+    rng: np.random.Generator,
+    notes: tuple[str, ...],
+) -> CFCLOTResult:
+    """The decision of :func:`cfclot_test` by a resampling null (every method but ``normal``)."""
+    m, t = ps.m, st["statistic"]
     if m > max_dense:
         raise ValidationError(
             f"method={method!r} needs m x m matrices and m={m} exceeds max_dense={max_dense}; "
@@ -968,15 +992,15 @@ def cfclot_test(
     )
 
 
-def _type_rows(a, inverse):
+def _type_rows(a: torch.Tensor, inverse: np.ndarray) -> Callable[[int, int, torch.Tensor], torch.Tensor]:
     """Row blocks of the unit-level matrix ``a[inverse][:, inverse]`` with a zero diagonal, never formed whole."""
     import torch
 
     inv = torch.as_tensor(inverse, device=a.device)
     ar = torch.arange(inv.numel(), device=a.device)
-    tmp: list[Any] = []
+    tmp: list[torch.Tensor] = []
 
-    def rows(i0: int, i1: int, out):
+    def rows(i0: int, i1: int, out: torch.Tensor) -> torch.Tensor:
         if not tmp or tmp[0].shape[0] < i1 - i0:
             tmp[:] = [a.new_empty((i1 - i0, a.shape[1]))]  # one scratch block, reused
         t = torch.index_select(a, 0, inv[i0:i1], out=tmp[0][: i1 - i0])
@@ -1021,10 +1045,10 @@ def resample_null(
     h_rows = _type_rows(ps.h, ps.inverse)
     if method == "signflip":
         return signflip_null(h_rows, n_boot, rng, batch=batch, n_rows=m, device=dev)[1] / den
-    w = np.concatenate(
+    draws = np.concatenate(
         [rng.multinomial(m, np.full(m, 1.0 / m), size=min(batch, n_boot - b0)) for b0 in range(0, n_boot, batch)]
     )
-    w = torch.as_tensor(w.T, dtype=torch.float64, device=dev)
+    w = torch.as_tensor(draws.T, dtype=torch.float64, device=dev)
     if method == "bootstrap" and epsilon == 0:
         v = w - 1.0  # centred multinomial weights: a degenerate-U-statistic bootstrap of the null
         return quadratic_forms(h_rows, m, v, precision="float64", device=dev).q / den

@@ -61,7 +61,7 @@ class ECAResult:
             [{"ECA": self.eca, "ci_low": self.ci[0], "ci_high": self.ci[1], "n": self.n, "tol": self.tol}]
         )
 
-    def plot(self, ax=None):
+    def plot(self, ax: Any = None) -> Any:
         """Bar of ECA and 1 - ECA with the interval.
 
         Parameters

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from ..validation import (
     check_real,
     describe,
 )
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "QuadraticForms",
@@ -121,7 +124,7 @@ def check_precision(precision: Any) -> str:
     return check_choice(precision, "precision", _PRECISIONS)
 
 
-def _check_vectors(v: Any, name: str, n_rows: int):
+def _check_vectors(v: Any, name: str, n_rows: int) -> torch.Tensor | None:
     """``None`` or a real 2-d torch tensor with ``n_rows`` rows (one column per resampling vector)."""
     import torch
 

@@ -115,7 +115,7 @@ class GroupParityResult(BaseTestResult):
             }
         )
 
-    def plot(self, ax=None):
+    def plot(self, ax: Any = None) -> Any:
         """Bar chart of the group rates with 95% normal-approximation intervals.
 
         Parameters
@@ -184,6 +184,7 @@ def _parity_test(
         raise ValidationError(f"every group needs at least 2 units for a {criterion} test; group(s) {small} have fewer")
     sums = np.bincount(codes, weights=y_hat, minlength=n_lev)
     rates = sums / counts
+    df: float  # degrees of freedom: whole for the paired t-test, NaN where none apply
     if method == "paper_bootstrap":
         if n_lev != 2:
             raise ValidationError("method='paper_bootstrap' compares exactly two groups; use method='welch' for more")

@@ -179,7 +179,7 @@ class CITResult(BaseTestResult):
             ]
         )
 
-    def plot(self, ax=None):
+    def plot(self, ax: Any = None) -> Any:
         """Histogram of :math:`d_i` with its mean and 0 marked.
 
         Parameters
@@ -289,7 +289,7 @@ def _check_learner(value: Any, name: str) -> Any:
     return value
 
 
-def _default_learner(binary: bool):
+def _default_learner(binary: bool) -> Any:  # a scikit-learn pipeline
     from sklearn.linear_model import LogisticRegression, Ridge
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -320,7 +320,7 @@ def _fit_learner(
     return lambda x_eval: np.asarray(est.predict(x_eval), dtype=float)
 
 
-def _nuisance_learner(binary: bool):
+def _nuisance_learner(binary: bool) -> Any:  # a scikit-learn pipeline
     """Default learner of E[Y_hat | Z] and P(A | Z) for ``h_mode="debiased"``: additive splines.
 
     A spline basis per column (then a lightly penalised logistic or ridge fit) captures the
@@ -626,7 +626,7 @@ def _cit_folds(test_mask: Any, n: int, n_folds: int, cross_fit: bool, seed: Any)
         if tm.sum() < 2 or (~tm).sum() < 2:
             raise ValidationError("test_mask must leave at least 2 units on each side of the split")
         fold = (~tm).astype(int)  # fold 0 = the test units
-        test_folds = [0]
+        test_folds: Sequence[int] = [0]
     else:
         rng = as_generator(seed)
         fold = rng.permutation(np.arange(n) % n_folds)
@@ -814,20 +814,20 @@ def cit_lr_generative(
     cf = as_numeric(cf, "cf_predictions")
     if levels is not None and (isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__")):
         raise ValidationTypeError(f"levels must be a sequence of attribute values, got {describe(levels)}")
-    levels = lev_obs if levels is None else np.asarray(list(levels))
-    if levels.size != cf.shape[2]:
-        raise ValidationError(f"cf_predictions has {cf.shape[2]} level columns but levels has {levels.size} entries")
-    col = {lv: j for j, lv in enumerate(levels.tolist())}
+    lev = lev_obs if levels is None else np.asarray(list(levels))
+    if lev.size != cf.shape[2]:
+        raise ValidationError(f"cf_predictions has {cf.shape[2]} level columns but levels has {lev.size} entries")
+    col = {lv: j for j, lv in enumerate(lev.tolist())}
     unknown = [lv for lv in np.unique(a_arr).tolist() if lv not in col]
     if unknown:
-        raise ValidationError(f"a takes value(s) {unknown} that are not in levels {levels.tolist()}")
+        raise ValidationError(f"a takes value(s) {unknown} that are not in levels {lev.tolist()}")
     codes = np.array([col[lv] for lv in a_arr.tolist()])
     g_all = cf.mean(axis=0)
     if p_a is None:
-        w = np.bincount(codes, minlength=levels.size).astype(float)
+        w = np.bincount(codes, minlength=lev.size).astype(float)
         w = w / w.sum()
     else:
-        w = _level_weights(p_a, levels, None)
+        w = _level_weights(p_a, lev, None)
     g = g_all[np.arange(n), codes]
     h = g_all @ w
     return cit_lr_from_estimates(y_hat, g, h, alternative=alternative, method="CIT-LR (generator)")

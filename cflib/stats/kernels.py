@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from ..validation import (
     check_real,
     describe,
 )
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["Kernel", "GaussianKernel", "LaplaceKernel", "make_kernel", "median_bandwidth", "as_2d", "to_tensor"]
 
@@ -85,7 +88,7 @@ def as_2d(x: Any, name: str = "x", *, min_rows: int = 2) -> np.ndarray:
     return arr
 
 
-def to_tensor(x: np.ndarray, device: Any = "cpu"):
+def to_tensor(x: np.ndarray | torch.Tensor, device: Any = "cpu") -> torch.Tensor:
     """Return ``x`` as a float64 torch tensor on ``device`` (a string or a ``torch.device``).
 
     Parameters
@@ -119,15 +122,16 @@ def to_tensor(x: np.ndarray, device: Any = "cpu"):
     return torch.as_tensor(x, dtype=torch.float64, device=dev)
 
 
-def _pairwise(x, y, p: int, out=None, y_sq=None):
+def _pairwise(
+    x: torch.Tensor, y: torch.Tensor, p: int, out: torch.Tensor | None = None, y_sq: torch.Tensor | None = None
+) -> torch.Tensor:
     import torch
 
     if p == 2:
         # ||y||^2 - 2 x.y + ||x||^2: one matrix product and in-place updates (no N x N temporaries);
         # clamp the tiny negatives of cancellation
-        kw = {} if out is None else {"out": out}
         y_sq = (y * y).sum(1) if y_sq is None else y_sq
-        d2 = torch.addmm(y_sq[None, :], x, y.T, alpha=-2.0, **kw)
+        d2 = torch.addmm(y_sq[None, :], x, y.T, alpha=-2.0, out=out)
         return d2.add_((x * x).sum(1)[:, None]).clamp_min_(0.0)
     d1 = torch.cdist(x, y, p=1.0)
     return d1 if out is None else out.copy_(d1)
@@ -257,9 +261,9 @@ class Kernel:
         *,
         device: Any = "cpu",
         chunk_size: int = 4096,
-        out: Any = None,
-        y_sq: Any = None,
-    ):
+        out: torch.Tensor | None = None,
+        y_sq: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """Kernel matrix ``k(x_i, y_j)`` as a float64 torch tensor.
 
         Parameters
@@ -309,7 +313,7 @@ class Kernel:
             _pairwise(blk, yt, p, out[start : start + blk.shape[0]], y_sq).div_(neg_c).exp_()
         return out
 
-    def __call__(self, x: Any, y: Any | None = None, **kwargs: Any):
+    def __call__(self, x: Any, y: Any | None = None, **kwargs: Any) -> torch.Tensor:
         """Alias of :meth:`gram`."""
         return self.gram(x, y, **kwargs)
 

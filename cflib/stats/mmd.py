@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -38,6 +38,9 @@ from ..validation import (
 )
 from .engine import check_precision, quadratic_forms, rounding_bound, settle_near_ties
 from .kernels import Kernel, as_2d, make_kernel, to_tensor
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "mmd2",
@@ -147,7 +150,7 @@ def _check_rng(rng: Any) -> np.random.Generator:
     return rng
 
 
-def _check_tensor(t: Any, name: str, shape: tuple[int | None, ...]):
+def _check_tensor(t: Any, name: str, shape: tuple[int | None, ...]) -> torch.Tensor:
     """A real torch tensor of the given shape (``None``: any size on that axis)."""
     import torch
 
@@ -222,7 +225,9 @@ def resampling_warnings(
     return tuple(out)
 
 
-def paired_h_matrix(x: Any, y: Any, kernel: Kernel, *, device: Any = "cpu"):
+def paired_h_matrix(
+    x: Any, y: Any, kernel: Kernel, *, device: Any = "cpu"
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Kernel blocks of paired samples: ``H`` of the paired MMD U-statistic and the two diagonal blocks.
 
     Parameters
@@ -320,7 +325,7 @@ def mmd2(
     return float(sxx + syy - 2 * kxy.mean())
 
 
-def _rowwise(k: Kernel, a, b):
+def _rowwise(k: Kernel, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     import torch
 
     s = float(k.bandwidth)
@@ -381,7 +386,7 @@ class MMDTestResult(BaseTestResult):
             df["warning"] = "; ".join(self.warnings)
         return df
 
-    def plot(self, ax=None):
+    def plot(self, ax: Any = None) -> Any:
         """Histogram of the permutation null with the observed statistic marked; returns the axes."""
         import matplotlib.pyplot as plt
 
@@ -399,7 +404,7 @@ def _as_rows(a: Any) -> Callable[[int, int, Any], Any]:
     return a if callable(a) else (lambda i0, i1, out: out.copy_(a[i0:i1]))
 
 
-def _zero_block_diagonal(blk, i0: int):
+def _zero_block_diagonal(blk: torch.Tensor, i0: int) -> torch.Tensor:
     """Zero the entries ``(i, i)`` of rows ``i0:i0+len(blk)`` of a square matrix, in place."""
     import torch
 
@@ -408,7 +413,7 @@ def _zero_block_diagonal(blk, i0: int):
     return blk
 
 
-def kernel_rows(kernel: Kernel, z) -> Callable[[int, int, Any], Any]:
+def kernel_rows(kernel: Kernel, z: torch.Tensor) -> Callable[[int, int, torch.Tensor], torch.Tensor]:
     """Row blocks of the Gram matrix of ``z`` with a zero diagonal, for :func:`quadratic_forms`.
 
     Parameters
@@ -428,7 +433,7 @@ def kernel_rows(kernel: Kernel, z) -> Callable[[int, int, Any], Any]:
     return lambda i0, i1, out: _zero_block_diagonal(kernel.gram(z[i0:i1], z, out=out, y_sq=z_sq), i0)
 
 
-def paired_rows(kernel: Kernel, x, y) -> Callable[[int, int, Any], Any]:
+def paired_rows(kernel: Kernel, x: torch.Tensor, y: torch.Tensor) -> Callable[[int, int, torch.Tensor], torch.Tensor]:
     """Row blocks of the paired matrix ``H`` (zero diagonal) without forming it.
 
     Parameters
@@ -450,7 +455,7 @@ def paired_rows(kernel: Kernel, x, y) -> Callable[[int, int, Any], Any]:
     tmp: list[Any] = []
     x_sq, y_sq = (x * x).sum(1), (y * y).sum(1)
 
-    def rows(i0: int, i1: int, out):
+    def rows(i0: int, i1: int, out: torch.Tensor) -> torch.Tensor:
         if not tmp or tmp[0].shape[0] < out.shape[0]:
             tmp[:] = [out.new_empty(out.shape)]  # one scratch block, reused
         t = tmp[0][: out.shape[0]]
@@ -591,7 +596,7 @@ def resampling_pvalue(null: np.ndarray, stat: float) -> float:
 
 def permutation_null(
     kernel: Kernel,
-    z,
+    z: torch.Tensor,
     n: int,
     n_permutations: int,
     rng: np.random.Generator,
@@ -663,7 +668,7 @@ def permutation_null(
     a_bar = float(a.mean())
     base = kernel_rows(kernel, z)
 
-    def rows(i0: int, i1: int, out):
+    def rows(i0: int, i1: int, out: torch.Tensor) -> torch.Tensor:
         return base(i0, i1, out).sub_(a[i0:i1, None]).sub_(a[None, :]).add_(a_bar)
 
     vt = torch.as_tensor(e.T - c, device=dev)
@@ -816,6 +821,36 @@ def mmd_test(
         )
     k = _fitted_kernel(kernel, bandwidth, x, y)
     dev = get_device(device)
+    stat, null = _mmd_null(x, y, k, bool(paired), estimator, n_permutations, rng, batch, precision, chunk, dev)
+    pvalue = resampling_pvalue(null, stat)
+    return MMDTestResult(
+        statistic=stat,
+        pvalue=float(pvalue),
+        null_distribution=null,
+        n_permutations=n_permutations,
+        paired=bool(paired),
+        kernel=k,
+        n=n,
+        m=m,
+        warnings=notes,
+    )
+
+
+def _mmd_null(
+    x: np.ndarray,
+    y: np.ndarray,
+    k: Kernel,
+    paired: bool,
+    estimator: str,
+    n_permutations: int,
+    rng: np.random.Generator,
+    batch: int,
+    precision: str,
+    chunk: int | None,
+    dev: Any,
+) -> tuple[float, np.ndarray]:
+    """The observed MMD^2 of :func:`mmd_test` and its null replicates (sign flips of pairs, or permutations)."""
+    n, m = x.shape[0], y.shape[0]
     if paired:
         scale = m * (m - 1)
         q_obs, q_null = signflip_null(
@@ -828,28 +863,15 @@ def mmd_test(
             n_rows=m,
             device=dev,
         )
-        stat, null = q_obs / scale, q_null / scale
-    else:
-        stat, null = permutation_null(
-            k,
-            to_tensor(np.concatenate([x, y]), dev),
-            n,
-            n_permutations,
-            rng,
-            estimator=estimator,
-            batch=batch,
-            precision=precision,
-            chunk=chunk,
-        )
-    pvalue = resampling_pvalue(null, stat)
-    return MMDTestResult(
-        statistic=stat,
-        pvalue=float(pvalue),
-        null_distribution=null,
-        n_permutations=n_permutations,
-        paired=bool(paired),
-        kernel=k,
-        n=n,
-        m=m,
-        warnings=notes,
+        return q_obs / scale, q_null / scale
+    return permutation_null(
+        k,
+        to_tensor(np.concatenate([x, y]), dev),
+        n,
+        n_permutations,
+        rng,
+        estimator=estimator,
+        batch=batch,
+        precision=precision,
+        chunk=chunk,
     )

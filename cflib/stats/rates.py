@@ -115,9 +115,7 @@ class RateDifference(BaseTestResult):
     method: str = "welch"
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self, "ci", Interval.of(self.ci, estimate=self.difference, method=f"{100 * self.level:g}% {self.method}")
-        )
+        object.__setattr__(self, "ci", _interval(self.ci, self.difference, self.level, self.method))
 
     def summary(self) -> pd.DataFrame:
         """One row: difference, interval, t, df, p-value, group sizes and the reason when not estimable.
@@ -141,6 +139,11 @@ class RateDifference(BaseTestResult):
                 }
             ]
         )
+
+
+def _interval(bounds: Any, difference: float, level: float, method: str) -> Interval:
+    """The interval of a :class:`RateDifference` from its ``(low, high)`` (an :class:`Interval` is kept as is)."""
+    return Interval.of(bounds, estimate=difference, method=f"{100 * level:g}% {method}")
 
 
 def welch_difference(v0: Any, v1: Any, level: float = 0.95) -> RateDifference:
@@ -167,7 +170,7 @@ def welch_difference(v0: Any, v1: Any, level: float = 0.95) -> RateDifference:
             math.nan,
             math.nan,
             math.nan,
-            (math.nan, math.nan),
+            _interval((math.nan, math.nan), math.nan, level, "welch"),
             math.nan,
             level,
             n0,
@@ -186,7 +189,7 @@ def welch_difference(v0: Any, v1: Any, level: float = 0.95) -> RateDifference:
             t,
             1.0 if diff == 0 else 0.0,
             diff,
-            (math.nan, math.nan),
+            _interval((math.nan, math.nan), diff, level, "welch"),
             float(n0 + n1 - 2),
             level,
             n0,
@@ -198,7 +201,8 @@ def welch_difference(v0: Any, v1: Any, level: float = 0.95) -> RateDifference:
     t = diff / se
     p = float(2 * stats.t.sf(abs(t), df))
     q = float(stats.t.ppf(0.5 + level / 2, df))
-    return RateDifference(float(t), p, diff, (diff - q * se, diff + q * se), float(df), level, n0, n1, "", "welch")
+    ci = _interval((diff - q * se, diff + q * se), diff, level, "welch")
+    return RateDifference(float(t), p, diff, ci, float(df), level, n0, n1, "", "welch")
 
 
 def _newcombe_bounds(k0: int, n0: int, k1: int, n1: int, z: float) -> tuple[float, float]:
@@ -245,7 +249,7 @@ def newcombe_difference(k0: Any, n0: Any, k1: Any, n1: Any, level: float = 0.95)
             math.nan,
             math.nan,
             math.nan,
-            (math.nan, math.nan),
+            _interval((math.nan, math.nan), math.nan, level, "newcombe"),
             math.nan,
             level,
             n0,
@@ -274,9 +278,8 @@ def newcombe_difference(k0: Any, n0: Any, k1: Any, n1: Any, level: float = 0.95)
                 a, b = (mid, b) if end(mid) > 0 else (a, mid)
             zstar = (a + b) / 2
     p = float(min(1.0, 2 * stats.norm.sf(zstar)))
-    return RateDifference(
-        math.copysign(zstar, d) if d else 0.0, p, d, (lo, hi), math.nan, level, n0, n1, "", "newcombe"
-    )
+    ci = _interval((lo, hi), d, level, "newcombe")
+    return RateDifference(math.copysign(zstar, d) if d else 0.0, p, d, ci, math.nan, level, n0, n1, "", "newcombe")
 
 
 def group_rates(
@@ -319,7 +322,7 @@ def group_rates(
     g = np.asarray(groups)
     if g.ndim != 1 or g.size == 0:
         raise ValueError(f"groups must be a non-empty 1-d array of labels, got shape {g.shape}")
-    arrays = {}
+    arrays: dict[str, np.ndarray | None] = {}
     for name, v in (("decision", decision), ("y", y)):
         if v is None:
             arrays[name] = None

@@ -98,8 +98,8 @@ def plot_pvalue_vs_eca(
     ylim: tuple[float, float] | None = (-30.0, 0.5),
     color: str = "#0072B2",
     title: str | None = None,
-    ax=None,
-):
+    ax: Any = None,
+) -> Any:
     """One panel of Fig. 2: log10 p against ECA with the fitted line, a ±``band_k`` sd band and α.
 
     Parameters
