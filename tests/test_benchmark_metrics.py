@@ -168,3 +168,14 @@ def test_paired_comparison():
         paired_comparison(a, a, test="mcnemar")
     with pytest.raises(ValueError, match="same length"):
         paired_comparison(a, a[:5])
+
+
+def test_paired_comparison_interval_is_an_interval_of_the_mean_difference():
+    # PairedComparison.ci was declared a (low, high) tuple while it holds a cflib.results.Interval (found by mypy)
+    from cflib.results import Interval
+
+    a = np.random.default_rng(1).normal(size=300)
+    res = paired_comparison(a + 0.3, a, test="bootstrap", n_boot=200)
+    assert isinstance(res.ci, Interval) and res.ci.estimate == res.mean_diff
+    assert res.ci.method == "95% paired bootstrap, 300 pairs" and res.ci.low <= res.mean_diff <= res.ci.high
+    assert (res.summary().loc[0, "ci_low"], res.summary().loc[0, "ci_high"]) == tuple(res.ci)

@@ -367,7 +367,7 @@ class PairedComparison(BaseTestResult):
     statistic: float
     pvalue: float
     mean_diff: float
-    ci: tuple[float, float]
+    ci: Interval
     n: int
     test: str
     diffs: np.ndarray = field(repr=False, default_factory=lambda: np.empty(0))
@@ -388,7 +388,7 @@ class PairedComparison(BaseTestResult):
             ]
         )
 
-    def plot(self, ax=None):
+    def plot(self, ax: Any = None) -> Any:
         """Histogram of the per-unit differences with the mean and its interval."""
         import matplotlib.pyplot as plt
 

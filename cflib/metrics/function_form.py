@@ -12,7 +12,7 @@ other oracles (Tables 2-4).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, overload, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -224,6 +224,32 @@ def reversibility(
     do = {parent: _do_values(do_values, len(obs[model.image]))}
     res = measure_reversibility(model, obs, do=do, cycles=cycles, distances={"d": distance}, image=model.image)
     return np.ascontiguousarray(res.distances["d"].T)
+
+
+@overload
+def effectiveness(
+    f: CounterfactualFunction,
+    x: np.ndarray,
+    pa: Parents,
+    parent: str,
+    do_values: np.ndarray,
+    oracles: Mapping[str, Oracle],
+    *,
+    return_images: Literal[False] = False,
+) -> dict[str, np.ndarray]: ...
+
+
+@overload
+def effectiveness(
+    f: CounterfactualFunction,
+    x: np.ndarray,
+    pa: Parents,
+    parent: str,
+    do_values: np.ndarray,
+    oracles: Mapping[str, Oracle],
+    *,
+    return_images: Literal[True],
+) -> tuple[dict[str, np.ndarray], np.ndarray]: ...
 
 
 def effectiveness(

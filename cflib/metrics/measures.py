@@ -67,7 +67,7 @@ def _distances(distances: Mapping[str, Distance] | None) -> dict[str, Distance]:
         raise ValidationTypeError(
             f"distances must be a mapping name -> d(a, b), got {describe(distances)} ({type(distances).__name__})"
         )
-    out = dict(distances) if distances is not None else {"l1": l1_distance}
+    out: dict[str, Distance] = dict(distances) if distances is not None else {"l1": l1_distance}
     if not out:
         raise ValidationError("distances must name at least one distance")
     for k, d in out.items():
@@ -388,7 +388,8 @@ def measure_reversibility(
     forward = draw_interventions(obs, do, sampler, names, as_generator(seed))
     back = {k: np.asarray(obs[k]) for k in forward}
     x0 = np.asarray(obs[image])
-    state, out = obs, {name: [] for name in distances}
+    state = obs
+    out: dict[str, list[np.ndarray]] = {name: [] for name in distances}
     for _ in range(cycles):
         state = model.counterfactual(model.counterfactual(state, forward), back)
         _image_out(model, state, image, x0.shape)

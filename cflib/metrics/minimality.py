@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from ..validation import (
     ValidationError,
@@ -291,7 +293,7 @@ class CLDResult:
             ]
         )
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """Histogram of the per-unit CLD with the identity baseline marked."""
         import matplotlib.pyplot as plt
 
@@ -370,6 +372,7 @@ def counterfactual_latent_divergence(
         raise ValidationError(
             f"reference_group must have shape ({len(mu_r)},) or ({len(mu_r)}, K), one row per reference image, got {ref_group.shape}"
         )
+    columns: NDArray[np.int_] | None = None  # the column of a 2-D reference_group intervened for each unit
     if ref_group.ndim == 2:
         if parent is None:
             raise ValidationError(
@@ -380,7 +383,7 @@ def counterfactual_latent_divergence(
             raise ValidationError(
                 f"parent must hold column indices of reference_group in 0..{ref_group.shape[1] - 1}, got {describe(parent)}"
             )
-        parent = np.asarray(parent, int)
+        columns = np.asarray(parent, int)
     w1, w2 = _weights(weights)
     chunk = check_count(chunk, "chunk")
     if official:
@@ -394,7 +397,7 @@ def counterfactual_latent_divergence(
         dist = _kl_matrix(mu_r, lv_r, mu_f[sl], lv_f[sl])  # (n_ref, b): d(x', x)
         if not official:
             dist = np.maximum(dist, 0.0)  # a KL is >= 0; the matrix expansion can round to -1e-16
-        groups = ref_group[:, parent[sl]] if ref_group.ndim == 2 else ref_group[:, None]
+        groups = ref_group[:, columns[sl]] if columns is not None else ref_group[:, None]
         same = groups == fg[sl][None, :]
         target = groups == cg[sl][None, :]
         dv = div[sl][None, :]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -171,7 +172,7 @@ class FrechetResult:
             row["warning"] = "; ".join(self.warnings)
         return pd.DataFrame([row])
 
-    def plot(self, ax=None):
+    def plot(self, ax: Any = None) -> Any:
         """Histogram of the bootstrap replicates with the estimate marked."""
         import matplotlib.pyplot as plt
 
