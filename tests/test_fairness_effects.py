@@ -196,3 +196,22 @@ def test_ci_coverage_linear_sfm():
         r = ctf_effects(linear_sfm(1000, seed=1000 + rep), SFM, learner="linear", seed=rep)
         hits += [r.ci[m][0] <= truth[m] <= r.ci[m][1] for m in MEASURES]
     assert (hits / 100 >= 0.90).all(), hits
+
+
+def test_ctf_effects_returns_one_result_for_a_name_and_a_dict_for_a_sequence(lin):
+    from cflib.fairness.effects import EffectEstimates
+
+    one = ctf_effects(lin, SFM, "y_hat", learner="linear", n_folds=2, seed=0)
+    default = ctf_effects(lin, SFM, learner="linear", n_folds=2, seed=0)
+    several = ctf_effects(lin, SFM, ("y", "y_hat"), learner="linear", n_folds=2, seed=0)
+    assert isinstance(one, EffectEstimates) and one.outcome == "y_hat" and default.outcome == "y"
+    assert isinstance(several, dict) and list(several) == ["y", "y_hat"]
+    assert several["y_hat"].estimate == one.estimate and several["y"].estimate == default.estimate
+    with pytest.raises(TypeError, match="outcome must be a column name"):
+        ctf_effects(lin, SFM, 3, learner="linear")
+
+
+def test_sfm_roles_take_any_sequence_of_names_and_keep_a_tuple():
+    sfm = StandardFairnessModel("x", ["z"], ("w",), "y")
+    assert sfm.z == ("z",) and sfm.w == ("w",) and sfm == SFM
+    assert bn_effects(frozenset({"Z"})) == bn_effects(["SE"]) == frozenset({"SE"})

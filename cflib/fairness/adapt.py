@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ..runtime import as_generator
 from ..validation import check_array, check_count
@@ -69,7 +70,7 @@ def _support(v: np.ndarray, max_levels: int, min_count: int = 10) -> np.ndarray:
     return cand[(below >= min_count) & (v.size - below >= min_count)]
 
 
-def _cdf(models, feats: np.ndarray) -> np.ndarray:
+def _cdf(models: Sequence[tuple[float, Any]], feats: np.ndarray) -> np.ndarray:
     """``(n, k)`` monotone conditional CDF at the modelled support points."""
     cols = []
     for _, m in models:
@@ -81,7 +82,12 @@ def _cdf(models, feats: np.ndarray) -> np.ndarray:
 
 
 def _discrete_transport(
-    models, x0_sorted: np.ndarray, val: np.ndarray, f_obs: np.ndarray, f_new: np.ndarray, rng: np.random.Generator
+    models: Sequence[tuple[float, Any]],
+    x0_sorted: np.ndarray,
+    val: np.ndarray,
+    f_obs: np.ndarray,
+    f_new: np.ndarray,
+    rng: np.random.Generator,
 ) -> np.ndarray:
     ts = np.array([t for t, _ in models])
     n = val.size
@@ -450,6 +456,7 @@ def projection_predictor(
         raise ValueError("projection_predictor supports BN = {}, {Z} or {Z, W}; for BN = {W} use fair_predictor")
     _check_sfm_folds(data, sfm, n_folds)
     arr = sfm.arrays(data)
+    assert arr.y is not None  # the SFM's outcome column
     if not keep:
         return np.full(arr.y.size, arr.y.mean())
     feats = arr.z if keep == {"SE"} else np.hstack([arr.z, arr.w])
@@ -470,7 +477,7 @@ def projection_predictor(
     return out
 
 
-def demean_by_group(score, x) -> np.ndarray:
+def demean_by_group(score: ArrayLike, x: ArrayLike) -> np.ndarray:
     """Force statistical parity in the mean: ``s - E[s | x] + E[s]`` (used to illustrate Prop. 2).
 
     Parameters

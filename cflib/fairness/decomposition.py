@@ -21,9 +21,11 @@ Implements Plecko & Bareinboim (arXiv 2306.05059):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ..validation import check_array, check_real
 
@@ -39,7 +41,7 @@ __all__ = [
 ]
 
 
-def _binary(x, name: str = "x") -> np.ndarray:
+def _binary(x: ArrayLike, name: str = "x") -> np.ndarray:
     x = check_array(x, name, numeric=False, finite=False)
     vals = np.unique(x)
     if not (set(vals.tolist()) <= {0, 1}) or vals.size != 2:
@@ -47,11 +49,11 @@ def _binary(x, name: str = "x") -> np.ndarray:
     return x.astype(int)
 
 
-def _vec(v, name: str, n: int) -> np.ndarray:
+def _vec(v: ArrayLike, name: str, n: int) -> np.ndarray:
     return check_array(v, name, n=n, n_name="x").astype(float)
 
 
-def spm(x, outcome) -> float:
+def spm(x: ArrayLike, outcome: ArrayLike) -> float:
     """Statistical parity measure ``E[outcome | x1] - E[outcome | x0]`` (Eq. 2; TV for a binary outcome).
 
     Parameters
@@ -70,7 +72,7 @@ def spm(x, outcome) -> float:
     return float(o[x == 1].mean() - o[x == 0].mean())
 
 
-def bin_scores(score, bins: int | np.ndarray = 10) -> tuple[np.ndarray, np.ndarray]:
+def bin_scores(score: ArrayLike, bins: int | np.ndarray = 10) -> tuple[np.ndarray, np.ndarray]:
     """Assign scores to bins at pooled quantiles (or to their unique values when there are few).
 
     Parameters
@@ -102,7 +104,7 @@ def bin_scores(score, bins: int | np.ndarray = 10) -> tuple[np.ndarray, np.ndarr
     return idx, edges
 
 
-def ppm_table(x, y, score, bins: int | np.ndarray = 10) -> pd.DataFrame:
+def ppm_table(x: ArrayLike, y: ArrayLike, score: ArrayLike, bins: int | np.ndarray = 10) -> pd.DataFrame:
     """Predictive parity measure per score bin (Eq. 3).
 
     Parameters
@@ -137,7 +139,7 @@ def ppm_table(x, y, score, bins: int | np.ndarray = 10) -> pd.DataFrame:
     )
 
 
-def ippm(x, y, score, bins: int | np.ndarray = 10, *, weights: str = "equal") -> float:
+def ippm(x: ArrayLike, y: ArrayLike, score: ArrayLike, bins: int | np.ndarray = 10, *, weights: str = "equal") -> float:
     """Integrated predictive parity measure: the average of the per-bin PPM (Sec. 4).
 
     Parameters
@@ -203,7 +205,7 @@ class PPDecomposition:
         """
         return pd.DataFrame({"value": self.integrated}).rename_axis("term")
 
-    def plot(self, ax=None):
+    def plot(self, ax: Any = None) -> Any:
         """Per-bin Terms I, II (and III) and PPM against the bin index.
 
         Parameters
@@ -228,7 +230,7 @@ class PPDecomposition:
         return ax
 
 
-def _bin_means(idx, mask, v, k):
+def _bin_means(idx: np.ndarray, mask: np.ndarray, v: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     c = np.bincount(idx[mask], minlength=k)
     s = np.bincount(idx[mask], weights=v[mask], minlength=k)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -242,7 +244,9 @@ def _integrate(table: pd.DataFrame) -> dict:
     }
 
 
-def pp_decomposition(x, y, score, y_x0, bins: int | np.ndarray = 20) -> PPDecomposition:
+def pp_decomposition(
+    x: ArrayLike, y: ArrayLike, score: ArrayLike, y_x0: ArrayLike, bins: int | np.ndarray = 20
+) -> PPDecomposition:
     """The paper's estimator of Theorem 1's terms per score bin (App. A.2, Eqs. 50-52).
 
     ``Term I_i = E[Y | x1, b_i] - E[Y_{x0} | x1, b_i]`` and
@@ -282,7 +286,9 @@ def pp_decomposition(x, y, score, y_x0, bins: int | np.ndarray = 20) -> PPDecomp
     return PPDecomposition(t, _integrate(t), "estimated")
 
 
-def pp_decomposition_counterfactual(x, y_x0, y_x1, yhat_x0, yhat_x1, bins: int | np.ndarray = 20) -> PPDecomposition:
+def pp_decomposition_counterfactual(
+    x: ArrayLike, y_x0: ArrayLike, y_x1: ArrayLike, yhat_x0: ArrayLike, yhat_x1: ArrayLike, bins: int | np.ndarray = 20
+) -> PPDecomposition:
     """Theorem 1's three terms per bin from true potential outcomes (App. A.1, Eqs. 32-34).
 
     Bins are the pooled quantiles of the factual predictor ``yhat = yhat_x1`` if ``x = 1`` else

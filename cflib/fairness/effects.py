@@ -28,7 +28,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import pandas as pd
@@ -44,7 +44,7 @@ from ..validation import (
     check_real,
     warn,
 )
-from .sfm import StandardFairnessModel
+from .sfm import SFMArrays, StandardFairnessModel
 
 __all__ = [
     "MEASURES",
@@ -106,7 +106,7 @@ def thread_cap(n_threads: int | None = 1) -> Iterator[None]:
         yield
 
 
-def make_learner(spec: Any, kind: str, seed: int | None = None):
+def make_learner(spec: Any, kind: str, seed: int | None = None) -> Any:
     """Build a scikit-learn learner from a name or clone a given estimator.
 
     Parameters
@@ -310,8 +310,14 @@ class EffectEstimates:
         return df
 
     def plot(
-        self, ax=None, *, color: str | None = None, label: str | None = None, offset: float = 0.0, width: float = 0.6
-    ):
+        self,
+        ax: Any = None,
+        *,
+        color: str | None = None,
+        label: str | None = None,
+        offset: float = 0.0,
+        width: float = 0.6,
+    ) -> Any:
         """Bar chart of the four measures with their intervals.
 
         Parameters
@@ -414,21 +420,37 @@ def _design_for(designs: dict[str, _Design], spec: Any) -> _Design:
     return designs["native"] if isinstance(spec, str) and spec == "hgb" and "native" in designs else designs["onehot"]
 
 
-def _learner(spec: Any, kind: str, seed: int | None, categorical: np.ndarray | None):
+def _learner(spec: Any, kind: str, seed: int | None, categorical: np.ndarray | None) -> Any:
     est = make_learner(spec, kind, seed)
     if categorical is not None and categorical.any():
         est.set_params(categorical_features=categorical)
     return est
 
 
-def _fit_predict_proba(spec, feats, x, tr, te, seed, categorical=None) -> np.ndarray:
+def _fit_predict_proba(
+    spec: Any,
+    feats: np.ndarray,
+    x: np.ndarray,
+    tr: np.ndarray,
+    te: np.ndarray,
+    seed: int | None,
+    categorical: np.ndarray | None = None,
+) -> np.ndarray:
     if feats.shape[1] == 0:
         return np.full(te.sum(), x[tr].mean())
     clf = _learner(spec, "classifier", seed, categorical).fit(feats[tr], x[tr])
     return clf.predict_proba(feats[te])[:, list(clf.classes_).index(1)]
 
 
-def _fit_predict_mean(spec, feats, y, tr, te, seed, categorical=None) -> np.ndarray:
+def _fit_predict_mean(
+    spec: Any,
+    feats: np.ndarray,
+    y: np.ndarray,
+    tr: np.ndarray,
+    te: np.ndarray,
+    seed: int | None,
+    categorical: np.ndarray | None = None,
+) -> np.ndarray:
     if feats.shape[1] == 0:
         return np.full(te.sum(), y[tr].mean())
     reg = _learner(spec, "regressor", seed, categorical).fit(feats[tr], y[tr])
@@ -463,17 +485,17 @@ def _fold_fits(
 
 
 def _nuisances(
-    arr,
+    arr: SFMArrays,
     outcomes: dict[str, np.ndarray],
-    learner,
-    propensity_learner,
-    n_folds,
-    rng,
-    seed,
-    designs=None,
+    learner: Any,
+    propensity_learner: Any,
+    n_folds: int,
+    rng: np.random.Generator,
+    seed: int,
+    designs: dict[str, _Design] | None = None,
     n_jobs: int = 1,
     n_threads: int | None = 1,
-):
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
     x = arr.x
     designs = designs or {"onehot": _Design(arr.z, np.hstack([arr.z, arr.w]))}
     dp, dl = _design_for(designs, propensity_learner), _design_for(designs, learner)
@@ -515,7 +537,22 @@ def _boot_weights(n: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     return rng.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(float)
 
 
-def _estimate(x, y, p_z, p_zw, m1, mu1, n_boot, level, ci, rng, name, method, n_clipped, wts=None) -> EffectEstimates:
+def _estimate(
+    x: np.ndarray,
+    y: np.ndarray,
+    p_z: np.ndarray,
+    p_zw: np.ndarray,
+    m1: np.ndarray,
+    mu1: np.ndarray,
+    n_boot: int,
+    level: float,
+    ci: str,
+    rng: np.random.Generator | None,
+    name: str,
+    method: str,
+    n_clipped: int,
+    wts: np.ndarray | None = None,
+) -> EffectEstimates:
     n = x.size
     x0m = (1 - x).astype(float)
     x1m = x.astype(float)
@@ -538,6 +575,7 @@ def _estimate(x, y, p_z, p_zw, m1, mu1, n_boot, level, ci, rng, name, method, n_
     if n_boot > 0:
         # Multinomial resampling weights: one matrix product gives every replicate's four sums.
         if wts is None:
+            assert rng is not None, "bootstrap replicates need their weights (wts) or a generator (rng)"
             wts = _boot_weights(n, n_boot, rng)
         S = wts @ np.column_stack([a, b, c0, c1, x0m, x1m])
         bA, bB, bY0, bY1 = S[:, 0] / S[:, 4], S[:, 1] / S[:, 4], S[:, 2] / S[:, 4], S[:, 3] / S[:, 5]
@@ -546,6 +584,7 @@ def _estimate(x, y, p_z, p_zw, m1, mu1, n_boot, level, ci, rng, name, method, n_
     se, cis, pv = {}, {}, {}
     for j, m in enumerate(MEASURES):
         if ci == "percentile":
+            assert draws is not None  # ctf_effects asks for n_boot >= 2 with percentile intervals
             s = float(draws[:, j].std(ddof=1))
             lo, hi = np.quantile(draws[:, j], [(1 - level) / 2, (1 + level) / 2])
         else:
@@ -573,6 +612,47 @@ def _estimate(x, y, p_z, p_zw, m1, mu1, n_boot, level, ci, rng, name, method, n_
         components={"A": float(A), "B": float(B), "Ybar0": float(Y0), "Ybar1": float(Y1)},
         method=method,
     )
+
+
+# A str is also a Sequence[str]: the first overload is the one for it, as the isinstance check is at run time.
+@overload
+def ctf_effects(
+    data: pd.DataFrame,
+    sfm: StandardFairnessModel,
+    outcome: str | None = ...,
+    *,
+    learner: Any = ...,
+    propensity_learner: Any = ...,
+    n_folds: int = ...,
+    n_boot: int = ...,
+    ci: str = ...,
+    level: float = ...,
+    clip: float = ...,
+    seed: int | np.random.Generator | None = ...,
+    n_threads: int | None = ...,
+    differences: Mapping[str, tuple[str, str]] | None = ...,
+    n_jobs: int = ...,
+) -> EffectEstimates: ...
+
+
+@overload
+def ctf_effects(
+    data: pd.DataFrame,
+    sfm: StandardFairnessModel,
+    outcome: Sequence[str],
+    *,
+    learner: Any = ...,
+    propensity_learner: Any = ...,
+    n_folds: int = ...,
+    n_boot: int = ...,
+    ci: str = ...,
+    level: float = ...,
+    clip: float = ...,
+    seed: int | np.random.Generator | None = ...,
+    n_threads: int | None = ...,
+    differences: Mapping[str, tuple[str, str]] | None = ...,
+    n_jobs: int = ...,
+) -> dict[str, EffectEstimates]: ...
 
 
 def ctf_effects(
@@ -651,30 +731,9 @@ def ctf_effects(
         the estimates are returned but their intervals and p-values are unreliable; the message is
         kept in :attr:`EffectEstimates.warnings`.
     """
-    if not isinstance(sfm, StandardFairnessModel):
-        raise TypeError(f"sfm must be a StandardFairnessModel, got {type(sfm).__name__}")
-    single = outcome is None or isinstance(outcome, str)
-    if not single and not isinstance(outcome, Sequence):
-        raise TypeError(f"outcome must be a column name or a list of them, got {type(outcome).__name__}")
-    names = [sfm.y if outcome is None else outcome] if single else list(outcome)
-    if not names:
-        raise ValueError("outcome must name at least one column")
-    differences = _check_differences(differences, names, single)
-    _check_learner_arg(learner, "learner")
-    if learner is None:
-        raise TypeError("learner must be 'hgb', 'linear', 'rf' or a scikit-learn estimator, not None")
-    if propensity_learner is None:
-        propensity_learner = learner if isinstance(learner, str) else "hgb"
-    _check_learner_arg(propensity_learner, "propensity_learner")
-    check_count(n_folds, "n_folds", minimum=2)
-    check_count(n_boot, "n_boot", minimum=0)
-    check_count(n_jobs, "n_jobs", minimum=1)
-    if ci not in ("normal", "percentile"):
-        raise ValueError(f"ci must be 'normal' or 'percentile', got {ci!r}")
-    if ci == "percentile" and n_boot < 2:
-        raise ValueError("ci='percentile' needs n_boot >= 2 bootstrap replicates")
-    check_probability(level, "level")
-    check_real(clip, "clip", low=0.0, high=0.5, high_open=True)
+    single, names, diffs, propensity_learner = _check_ctf_args(
+        sfm, outcome, learner, propensity_learner, n_folds, n_boot, ci, level, clip, differences, n_jobs
+    )
     sfm.validate(data, names)
     arr = sfm.arrays(data, "")
     smaller = int(np.bincount(arr.x, minlength=2).min())
@@ -709,7 +768,7 @@ def ctf_effects(
             n_jobs=int(n_jobs),
             n_threads=n_threads,
         )
-    for dname, (a, b) in differences.items():
+    for dname, (a, b) in diffs.items():
         outs[dname] = outs[a] - outs[b]
         m1[dname], mu1[dname] = m1[a] - m1[b], mu1[a] - mu1[b]
     lo, hi = clip, 1 - clip
@@ -720,13 +779,60 @@ def ctf_effects(
     res = {}
     # Same bootstrap weights for every outcome (one draw from one shared seed): the replicates are paired.
     wts = _boot_weights(arr.x.size, n_boot, np.random.default_rng(lseed + 1)) if n_boot > 0 else None
-    for nm in [*names, *differences]:
+    for nm in [*names, *diffs]:
         res[nm] = _estimate(
             arr.x, outs[nm], p_z, p_zw, m1[nm], mu1[nm], n_boot, level, ci, None, nm, method, n_clipped, wts=wts
         )
         if notes:
             res[nm] = replace(res[nm], warnings=notes)
     return res[names[0]] if single else res
+
+
+def _check_ctf_args(
+    sfm: Any,
+    outcome: Any,
+    learner: Any,
+    propensity_learner: Any,
+    n_folds: Any,
+    n_boot: Any,
+    ci: Any,
+    level: Any,
+    clip: Any,
+    differences: Any,
+    n_jobs: Any,
+) -> tuple[bool, list[str], dict[str, tuple[str, str]], Any]:
+    """Check the arguments of :func:`ctf_effects` (all but the data).
+
+    Returns whether ``outcome`` names one column, the outcome columns, the checked ``differences`` and the
+    propensity learner (its default follows ``learner``).
+    """
+    if not isinstance(sfm, StandardFairnessModel):
+        raise TypeError(f"sfm must be a StandardFairnessModel, got {type(sfm).__name__}")
+    if outcome is None or isinstance(outcome, str):
+        single, names = True, [sfm.y if outcome is None else outcome]
+    elif isinstance(outcome, Sequence):
+        single, names = False, list(outcome)
+    else:
+        raise TypeError(f"outcome must be a column name or a list of them, got {type(outcome).__name__}")
+    if not names:
+        raise ValueError("outcome must name at least one column")
+    diffs = _check_differences(differences, names, single)
+    _check_learner_arg(learner, "learner")
+    if learner is None:
+        raise TypeError("learner must be 'hgb', 'linear', 'rf' or a scikit-learn estimator, not None")
+    if propensity_learner is None:
+        propensity_learner = learner if isinstance(learner, str) else "hgb"
+    _check_learner_arg(propensity_learner, "propensity_learner")
+    check_count(n_folds, "n_folds", minimum=2)
+    check_count(n_boot, "n_boot", minimum=0)
+    check_count(n_jobs, "n_jobs", minimum=1)
+    if ci not in ("normal", "percentile"):
+        raise ValueError(f"ci must be 'normal' or 'percentile', got {ci!r}")
+    if ci == "percentile" and n_boot < 2:
+        raise ValueError("ci='percentile' needs n_boot >= 2 bootstrap replicates")
+    check_probability(level, "level")
+    check_real(clip, "clip", low=0.0, high=0.5, high_open=True)
+    return single, names, diffs, propensity_learner
 
 
 def _check_differences(differences: Any, names: list[str], single: bool) -> dict[str, tuple[str, str]]:
@@ -843,7 +949,7 @@ def identify_discrete(
     zs = sorted(j[z].unique())
     ws = sorted(j[w].unique())
 
-    def g(s, *k):
+    def g(s: pd.Series, *k: Any) -> float:
         return float(s.get(k, 0.0))
 
     de = ie = 0.0

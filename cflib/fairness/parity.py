@@ -19,7 +19,7 @@ Every measure is linear in the outcome, so the CPP comparison is run on the pair
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,7 +141,7 @@ class CPPResult:
             )
         return pd.DataFrame(rows).set_index("effect")
 
-    def plot(self, ax=None):
+    def plot(self, ax: Any = None) -> Any:
         """The tested quantities with their intervals; failed assertions in red.
 
         Parameters
@@ -176,7 +176,7 @@ def causal_predictive_parity(
     sfm: StandardFairnessModel,
     y: str,
     y_hat: str,
-    business_necessity: Sequence[str] | set[str] = frozenset({"SE"}),
+    business_necessity: Iterable[str] = frozenset({"SE"}),
     *,
     test: str = "difference",
     alpha: float = 0.05,
@@ -248,6 +248,7 @@ def causal_predictive_parity(
             p = float(2 * stats.norm.sf(abs(t) / s)) if s > 0 else float(t == 0)
             ok = bool(ci[0] <= 0 <= ci[1])
         else:
+            assert margin is not None  # test="equivalence" needs a margin (checked above)
             z = stats.norm.ppf(1 - alpha)
             ci = (t - z * s, t + z * s)
             p = (
@@ -275,7 +276,7 @@ def causal_predictive_parity(
 def cookbook_population(
     truth_y: dict[str, float],
     truth_yhat: dict[str, float],
-    business_necessity: Sequence[str] | set[str],
+    business_necessity: Iterable[str],
     atol: float = 1e-3,
 ) -> pd.DataFrame:
     """Algorithm 1 at population level, on known Ctf measures (no sampling error).

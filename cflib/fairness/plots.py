@@ -19,7 +19,10 @@ from ..validation import check_array, check_columns, describe
 
 __all__ = ["plot_sfm", "plot_effect_bars", "plot_pareto", "plot_terms_vs_n", "plot_term1_by_bin", "plot_bn_spectrum"]
 
-_LAYOUTS = {
+#: A causal diagram's layout: node -> position, directed edges, bidirected (confounding) edges.
+_Layout = tuple[dict[str, tuple[float, float]], list[tuple[str, str]], list[tuple[str, str]]]
+
+_LAYOUTS: dict[str, _Layout] = {
     "sfm": (
         {"X": (0, 0), "Z": (1, 1), "W": (1, -1), "Y": (2, 0)},
         [("X", "W"), ("X", "Y"), ("Z", "W"), ("Z", "Y"), ("W", "Y")],
@@ -78,7 +81,7 @@ def _axes(ax: Any) -> Any:
     return ax
 
 
-def plot_sfm(kind: str = "sfm", ax=None):
+def plot_sfm(kind: str = "sfm", ax: Any = None) -> Any:
     """Draw a causal diagram of the paper: the SFM (Fig. 2), the SFM with a predictor and ``Z``
     empty (Fig. 3), the COMPAS SFM (Fig. 4) or the App. A.2 SCM.
 
@@ -137,8 +140,8 @@ def plot_sfm(kind: str = "sfm", ax=None):
 
 
 def plot_effect_bars(
-    results: Mapping[str, Mapping[str, tuple[float, float, float]]], ax=None, colors: Sequence[str] | None = None
-):
+    results: Mapping[str, Mapping[str, tuple[float, float, float]]], ax: Any = None, colors: Sequence[str] | None = None
+) -> Any:
     """Grouped bars of measures with intervals, one group per measure (the layout of Fig. 5).
 
     Parameters
@@ -157,13 +160,13 @@ def plot_effect_bars(
         raise TypeError(
             f"results must be a non-empty mapping {{series: {{measure: (estimate, low, high)}}}}, got {describe(results)}"
         )
-    measures = None
+    measures: list[str] = []
     for lab, row in results.items():
         if not isinstance(row, Mapping) or not row:
             raise TypeError(
                 f"results[{lab!r}] must be a non-empty mapping {{measure: (estimate, low, high)}}, got {describe(row)}"
             )
-        if measures is not None and list(row) != measures:
+        if measures and list(row) != measures:
             raise ValueError(f"results[{lab!r}] has measures {list(row)}, the first series has {measures}")
         measures = list(row)
         for m, v in row.items():
@@ -192,7 +195,7 @@ def plot_effect_bars(
     return ax
 
 
-def plot_pareto(table: pd.DataFrame, ax=None):
+def plot_pareto(table: pd.DataFrame, ax: Any = None) -> Any:
     """SPM against iPPM, one point per business-necessity set with sd error bars (Fig. 6).
 
     Parameters
@@ -225,7 +228,7 @@ def plot_pareto(table: pd.DataFrame, ax=None):
     return ax
 
 
-def plot_terms_vs_n(table: pd.DataFrame, ax=None):
+def plot_terms_vs_n(table: pd.DataFrame, ax: Any = None) -> Any:
     """iTerm I, iTerm II and iPPM against the sample size, mean +- 1 sd over repetitions (Fig. 7).
 
     Parameters
@@ -256,7 +259,7 @@ def plot_terms_vs_n(table: pd.DataFrame, ax=None):
     return ax
 
 
-def plot_term1_by_bin(truth: np.ndarray, estimates: np.ndarray, ax=None):
+def plot_term1_by_bin(truth: np.ndarray, estimates: np.ndarray, ax: Any = None) -> Any:
     """Per-bin Term I: truth (points) against estimates (line, mean +- 1 sd over repetitions) (Fig. 8).
 
     Parameters
@@ -291,7 +294,7 @@ def plot_term1_by_bin(truth: np.ndarray, estimates: np.ndarray, ax=None):
     return ax
 
 
-def plot_bn_spectrum(ax=None):
+def plot_bn_spectrum(ax: Any = None) -> Any:
     """Schematic of Fig. 1 (right): from statistical parity (BN empty) to predictive parity (BN = all).
 
     Parameters

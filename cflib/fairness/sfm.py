@@ -12,7 +12,7 @@ numeric arrays the estimators of :mod:`cflib.fairness.effects` use.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ EFFECTS = ("DE", "IE", "SE")
 BN_TO_EFFECT = {"Z": "SE", "W": "IE"}
 
 
-def bn_effects(bn: Sequence[str] | set[str] | frozenset[str]) -> frozenset[str]:
+def bn_effects(bn: Iterable[str]) -> frozenset[str]:
     """Translate a business-necessity set into the set of effects it keeps.
 
     Parameters
@@ -87,7 +87,7 @@ class SFMArrays:
     y: np.ndarray | None
 
 
-def _design(df: pd.DataFrame, cols: tuple[str, ...]) -> np.ndarray:
+def _design(df: pd.DataFrame, cols: Sequence[str]) -> np.ndarray:
     if not cols:
         return np.zeros((len(df), 0))
     part = df[list(cols)]
@@ -106,9 +106,9 @@ class StandardFairnessModel:
     x : str
         Protected attribute column. Must take exactly two values.
     z : sequence of str
-        Confounder columns (may be empty).
+        Confounder columns (may be empty); stored as a tuple.
     w : sequence of str
-        Mediator columns (may be empty).
+        Mediator columns (may be empty); stored as a tuple.
     y : str
         Outcome column.
     x0, x1 : Any, optional
@@ -122,8 +122,8 @@ class StandardFairnessModel:
     """
 
     x: str
-    z: tuple[str, ...]
-    w: tuple[str, ...]
+    z: Sequence[str]
+    w: Sequence[str]
     y: str
     x0: Any = None
     x1: Any = None
