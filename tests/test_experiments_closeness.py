@@ -290,6 +290,18 @@ def test_claims_bad_results():
         exp.claims_05({"level": None})
 
 
+def test_a_joint_decision_of_no_parts_has_no_interval_to_show():
+    # the claims read each decision's interval through _iv: a part's is returned as it is, and a joint decision of
+    # no parts (verdicts.combine gives it no interval) is an error naming it, not an AttributeError on None
+    from cflib import verdicts as vd
+    from cflib.experiments.closeness.claims import _every, _iv
+
+    part = vd.decide_above(vd.exact(0.5), 0.0)
+    assert _iv(part) is part.interval and _iv(_every([part], "one part")) == part.interval
+    with pytest.raises(ValueError, match="no interval to show"):
+        _iv(_every([], "every grid point"))
+
+
 # ---------------------------------------------------------------- claims_02
 def normal_z(n, shift=0.0):
     return {"z_delta": stats.norm.ppf((np.arange(n) + 0.5) / n) + shift}

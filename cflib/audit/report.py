@@ -17,7 +17,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,9 @@ from ..formatting import format_interval, format_number, format_pvalue
 from .checks import COLUMNS, EFFECT_NAMES, reference_link, select_checks
 from .provenance import plain
 from .schema import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["AuditReport"]
 
@@ -204,7 +207,7 @@ class AuditReport:
             bits.append(f"p {_p_text(float(r['pvalue']))}")
         return f"{r['verdict']} ({', '.join(bits)})" if bits else str(r["verdict"])
 
-    def plot(self, ax=None):
+    def plot(self, ax: Axes | None = None) -> Axes:
         """Each effect with its interval (the prediction's, and the true outcome's where present).
 
         Parameters
@@ -442,9 +445,11 @@ class AuditReport:
         import matplotlib.pyplot as plt
 
         ax = self.plot()
+        fig = ax.get_figure(root=True)
+        assert fig is not None, "plot() draws on the axes of a figure"
         buf = io.BytesIO()
-        ax.figure.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
-        plt.close(ax.figure)
+        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+        plt.close(fig)
         png = base64.b64encode(buf.getvalue()).decode()
         flags = self.flagged()
         rows_html = []

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..report import AuditReport
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.gridspec import GridSpec
 
 __all__ = ["ImageAuditReport"]
 
@@ -21,7 +26,7 @@ class ImageAuditReport(AuditReport):
     thresholds, the counterfactual checks, and the units whose decision the intervention moves most.
     """
 
-    def plot(self, ax=None):
+    def plot(self, ax: Axes | None = None) -> Axes:
         """The gate and the checks with their intervals; with ``ax=None`` also the units that flip most.
 
         Parameters
@@ -72,7 +77,7 @@ class ImageAuditReport(AuditReport):
         return ax
 
     @staticmethod
-    def _image_row(fig, grid, i: int, shown: Mapping[str, Any]) -> None:
+    def _image_row(fig: Figure, grid: GridSpec, i: int, shown: Mapping[str, Any]) -> None:
         x, xc = shown["factual"][i], shown["counterfactual"][i]
         s_cf = float(shown["score_cf"][i])
         cf_label = f"score {s_cf:.2f}" if np.isfinite(s_cf) else "not scored (gate failed)"

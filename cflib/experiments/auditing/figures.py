@@ -4,17 +4,20 @@ group beside Aequitas's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from .conformance import AEQUITAS_COMPAS
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 __all__ = ["plot_error_rates", "plot_faircause"]
 
 
-def plot_faircause(table: pd.DataFrame, ax=None):
+def plot_faircause(table: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """The audit's effects and the paper's, each with its 95% interval, one row per outcome and effect.
 
     Parameters
@@ -58,7 +61,7 @@ def plot_faircause(table: pd.DataFrame, ax=None):
     return ax
 
 
-def plot_error_rates(report: Any, ax=None):
+def plot_error_rates(report: Any, ax: Axes | None = None) -> Axes:
     """False-positive and false-negative rates per group with Wilson intervals, and Aequitas's printed values.
 
     Parameters

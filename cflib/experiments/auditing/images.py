@@ -17,7 +17,7 @@ two of their three groups, as the tabular audit compares two levels.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -211,7 +211,9 @@ def identity_counterfactual(x: np.ndarray, pa: Mapping[str, Any], pa_star: Mappi
 identity_counterfactual.parent_names = ("group", *DISEASES)  # type: ignore[attr-defined]
 
 
-def group_reader(train: ToyCXR, *, epochs: int, device: str = "auto", seed: int = 0):
+def group_reader(
+    train: ToyCXR, *, epochs: int, device: str = "auto", seed: int = 0
+) -> Callable[[np.ndarray], np.ndarray]:
     """The attribute reader of the gate: a small CNN telling the two audited groups apart (cached).
 
     Trained on the training images of the two groups and on blurred copies of them, like the invariance

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,9 @@ from ...results import check_alpha
 from ...runtime import as_generator
 from ...stats.closeness import cfclot_test
 from ...stats.kernels import Kernel, make_kernel
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = [
     "intervene",
@@ -266,7 +269,7 @@ class ScreeningResult:
         dec.columns = [f"eps={c:g}" for c in dec.columns]
         return pd.concat([self.statistic.rename("N-TE"), dec], axis=1)
 
-    def plot(self, ax=None):
+    def plot(self, ax: Axes | None = None) -> Axes:
         """N-TE estimate per attribute with the screened tolerances as horizontal lines."""
         import matplotlib.pyplot as plt
 
@@ -375,7 +378,7 @@ class AuditResult:
         """The per-variant table."""
         return self.table.copy()
 
-    def plot(self, ax=None):
+    def plot(self, ax: Axes | None = None) -> Axes:
         """Two groups of bars (accuracy, unfairness) per variant on one axes; returns the axes."""
         import matplotlib.pyplot as plt
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -10,6 +11,9 @@ from scipy import stats
 
 from ...plotting import line_with_band, subplots
 from .audit import AuditResult
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = [
     "plot_output_histograms",
@@ -24,7 +28,7 @@ __all__ = [
 ]
 
 
-def plot_output_histograms(y: np.ndarray, y_cf: np.ndarray, ax=None):
+def plot_output_histograms(y: np.ndarray, y_cf: np.ndarray, ax: Axes | None = None) -> Axes:
     """Histograms of factual and counterfactual predicted probabilities (the two laws P and Q).
 
     Parameters
@@ -40,7 +44,7 @@ def plot_output_histograms(y: np.ndarray, y_cf: np.ndarray, ax=None):
     import matplotlib.pyplot as plt
 
     ax = plt.gca() if ax is None else ax
-    bins = np.linspace(0, 1, 41)
+    bins = np.linspace(0, 1, 41).tolist()  # the same edges, as the sequence matplotlib's stubs ask for
     ax.hist(y[:, 0], bins=bins, alpha=0.6, density=True, label="factual $\\hat Y$ (P)")
     ax.hist(y_cf[:, 0], bins=bins, alpha=0.6, density=True, label="counterfactual $\\hat Y_{a'}$ (Q)")
     ax.set_xlabel("predicted probability")
@@ -49,7 +53,7 @@ def plot_output_histograms(y: np.ndarray, y_cf: np.ndarray, ax=None):
     return ax
 
 
-def plot_closed_form(closed: Mapping[str, pd.DataFrame], axes):
+def plot_closed_form(closed: Mapping[str, pd.DataFrame], axes: Sequence[Axes]) -> Sequence[Axes]:
     """One panel per case of :func:`closed_form_study`: the mean estimate with a 2 s.e. band and the closed form.
 
     Parameters
@@ -76,14 +80,14 @@ def plot_closed_form(closed: Mapping[str, pd.DataFrame], axes):
     return axes
 
 
-def _log_m_axis(ax, ms: Sequence[int]) -> None:
+def _log_m_axis(ax: Axes, ms: Sequence[int]) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("m (pairs)")
     ax.set_xticks(list(ms), [str(m) for m in ms])
     ax.tick_params(axis="x", which="minor", labelbottom=False)
 
 
-def plot_concentration(conc: pd.DataFrame, ax=None):
+def plot_concentration(conc: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """The empirical 95% deviation and Hoeffding's bound against ``m`` (log-log).
 
     Parameters
@@ -106,7 +110,7 @@ def plot_concentration(conc: pd.DataFrame, ax=None):
     return ax
 
 
-def plot_zscore_qq(qq: Mapping[float, pd.DataFrame], m: int):
+def plot_zscore_qq(qq: Mapping[float, pd.DataFrame], m: int) -> np.ndarray:
     """QQ plots of the one-sided p-values ``1 - Phi(z)`` against the uniform law, one panel per epsilon.
 
     Parameters
@@ -133,7 +137,7 @@ def plot_zscore_qq(qq: Mapping[float, pd.DataFrame], m: int):
     return axes
 
 
-def plot_type1(type1: pd.DataFrame, alpha: float, n_reps: int, ax=None):
+def plot_type1(type1: pd.DataFrame, alpha: float, n_reps: int, ax: Axes | None = None) -> Axes:
     """Rejection rate at the boundary against ``m``, with the band ``alpha ± 2`` binomial s.e.
 
     Parameters
@@ -164,7 +168,7 @@ def plot_type1(type1: pd.DataFrame, alpha: float, n_reps: int, ax=None):
     return ax
 
 
-def plot_power(power: pd.DataFrame, eps: float, ax=None):
+def plot_power(power: pd.DataFrame, eps: float, ax: Axes | None = None) -> Axes:
     """Power against ``m`` per eps' (solid) with the normal approximation (dotted).
 
     Parameters
@@ -193,7 +197,9 @@ def plot_power(power: pd.DataFrame, eps: float, ax=None):
     return ax
 
 
-def plot_audit_grid(audits: Mapping[tuple[str, str], AuditResult], datasets: Sequence[str], archs: Sequence[str]):
+def plot_audit_grid(
+    audits: Mapping[tuple[str, str], AuditResult], datasets: Sequence[str], archs: Sequence[str]
+) -> np.ndarray:
     """One panel per data set (rows) and model (columns): accuracy and unfairness of every variant.
 
     Parameters
@@ -212,12 +218,13 @@ def plot_audit_grid(audits: Mapping[tuple[str, str], AuditResult], datasets: Seq
         for j, arch in enumerate(archs):
             ax = audits[(name, arch)].plot(ax=axes[i, j])
             ax.set_title(f"{name} / {arch}", fontsize=9)
-            if (i, j) != (0, 0):
-                ax.get_legend().remove()
+            legend = ax.get_legend()
+            if (i, j) != (0, 0) and legend is not None:
+                legend.remove()
     return axes
 
 
-def plot_bandwidth_study(bw: np.ndarray, shift: np.ndarray, grid: np.ndarray, sup: np.ndarray):
+def plot_bandwidth_study(bw: np.ndarray, shift: np.ndarray, grid: np.ndarray, sup: np.ndarray) -> np.ndarray:
     """Heat map of N-TE over (shift, bandwidth) and the supremum over shifts against the bandwidth.
 
     Parameters
@@ -246,7 +253,7 @@ def plot_bandwidth_study(bw: np.ndarray, shift: np.ndarray, grid: np.ndarray, su
     return axes
 
 
-def plot_flip_vs_set(blind: pd.DataFrame):
+def plot_flip_vs_set(blind: pd.DataFrame) -> np.ndarray:
     """N-TE against beta per intervention, and the mean |Δp| under the flip, one panel per share of ``a = 1``.
 
     Parameters
