@@ -257,6 +257,8 @@ class BaseTestResult:
 
     __test__ = False  # not a pytest test class, despite the name
     strict_rejection = False
+    statistic: float  # declared for the type checker: every subclass has these two (dataclass fields)
+    pvalue: float
 
     def reject(self, alpha: float = 0.05) -> bool:
         """Whether the test rejects its null hypothesis at level ``alpha``.
@@ -271,7 +273,7 @@ class BaseTestResult:
         bool
         """
         alpha = check_alpha(alpha)
-        pvalue = self.pvalue  # type: ignore[attr-defined]
+        pvalue = self.pvalue
         return bool(pvalue < alpha if self.strict_rejection else pvalue <= alpha)
 
     def summary(self) -> pd.DataFrame:
@@ -283,7 +285,7 @@ class BaseTestResult:
         """
         name = getattr(self, "name", "") or "test"
         return pd.DataFrame(
-            {"statistic": [float(self.statistic)], "pvalue": [float(self.pvalue)]},  # type: ignore[attr-defined]
+            {"statistic": [float(self.statistic)], "pvalue": [float(self.pvalue)]},
             index=[name],
         )
 
@@ -304,7 +306,7 @@ class BaseTestResult:
         if check_axes(ax) is None:
             _, ax = plt.subplots(figsize=(4.5, 3.0), layout="constrained")
         null = getattr(self, "null_distribution", None)
-        stat, pvalue = float(self.statistic), float(self.pvalue)  # type: ignore[attr-defined]
+        stat, pvalue = float(self.statistic), float(self.pvalue)
         if null is not None and np.size(null):
             ax.hist(np.asarray(null, dtype=float).ravel(), bins=30, color="0.7", label="null distribution")
             ax.axvline(stat, color="C3", label=f"observed (p = {pvalue:.3g})")
