@@ -1,0 +1,530 @@
+"""The tabular audit of a Dask DataFrame, with numbers that do not depend on how the rows are split (issue 30).
+
+:func:`audit_distributed` audits a model on data that do not fit one process: the doubly robust TV, Ctf-DE,
+Ctf-IE and Ctf-SE of the prediction and of the outcome (Plecko & Bareinboim, arXiv 2306.05059, Def. 3 and
+Props. 3-4; the cross-fitted ATT-type AIPW estimator of :func:`cflib.fairness.effects.ctf_effects`), the
+white-box Ctf-DE of the model, the group table (rates with Wilson intervals) and the demographic-parity,
+equal-opportunity and false-positive-rate differences with Newcombe intervals (Ma et al., eqs. 5-6).
+
+Design (:mod:`cflib.audit.partitions`, :mod:`cflib.audit.reproducible`):
+
+* the model is applied partition by partition (``map_partitions``); no step collects the rows to one process
+  except the nuisance subsample, at most ``nuisance_rows`` rows;
+* each row's cross-fitting fold, its rank in the nuisance subsample and its bootstrap multipliers are pure
+  functions of a 64-bit hash of the row (of a ``key`` column, or of its content) and the seed;
+* the nuisance models of each fold are fitted on the client, on the subsample rows of the other folds (the
+  ``nuisance_rows`` rows of smallest rank, sorted by rank, so the fits see the same rows in the same order
+  however the data are split; all the rows when there are fewer), then sent to the workers with the tasks;
+* each row's AIPW terms and influence values are computed inside its partition, and every sum is exact
+  (integer limbs), so adding partitions' sums in any order gives the same total;
+* bootstrap replicates reweight the rows by ``1 + g`` with Rademacher ``g`` drawn from (row hash, replicate,
+  seed), with the nuisances held fixed (the inner bootstrap of :func:`ctf_effects`, whose multinomial counts
+  need the whole sample).
+
+Three passes over the partitions (scan, sums, influence), each a tree reduction of ``split_every`` results
+at a time. A worker lost mid-pass is replaced (the nanny restarts it) and its tasks are recomputed from the
+graph: the same numbers come back.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..fairness.effects import MIN_UNITS_PER_FOLD, RELIABLE_UNITS, RELIABLE_UNITS_PER_FOLD, make_learner
+from ..fairness.sfm import StandardFairnessModel
+from ..validation import check_alpha, check_count, check_level, check_real, warn
+from .distributed_tables import (
+    DistributedAudit,
+    audit_rows,
+    decision_rule,
+    effect_estimates,
+    estimates_from_sums,
+    group_table,
+    learner_name,
+    parity_differences,
+)
+from .inputs import predictor
+from .partitions import (
+    HASH,
+    YHAT,
+    InfluencePart,
+    PartitionSpec,
+    ScanPart,
+    SumsPart,
+    combine,
+    fit_nuisances,
+    influence_partition,
+    scan_partition,
+    sums_partition,
+    with_predictions,
+)
+from .provenance import cflib_version, environment, model_hash, model_type, plain
+from .reproducible import CHUNK_ROWS, exact_value
+
+__all__ = ["DistributedAudit", "audit_distributed"]
+
+#: Most levels a categorical confounder or mediator may have (each becomes a column of the nuisance designs).
+MAX_LEVELS = 1000
+
+
+def audit_distributed(
+    predict: Any,
+    data: Any,
+    *,
+    sfm: StandardFairnessModel,
+    key: str | None = None,
+    n_folds: int = 5,
+    nuisance_rows: int = 200_000,
+    n_boot: int = 200,
+    alpha: float = 0.05,
+    level: float | None = None,
+    seed: int = 0,
+    learner: Any = "linear",
+    y1: Any = None,
+    threshold: float = 0.5,
+    clip: float = 0.01,
+    client: Any = None,
+    split_every: int = 8,
+    progress: bool = True,
+) -> DistributedAudit:
+    """Audit a model on a Dask DataFrame: doubly robust effects, group table and parity, the same for any partitioning.
+
+    Parameters
+    ----------
+    predict : callable or scikit-learn estimator
+        The model: a callable ``DataFrame -> predictions`` or an estimator (as in :func:`cflib.audit.audit`),
+        applied to each partition as given.
+    data : dask.dataframe.DataFrame
+        One row per unit with the columns of ``sfm`` (the outcome is optional), e.g.
+        ``dask.dataframe.read_parquet("decisions/*.parquet")``.
+    sfm : cflib.fairness.StandardFairnessModel
+        Roles of the columns. ``x0``/``x1`` name the pair compared (rows of other levels are left out); without
+        them the attribute must hold 0/1 (or booleans).
+    key : str, optional
+        A column identifying the rows (an id): the folds, the subsample and the bootstrap multipliers are drawn
+        from its hash. Without it, from the hash of the row's content (all columns as given), so identical rows
+        share their fold and multipliers.
+    n_folds : int
+        Cross-fitting folds (at least 2).
+    nuisance_rows : int
+        Largest number of rows the nuisance models are fitted on (a subsample of the smallest hash-derived ranks;
+        all rows when the pair has fewer). The report says how many were used.
+    n_boot : int
+        Bootstrap replicates (0: normal intervals from the influence-function standard errors; from 2 on the
+        intervals are bootstrap percentiles, as in :func:`cflib.audit.audit`).
+    alpha : float
+        Level of the tests.
+    level : float, optional
+        Level of the intervals; default ``1 - alpha``.
+    seed : int
+        Seed of the hashes (folds, subsample, multipliers) and of the named learners.
+    learner : {"linear", "hgb", "rf"} or scikit-learn estimator
+        Nuisance regressions (the propensities use the matching classifier; ``"hgb"`` for an estimator).
+    y1 : scalar, optional
+        The outcome's positive label (the audit reads ``1{y == y1}``); needed for a string outcome.
+    threshold : float
+        Scores in [0, 1] at or above it are decision 1 (group table and parity).
+    clip : float
+        Propensities are clipped to ``[clip, 1 - clip]``.
+    client : distributed.Client or str, optional
+        The cluster: a client, or a scheduler's address. Default: the current client, else a LocalCluster of one
+        single-threaded worker per core, closed at the end.
+    split_every : int
+        Partition results combined per task of the reductions.
+    progress : bool
+        Write a line per pass to standard error (the tasks also show in the Dask dashboard).
+
+    Returns
+    -------
+    DistributedAudit
+
+    Raises
+    ------
+    TypeError, ValueError
+        One line naming the argument: ``data`` not a Dask DataFrame, a missing column, ``key`` not a column,
+        missing values, an attribute with other levels and no ``x0``/``x1``, too few units for the folds, ...
+
+    Warns
+    -----
+    cflib.CflibWarning
+        Fewer than ``max(RELIABLE_UNITS, RELIABLE_UNITS_PER_FOLD * n_folds)`` units in the smaller group.
+    """
+    t0 = time.perf_counter()
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    spec, f, level_, learners = _checked(
+        predict,
+        data,
+        sfm,
+        key,
+        n_folds,
+        nuisance_rows,
+        n_boot,
+        alpha,
+        level,
+        seed,
+        learner,
+        y1,
+        threshold,
+        clip,
+        split_every,
+    )
+    alpha = float(alpha)
+    log = _Log(progress, t0)
+    conn, owned = _connect(client)
+    timing: dict[str, Any] = {"started_utc": started}
+    try:
+        got = _passes(conn, data, f, spec, sfm, learners, split_every, log, timing)
+    finally:
+        for obj in owned:
+            obj.close()
+    spec = got.spec
+    n_sub = len(got.scan.candidates)
+    effects = effect_estimates(
+        spec,
+        got.means,
+        got.draws,
+        got.infl,
+        got.counts,
+        got.sums.n_clipped,
+        level_,
+        learners[0],
+        n_sub,
+        got.pair_n,
+        got.notes,
+    )
+    decision, decided_by = decision_rule(got.scan, spec.threshold)
+    groups = group_table(got.scan, spec, decision, level_)
+    parity = parity_differences(got.scan, spec, decision, level_)
+    rows = audit_rows(effects, got.infl, parity, spec, decided_by, level_, alpha, got.counts)
+    settings = _settings(spec, learners, n_sub, got.pair_n, decided_by, got.n_parts, split_every)
+    provenance = _provenance(got.scan, spec, sfm, predict, y1, data)
+    timing["wall_seconds"] = round(time.perf_counter() - t0, 2)
+    log(f"done in {timing['wall_seconds']} s")
+    return DistributedAudit(rows, groups, effects, parity, alpha, level_, settings, provenance, timing, got.notes)
+
+
+@dataclass(frozen=True)
+class _Passes:
+    """What the three passes over the partitions give (the spec with the categorical levels the scan found)."""
+
+    spec: PartitionSpec
+    scan: ScanPart
+    sums: SumsPart
+    infl: InfluencePart
+    means: np.ndarray
+    draws: np.ndarray | None
+    counts: tuple[float, float]
+    pair_n: int
+    n_parts: int
+    notes: tuple[str, ...]
+
+
+def _passes(
+    conn: Any,
+    data: Any,
+    f: Callable[[pd.DataFrame], Any],
+    spec: PartitionSpec,
+    sfm: StandardFairnessModel,
+    learners: tuple[Any, Any],
+    split_every: int,
+    log: _Log,
+    timing: dict[str, Any],
+) -> _Passes:
+    """Scan, fit the fold models on the subsample, reduce the AIPW sums, then the influence functions."""
+    if getattr(conn, "dashboard_link", None):
+        log(f"dashboard {conn.dashboard_link}")
+    meta = data._meta.assign(**{YHAT: np.zeros(0), HASH: np.zeros(0, dtype=np.uint64)})
+    parts = data.map_partitions(with_predictions, f, spec, meta=meta).to_delayed()
+    log(f"pass 1/3 (scan) over {len(parts)} partitions")
+    scan = _reduce(conn, parts, scan_partition, (spec,), split_every)
+    timing["scan_seconds"] = log.lap()
+    spec, notes = _after_scan(scan, spec, sfm)
+    sub = scan.candidates
+    log(f"fitting the nuisances of {spec.n_folds} folds on {len(sub)} subsample rows")
+    pair_n = int(sum(g[0] for g in scan.groups.values()))
+    x1_n = int(scan.groups[str(spec.x1)][0])
+    x1_means = exact_value(scan.x1_sums) / x1_n
+    models = fit_nuisances(sub, spec, learners[0], learners[1], x1_means, x1_n / pair_n, _learner_seed(spec.seed))
+    timing["fit_seconds"] = log.lap()
+    log("pass 2/3 (AIPW sums and bootstrap)")
+    sums = _reduce(conn, parts, sums_partition, (spec, _shared(models)), split_every)
+    timing["sums_seconds"] = log.lap()
+    means, draws, counts = estimates_from_sums(sums, spec)
+    log("pass 3/3 (influence functions)")
+    shares = (counts[0] / pair_n, counts[1] / pair_n)
+    infl = _reduce(conn, parts, influence_partition, (spec, _shared(models), means, shares, _shared(f)), split_every)
+    timing["influence_seconds"] = log.lap()
+    return _Passes(spec, scan, sums, infl, means, draws, counts, pair_n, len(parts), notes)
+
+
+def _settings(
+    spec: PartitionSpec,
+    learners: tuple[Any, Any],
+    n_sub: int,
+    pair_n: int,
+    decided_by: str,
+    n_parts: int,
+    split_every: int,
+) -> dict[str, Any]:
+    """What the audit used, for the report: folds, the nuisance subsample, the bootstrap, learners, memory."""
+    return {
+        "n_folds": spec.n_folds,
+        "folds": "hash of the key" if spec.key is not None else "hash of the row's content",
+        "key": spec.key,
+        "nuisance_rows": spec.nuisance_rows,
+        "nuisance_rows_used": n_sub,
+        "nuisance_fit": "all rows of the other folds"
+        if n_sub == pair_n
+        else f"a hash-selected subsample of {n_sub} of {pair_n} rows",
+        "n_boot": spec.n_boot,
+        "multipliers": "Rademacher, from (row hash, replicate, seed); replicate weights 1 + g",
+        "interval": "percentile bootstrap" if spec.n_boot >= 2 else "normal, influence-function SE",
+        "seed": spec.seed,
+        "learner": learner_name(learners[0]),
+        "propensity_learner": learner_name(learners[1]),
+        "clip": spec.clip,
+        "threshold": spec.threshold,
+        "decisions": decided_by,
+        "n_partitions": n_parts,
+        "split_every": split_every,
+        "memory_per_task": f"one partition with its predictions, plus {CHUNK_ROWS} x n_boot bootstrap multipliers "
+        f"({CHUNK_ROWS * max(spec.n_boot, 1) * 8 / 2**20:.0f} MiB); the client holds the subsample",
+    }
+
+
+class _Log:
+    """A line per stage on standard error (when ``progress``), and the seconds since the last lap."""
+
+    def __init__(self, on: bool, t0: float) -> None:
+        self.on, self.t0, self.last = on, t0, t0
+
+    def __call__(self, msg: str) -> None:
+        if self.on:
+            print(f"audit_distributed [{time.perf_counter() - self.t0:6.1f} s]: {msg}", file=sys.stderr, flush=True)
+
+    def lap(self) -> float:
+        now = time.perf_counter()
+        out, self.last = round(now - self.last, 2), now
+        return out
+
+
+def _checked(
+    predict: Any,
+    data: Any,
+    sfm: Any,
+    key: Any,
+    n_folds: Any,
+    nuisance_rows: Any,
+    n_boot: Any,
+    alpha: Any,
+    level: Any,
+    seed: Any,
+    learner: Any,
+    y1: Any,
+    threshold: Any,
+    clip: Any,
+    split_every: Any,
+) -> tuple[PartitionSpec, Callable[[pd.DataFrame], Any], float, tuple[Any, Any]]:
+    """Every argument checked (one line naming it), and the partition spec, the model and the learners they give."""
+    import dask.dataframe as dd
+
+    if not isinstance(data, dd.DataFrame):
+        hint = (
+            "; audit a pandas frame with cflib.audit.audit, or wrap it with dask.dataframe.from_pandas(data, npartitions=...)"
+            if isinstance(data, pd.DataFrame)
+            else ""
+        )
+        raise TypeError(
+            f"data must be a dask.dataframe.DataFrame, got {type(data).__module__}.{type(data).__name__}{hint}"
+        )
+    if not isinstance(sfm, StandardFairnessModel):
+        raise TypeError(f"sfm must be a StandardFairnessModel, got {type(sfm).__name__}")
+    columns = [str(c) for c in data.columns]
+    missing = [c for c in [sfm.x, *sfm.z, *sfm.w] if c not in columns]
+    if missing:
+        raise ValueError(f"data lacks the role column(s) {missing} of sfm; its columns are {columns[:20]}")
+    if key is not None and (not isinstance(key, str) or key not in columns):
+        raise ValueError(
+            f"key must name a column of data (an id of the rows) or be None, got {key!r}; columns: {columns[:20]}"
+        )
+    if predict is None:
+        raise ValueError("predict: give the model (a callable on a DataFrame or a scikit-learn estimator)")
+    f = predictor(predict, data._meta, [sfm.x, *sfm.z, *sfm.w])
+    check_count(n_folds, "n_folds", minimum=2)
+    check_count(nuisance_rows, "nuisance_rows", minimum=2 * int(n_folds))
+    check_count(n_boot, "n_boot", minimum=0)
+    check_count(seed, "seed", minimum=0)
+    check_count(split_every, "split_every", minimum=2)
+    check_alpha(alpha)
+    level_ = 1 - float(alpha) if level is None else check_level(level)
+    threshold = check_real(threshold, "threshold")
+    clip = check_real(clip, "clip", low=0.0, high=0.5, high_open=True)
+    learners = (make_learner(learner, "regressor"), learner if isinstance(learner, str) else "hgb")
+    make_learner(learners[1], "classifier")
+    learners = (learner, learners[1])
+    dtypes = data._meta.dtypes
+    has_y = sfm.y in columns
+    if has_y and y1 is None and not _numeric(dtypes[sfm.y]):
+        raise ValueError(
+            f"y1: the outcome column {sfm.y!r} holds labels (dtype {dtypes[sfm.y]}), not numbers; name the positive one with y1="
+        )
+    if sfm.x0 is not None:
+        x0, x1 = sfm.x0, sfm.x1
+    else:
+        x0, x1 = (False, True) if pd.api.types.is_bool_dtype(dtypes[sfm.x]) else (0, 1)
+    spec = PartitionSpec(
+        x=sfm.x,
+        x0=x0,
+        x1=x1,
+        z=tuple(sfm.z),
+        w=tuple(sfm.w),
+        y=sfm.y if has_y else None,
+        y1=y1,
+        key=key,
+        columns=tuple(columns),
+        seed=int(seed),
+        n_folds=int(n_folds),
+        nuisance_rows=int(nuisance_rows),
+        n_boot=int(n_boot),
+        threshold=threshold,
+        clip=clip,
+        categorical=tuple(c for c in (*sfm.z, *sfm.w) if not _numeric(dtypes[c])),
+    )
+    return spec, f, level_, learners
+
+
+def _numeric(dtype: Any) -> bool:
+    """Numbers and booleans (used as they are); strings and categories are one-hot encoded."""
+    return bool(pd.api.types.is_numeric_dtype(dtype)) and not isinstance(dtype, pd.CategoricalDtype)
+
+
+def _learner_seed(seed: int) -> int:
+    return int(seed) % (2**31 - 1)
+
+
+def _connect(client: Any) -> tuple[Any, list[Any]]:
+    """The client to use and what to close at the end (a client or cluster made here)."""
+    from distributed import Client, LocalCluster, default_client
+
+    if client is None:
+        try:
+            return default_client(), []
+        except ValueError:
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+            cluster = LocalCluster(
+                n_workers=cores,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
+            made = Client(cluster)
+            return made, [made, cluster]
+    if isinstance(client, str):
+        made = Client(client)
+        return made, [made]
+    if isinstance(client, Client):
+        return client, []
+    raise TypeError(f"client must be a distributed.Client, a scheduler address or None, got {type(client).__name__}")
+
+
+def _shared(obj: Any) -> Any:
+    """One graph key for an object every task of a pass reads (the fold models, the model)."""
+    import dask
+
+    return dask.delayed(obj, traverse=False)
+
+
+def _reduce(client: Any, parts: Sequence[Any], fn: Callable[..., Any], args: tuple[Any, ...], split_every: int) -> Any:
+    """``fn`` on every partition, then a tree of :func:`combine` calls, computed on ``client``."""
+    import dask
+
+    tasks = [dask.delayed(fn, pure=False)(p, *args) for p in parts]
+    while len(tasks) > 1:
+        tasks = [
+            dask.delayed(combine, pure=False)(*tasks[i : i + split_every]) for i in range(0, len(tasks), split_every)
+        ]
+    future = client.compute(tasks[0])
+    try:
+        return future.result()
+    finally:
+        future.release()
+
+
+def _after_scan(
+    scan: ScanPart, spec: PartitionSpec, sfm: StandardFairnessModel
+) -> tuple[PartitionSpec, tuple[str, ...]]:
+    """The scan's checks (missing values, levels, group sizes, the outcome's label), and the categorical levels."""
+    na = {c: n for c, n in scan.missing.items() if n}
+    if na:
+        raise ValueError(
+            f"data: missing (or infinite) values in {na}; the distributed audit does not impute: drop or fill them first"
+        )
+    if sfm.x0 is None and not set(scan.levels) <= {spec.x0, spec.x1}:
+        raise ValueError(
+            f"sfm.x: the attribute {spec.x!r} takes levels {sorted(map(str, scan.levels))[:10]}; the distributed audit "
+            "compares one pair: name it with x0= and x1= in the StandardFairnessModel"
+        )
+    n0 = int(scan.groups[str(spec.x0)][0]) if str(spec.x0) in scan.groups else 0
+    n1 = int(scan.groups[str(spec.x1)][0]) if str(spec.x1) in scan.groups else 0
+    smaller = min(n0, n1)
+    if smaller < MIN_UNITS_PER_FOLD * spec.n_folds:
+        raise ValueError(
+            f"data: the smaller group of {spec.x!r} has {smaller} units; cross-fitting with n_folds={spec.n_folds} needs "
+            f"at least {MIN_UNITS_PER_FOLD * spec.n_folds}"
+        )
+    if spec.y1 is not None and not sum(int(g[1]) for g in scan.groups.values()):
+        raise ValueError(f"y1: {spec.y1!r} is not a value of the outcome column {spec.y!r}")
+    big = {c: len(v) for c, v in scan.categories.items() if len(v) > MAX_LEVELS}
+    if big:
+        raise ValueError(
+            f"data: categorical column(s) with more than {MAX_LEVELS} levels {big}; encode them as numbers"
+        )
+    levels = {c: tuple(sorted(v, key=str)) for c, v in scan.categories.items()}
+    notes: tuple[str, ...] = ()
+    need = max(RELIABLE_UNITS, RELIABLE_UNITS_PER_FOLD * spec.n_folds)
+    if smaller < need:
+        notes = (
+            warn(
+                f"audit_distributed: the smaller group of {spec.x!r} has {smaller} units; intervals and p-values are "
+                f"unreliable below {need}"
+            ),
+        )
+    return replace(spec, levels=levels), notes
+
+
+def _provenance(
+    scan: ScanPart, spec: PartitionSpec, sfm: StandardFairnessModel, predict: Any, y1: Any, data: Any
+) -> dict[str, Any]:
+    """Rows, group counts, roles, the model, versions and a fingerprint of the rows that ignores their order."""
+    return {
+        "n_rows": int(scan.n_rows),
+        "n_rows_compared": int(sum(int(g[0]) for g in scan.groups.values())),
+        "group_counts": {str(k): int(v) for k, v in sorted(scan.levels.items(), key=lambda kv: str(kv[0]))},
+        "roles": {
+            "x": spec.x,
+            "z": list(spec.z),
+            "w": list(spec.w),
+            "y": spec.y,
+            "x0": plain(spec.x0),
+            "x1": plain(spec.x1),
+            "y1": plain(y1),
+            "key": spec.key,
+        },
+        "columns": list(spec.columns),
+        "model": model_hash(predict),
+        "model_type": model_type(predict),
+        "cflib_version": cflib_version(),
+        "environment": environment(),
+        "data": f"dask DataFrame, {data.npartitions} partitions",
+        "sfm": repr(sfm),
+    }

@@ -1,0 +1,235 @@
+"""The audit of a Dask DataFrame (issue 30) on a LocalCluster of two single-threaded workers.
+
+The same rows give the same numbers for any partitioning and row order, agree with the in-memory estimator
+(:func:`cflib.fairness.effects.ctf_effects`) within its interval's half-width, recover the direct effect of the
+generating linear SFM (:func:`cflib.data.fairness_sim.linear_sfm_truth`: ``Ctf-DE = b_x``), give the in-memory
+group table and Newcombe differences from reduced counts, and survive a worker killed mid-audit.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import warnings
+
+import cloudpickle
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+from sklearn.linear_model import LinearRegression
+
+from cflib.audit.distributed import audit_distributed
+from cflib.data.fairness_sim import LinearSFMParams, linear_sfm, linear_sfm_truth
+from cflib.fairness.effects import MEASURES, ctf_effects
+from cflib.fairness.sfm import StandardFairnessModel
+from cflib.stats.rates import group_rates, newcombe_difference
+from cflib.validation import CflibWarning
+
+# The workers cannot import this test module: its functions travel by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+SEED = 7
+N = 20_000
+PARAMS = LinearSFMParams()
+SFM = StandardFairnessModel("x", ["z"], ["w"], "y")
+DATA = linear_sfm(N, PARAMS, seed=SEED).drop(columns="y_hat").assign(id=np.arange(N) * 7919 + 13)
+MODEL = LinearRegression().fit(DATA[["x", "z", "w"]], DATA["y"])
+NUMERIC = ["estimate", "se", "ci_low", "ci_high", "pvalue"]
+
+
+def slow_model(frame: pd.DataFrame) -> np.ndarray:
+    """The fitted model, slowed down so that a worker can be killed while the audit runs."""
+    time.sleep(0.15)
+    return MODEL.predict(frame[["x", "z", "w"]])
+
+
+def score(frame: pd.DataFrame) -> np.ndarray:
+    """A probability score (decisions at 0.5) of the categorical-confounder data."""
+    return expit(frame["w"].to_numpy() + 0.4 * frame["z"].to_numpy() - 0.8)
+
+
+@pytest.fixture(scope="module")
+def client():
+    from dask.distributed import Client, LocalCluster
+
+    cluster = LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit="1GiB",
+        dashboard_address=":0",
+        silence_logs=logging.ERROR,
+    )
+    c = Client(cluster)
+    c.run(__import__, "cflib.audit.distributed")  # the workers' imports (seconds) belong to the cluster's start
+    yield c
+    c.close()
+    cluster.close()
+
+
+def run(client, frame: pd.DataFrame, npartitions: int, predict=MODEL, **kw):
+    kw = {"sfm": SFM, "nuisance_rows": 5000, "seed": SEED, "client": client, "progress": False, **kw}
+    return audit_distributed(predict, dd.from_pandas(frame, npartitions=npartitions, sort=False), **kw)
+
+
+@pytest.fixture(scope="module")
+def by_key(client):
+    """Keyed on the id column, nuisances fitted on all rows, 5 partitions in the generated order."""
+    return run(client, DATA, 5, key="id", nuisance_rows=10**6)
+
+
+def assert_same(a, b) -> None:
+    np.testing.assert_allclose(a.rows[NUMERIC].to_numpy(float), b.rows[NUMERIC].to_numpy(float), rtol=0, atol=1e-9)
+    for out in a.effects:
+        np.testing.assert_allclose(a.effects[out].draws, b.effects[out].draws, rtol=0, atol=1e-9)
+    pd.testing.assert_frame_equal(a.groups, b.groups)
+
+
+def test_partitioning_and_row_order_do_not_change_the_numbers(client):
+    three = run(client, DATA, 3)
+    shuffled = DATA.sample(frac=1.0, random_state=1)
+    seventeen = run(client, shuffled, 17)
+    assert three.settings["n_partitions"] == 3 and seventeen.settings["n_partitions"] == 17
+    assert (
+        three.settings["nuisance_rows_used"] == 5000 and "subsample of 5000 of 20000" in three.settings["nuisance_fit"]
+    )
+    assert_same(three, seventeen)
+    # Not a vacuous comparison: another seed draws other folds, subsample and multipliers.
+    other = run(client, DATA, 3, seed=SEED + 1)
+    assert np.abs(other.rows["ci_low"].to_numpy(float) - three.rows["ci_low"].to_numpy(float))[:4].max() > 1e-6
+
+
+def test_agrees_with_the_in_memory_estimator_and_recovers_the_direct_effect(by_key):
+    assert (
+        by_key.settings["nuisance_rows_used"] == N and by_key.settings["nuisance_fit"] == "all rows of the other folds"
+    )
+    frame = DATA.assign(_y_hat=MODEL.predict(DATA[["x", "z", "w"]]))
+    mem = ctf_effects(frame, SFM, ["_y_hat", "y"], learner="linear", n_boot=200, ci="percentile", seed=SEED)
+    for out, suffix in (("_y_hat", ""), ("y", " (y)")):
+        for m, name in zip(MEASURES, ("TV", "Ctf-DE", "Ctf-IE", "Ctf-SE"), strict=True):
+            lo, hi = mem[out].ci[m]
+            gap = abs(by_key.rows.loc[name + suffix, "estimate"] - mem[out].estimate[m])
+            assert gap <= (hi - lo) / 2, (name + suffix, gap, (hi - lo) / 2)
+            mem_se = mem[out].influence[:, MEASURES.index(m)].std(ddof=1) / np.sqrt(N)  # its influence-function SE
+            assert by_key.effects[out].se[m] == pytest.approx(mem_se, rel=0.05, abs=1e-12)
+    truth = linear_sfm_truth(PARAMS)["DE"]  # Ctf-DE of the linear SFM is b_x
+    row = by_key.rows.loc["Ctf-DE (y)"]
+    assert row["ci_low"] < truth < row["ci_high"]
+    assert by_key.effects["y"].decomposition_residual() < 1e-9
+    white = by_key.rows.loc["Ctf-DE (white-box)", "estimate"]
+    assert white == pytest.approx(MODEL.coef_[0], abs=1e-9)  # a linear model's f(x1) - f(x0) is its x coefficient
+
+
+def test_group_table_and_parity_match_the_in_memory_counts(client):
+    rng = np.random.default_rng(SEED)
+    base = linear_sfm(6000, PARAMS, seed=SEED + 2)
+    region = np.where(
+        rng.random(6000) < 0.3 + 0.4 * base["x"], "north", np.where(rng.random(6000) < 0.5, "east", "south")
+    )
+    frame = pd.DataFrame(
+        {
+            "group": np.where(base["x"] == 1, "b", "a"),
+            "z": base["z"],
+            "region": region,
+            "w": base["w"] + (region == "north"),
+            "label": np.where(base["y"] > 1.0, "yes", "no"),
+        }
+    )
+    extra = frame.iloc[:300].assign(group="c")  # a third level, left out of the a-b comparison
+    data = pd.concat([frame, extra], ignore_index=True)
+    sfm = StandardFairnessModel("group", ["z", "region"], ["w"], "label", x0="a", x1="b")
+    res = run(client, data, 4, predict=score, sfm=sfm, y1="yes", nuisance_rows=10**6, n_boot=50)
+    assert res.provenance["group_counts"]["c"] == 300 and res.provenance["n_rows_compared"] == 6000
+    dec = (score(frame) >= 0.5).astype(int)
+    y01 = (frame["label"] == "yes").to_numpy().astype(int)
+    expected = group_rates(
+        frame["group"].to_numpy(),
+        dec,
+        y01,
+        level=0.95,
+        no_decision="predictions outside [0, 1] are not decisions",
+        no_outcome="no outcome column",
+    )
+    pd.testing.assert_frame_equal(res.groups, expected, check_dtype=False)
+    a, b = frame["group"].to_numpy() == "a", frame["group"].to_numpy() == "b"
+    for name, sel in (("DP", np.ones(len(frame), bool)), ("EO", y01 == 1), ("FPR difference", y01 == 0)):
+        d = newcombe_difference(
+            int(dec[a & sel].sum()), int((a & sel).sum()), int(dec[b & sel].sum()), int((b & sel).sum())
+        )
+        got = res.rows.loc[name]
+        np.testing.assert_allclose(
+            [got["estimate"], got["ci_low"], got["ci_high"], got["pvalue"]],
+            [d.difference, d.ci[0], d.ci[1], d.pvalue],
+            rtol=0,
+            atol=1e-12,
+        )
+    # The effects with a categorical confounder agree with the in-memory estimator on the pair's rows.
+    mem = ctf_effects(
+        frame.assign(_y_hat=score(frame), label=y01.astype(float)),
+        sfm,
+        ["_y_hat", "label"],
+        learner="linear",
+        seed=SEED,
+    )
+    for out, suffix in (("_y_hat", ""), ("label", " (y)")):
+        for m, name in zip(MEASURES, ("TV", "Ctf-DE", "Ctf-IE", "Ctf-SE"), strict=True):
+            lo, hi = mem[out].ci[m]
+            assert abs(res.rows.loc[name + suffix, "estimate"] - mem[out].estimate[m]) <= (hi - lo) / 2
+
+
+def test_a_worker_killed_mid_audit_gives_the_same_numbers(client, by_key):
+    pids = client.run(os.getpid)
+    killed: dict[str, object] = {}
+
+    def kill_a_busy_worker() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not killed:
+            busy = sorted(w for w, keys in client.processing().items() if keys)
+            if busy:
+                time.sleep(0.3)
+                os.kill(pids[busy[0]], signal.SIGKILL)
+                killed.update(worker=busy[0], at=time.monotonic())
+                return
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=kill_a_busy_worker)
+    thread.start()
+    shuffled = DATA.sample(frac=1.0, random_state=2)
+    res = run(client, shuffled, 11, predict=slow_model, key="id", nuisance_rows=10**6)
+    finished = time.monotonic()
+    thread.join()
+    client.wait_for_workers(2, timeout=120)
+    assert killed and killed["at"] < finished, "the worker was not killed while the audit ran"
+    assert set(client.run(os.getpid).values()) != set(pids.values())  # the nanny started a new worker
+    assert_same(res, by_key)
+
+
+def test_bad_input_gets_one_clear_line(client):
+    def message(exc_type, call) -> str:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CflibWarning)
+            with pytest.raises(exc_type) as info:
+                call()
+        text = str(info.value)
+        assert "\n" not in text
+        return text
+
+    small = dd.from_pandas(DATA.iloc[:400], npartitions=2)
+    assert "dask.dataframe.DataFrame" in message(TypeError, lambda: audit_distributed(MODEL, DATA, sfm=SFM))
+    bad_sfm = StandardFairnessModel("x", ["zz"], ["w"], "y")
+    assert "'zz'" in message(ValueError, lambda: audit_distributed(MODEL, small, sfm=bad_sfm))
+    assert "key" in message(ValueError, lambda: audit_distributed(MODEL, small, sfm=SFM, key="nope"))
+    assert "n_folds" in message(ValueError, lambda: audit_distributed(MODEL, small, sfm=SFM, n_folds=1))
+    holes = DATA.iloc[:400].copy()
+    holes.loc[3, "z"] = np.nan
+    holes.loc[[5, 9], "w"] = np.inf
+    text = message(ValueError, lambda: run(client, holes, 2))
+    assert "missing" in text and "'z': 1" in text and "'w': 2" in text
+    three = DATA.iloc[:400].assign(x=np.arange(400) % 3)
+    assert "x0= and x1=" in message(ValueError, lambda: run(client, three, 2))
