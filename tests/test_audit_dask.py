@@ -24,7 +24,8 @@ import pytest
 from scipy.special import expit
 from sklearn.linear_model import LinearRegression
 
-from cflib.audit.distributed import audit_distributed
+from cflib.audit import audit
+from cflib.audit.distributed import DistributedAudit, audit_distributed
 from cflib.data.fairness_sim import LinearSFMParams, linear_sfm, linear_sfm_truth
 from cflib.fairness.effects import MEASURES, ctf_effects
 from cflib.fairness.sfm import StandardFairnessModel
@@ -233,3 +234,13 @@ def test_bad_input_gets_one_clear_line(client):
     assert "missing" in text and "'z': 1" in text and "'w': 2" in text
     three = DATA.iloc[:400].assign(x=np.arange(400) % 3)
     assert "x0= and x1=" in message(ValueError, lambda: run(client, three, 2))
+
+
+def test_audit_dispatches_a_dask_frame(client):
+    small = DATA.iloc[:5000]
+    got = audit(MODEL, dd.from_pandas(small, npartitions=3), sfm=SFM, learner="linear", seed=SEED, progress=False)
+    assert isinstance(got, DistributedAudit)  # the current client (the cluster's) runs it
+    direct = run(client, small, 4, learner="linear", nuisance_rows=200_000, n_boot=200)
+    assert_same(got, direct)
+    text = str(pytest.raises(ValueError, audit, MODEL, dd.from_pandas(small, npartitions=2), sfm=SFM, z=["z"]).value)
+    assert text.startswith("z:") and "\n" not in text

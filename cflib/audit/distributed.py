@@ -28,6 +28,7 @@ graph: the same numbers come back.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
@@ -70,7 +71,7 @@ from .partitions import (
 from .provenance import cflib_version, environment, model_hash, model_type, plain
 from .reproducible import CHUNK_ROWS, exact_value
 
-__all__ = ["DistributedAudit", "audit_distributed"]
+__all__ = ["DistributedAudit", "audit_dask_frame", "audit_distributed", "dispatches_dask_frames", "is_dask_frame"]
 
 #: Most levels a categorical confounder or mediator may have (each becomes a column of the nuisance designs).
 MAX_LEVELS = 1000
@@ -299,6 +300,122 @@ def _settings(
         "memory_per_task": f"one partition with its predictions, plus {CHUNK_ROWS} x n_boot bootstrap multipliers "
         f"({CHUNK_ROWS * max(spec.n_boot, 1) * 8 / 2**20:.0f} MiB); the client holds the subsample",
     }
+
+
+def is_dask_frame(data: object) -> bool:
+    """Whether ``data`` is a Dask DataFrame (without importing Dask when no Dask object can exist yet).
+
+    Parameters
+    ----------
+    data : object
+
+    Returns
+    -------
+    bool
+    """
+    module = sys.modules.get("dask.dataframe")
+    return module is not None and isinstance(data, module.DataFrame)
+
+
+def audit_dask_frame(
+    predict: Any,
+    data: Any,
+    *,
+    sfm: StandardFairnessModel,
+    counterfactual: Any = None,
+    z: Sequence[str] | None = None,
+    scores: Any = None,
+    business_necessity: Sequence[str] = (),
+    epsilon: float = 0.1,
+    alpha: float = 0.05,
+    seed: int = 0,
+    n_boot: int = 200,
+    learner: Any = "hgb",
+    progress: bool = True,
+    y1: Any = None,
+    impute: bool = False,
+    reference: Any = None,
+    threshold: float = 0.5,
+    n_jobs: int | None = None,
+) -> DistributedAudit:
+    """:func:`cflib.audit.audit` called with a Dask DataFrame: :func:`audit_distributed` with the same settings.
+
+    The options of the in-memory audit that the distributed audit does not have (the counterfactual checks,
+    CIT-LR's ``z``, precomputed ``scores``, Algorithm 1's ``business_necessity``, imputation and pairwise
+    comparisons against a ``reference``) are refused with one line; ``epsilon`` (CF-CLOT's) and ``n_jobs`` (the
+    in-memory folds' processes) have nothing to act on.
+
+    Parameters
+    ----------
+    predict : callable or scikit-learn estimator
+    data : dask.dataframe.DataFrame
+    sfm : cflib.fairness.StandardFairnessModel
+    counterfactual, z, scores, business_necessity, impute, reference
+        Must be left at their defaults (refused otherwise).
+    epsilon, n_jobs
+        Ignored: nothing to act on out of core.
+    alpha, seed, n_boot, learner, progress, y1, threshold
+        As in :func:`cflib.audit.audit`, passed on to :func:`audit_distributed`.
+
+    Returns
+    -------
+    DistributedAudit
+
+    Raises
+    ------
+    ValueError
+        An option the distributed audit does not have, or what :func:`audit_distributed` refuses.
+    """
+    refused = {
+        "counterfactual": counterfactual is not None,
+        "z": z is not None,
+        "scores": scores is not None,
+        "business_necessity": bool(tuple(business_necessity)),
+        "impute": bool(impute),
+        "reference": reference is not None,
+    }
+    named = [k for k, given in refused.items() if given]
+    if named:
+        raise ValueError(
+            f"{', '.join(named)}: the audit of a Dask DataFrame (cflib.audit.distributed) runs the effects, the group "
+            "table and DP/EO/FPR only; audit a sample in memory (data.sample(...).compute()) for the other checks"
+        )
+    del epsilon, n_jobs  # nothing to act on out of core
+    return audit_distributed(
+        predict,
+        data,
+        sfm=sfm,
+        alpha=alpha,
+        seed=seed,
+        n_boot=n_boot,
+        learner=learner,
+        progress=progress,
+        y1=y1,
+        threshold=threshold,
+    )
+
+
+def dispatches_dask_frames(in_memory: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate the in-memory audit so that a Dask DataFrame goes to :func:`audit_dask_frame` instead.
+
+    Parameters
+    ----------
+    in_memory : callable
+        :func:`cflib.audit.audit`'s in-memory implementation, ``(predict, data, **options) -> AuditReport``.
+
+    Returns
+    -------
+    callable
+        ``(predict, data, **options)``: :func:`audit_dask_frame` for a Dask DataFrame, else ``in_memory``.
+    """
+
+    @functools.wraps(in_memory)
+    def audit(predict: Any, data: Any, **options: Any) -> Any:
+        if is_dask_frame(data):
+            return audit_dask_frame(predict, data, **options)
+        return in_memory(predict, data, **options)
+
+    return audit
 
 
 class _Log:

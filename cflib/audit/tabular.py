@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,7 @@ from ..fairness.effects import MEASURES
 from ..fairness.sfm import StandardFairnessModel
 from .checks import COLUMNS
 from .comparison import audit_pair
+from .distributed import DistributedAudit, dispatches_dask_frames
 from .inputs import (
     binary_outcome,
     checked_predictions,
@@ -33,9 +34,63 @@ from .inputs import (
 from .provenance import cflib_version, data_hash, environment, model_hash, model_type, plain
 from .report import AuditReport
 
+if TYPE_CHECKING:
+    import dask.dataframe as dd
+
 __all__ = ["audit"]
 
 
+# A Dask DataFrame is audited out of core (cflib.audit.distributed, issue 30). Dask's frame comes first: pandas is
+# untyped (Any) to mypy and would match every call.
+@overload
+def audit(
+    predict: Any,
+    data: dd.DataFrame,
+    *,
+    sfm: StandardFairnessModel,
+    counterfactual: Any = ...,
+    z: Sequence[str] | None = ...,
+    scores: Any = ...,
+    business_necessity: Sequence[str] = ...,
+    epsilon: float = ...,
+    alpha: float = ...,
+    seed: int = ...,
+    n_boot: int = ...,
+    learner: Any = ...,
+    progress: bool = ...,
+    y1: Any = ...,
+    impute: bool = ...,
+    reference: Any = ...,
+    threshold: float = ...,
+    n_jobs: int | None = ...,
+) -> DistributedAudit: ...
+
+
+@overload
+def audit(
+    predict: Any,
+    data: pd.DataFrame,
+    *,
+    sfm: StandardFairnessModel,
+    counterfactual: Any = ...,
+    z: Sequence[str] | None = ...,
+    scores: Any = ...,
+    business_necessity: Sequence[str] = ...,
+    epsilon: float = ...,
+    alpha: float = ...,
+    seed: int = ...,
+    n_boot: int = ...,
+    learner: Any = ...,
+    progress: bool = ...,
+    y1: Any = ...,
+    impute: bool = ...,
+    reference: Any = ...,
+    threshold: float = ...,
+    n_jobs: int | None = ...,
+) -> AuditReport: ...
+
+
+@dispatches_dask_frames
 def audit(
     predict: Any,
     data: pd.DataFrame,
@@ -66,9 +121,10 @@ def audit(
         column of the last class when it has one, else ``predict``, on the columns it was fitted on,
         or on ``sfm``'s x, z, w columns). ``None`` when ``scores`` are given. The model always sees the
         data as given (never the imputed copy).
-    data : pandas.DataFrame
+    data : pandas.DataFrame or dask.dataframe.DataFrame
         One row per unit with the columns of ``sfm`` (the outcome ``sfm.y`` is optional), as it comes:
-        string, categorical and boolean confounders and mediators are handled by every learner.
+        string, categorical and boolean confounders and mediators are handled by every learner. A Dask
+        DataFrame is audited out of core (:func:`cflib.audit.distributed.audit_dask_frame`).
     sfm : cflib.fairness.StandardFairnessModel
         Roles of the columns: protected attribute ``x``, confounders ``z``, mediators ``w``, outcome ``y``.
         ``x0``/``x1`` name the two levels to compare (the others are left out); without them a 0/1 or
@@ -116,7 +172,7 @@ def audit(
 
     Returns
     -------
-    AuditReport
+    AuditReport or cflib.audit.distributed.DistributedAudit (for a Dask DataFrame)
 
     Raises
     ------
