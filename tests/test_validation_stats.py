@@ -41,6 +41,9 @@ WITH_INF = X.copy()
 WITH_INF[5, 0] = np.inf
 STRINGS = ["a", "b", "c", "d"]
 V = torch.ones((80, 3), dtype=torch.float64)
+FMAP = stats.rff_map(2, n_features=16, seed=0)
+PAIR_SUMS = stats.rff_pair_sums(X, Y, FMAP)
+ROW_SUMS = stats.rff_row_sums(X, Y, FMAP, PAIR_SUMS, 0.1)
 
 N = 60
 A = np.repeat([0, 1], N // 2)
@@ -271,6 +274,40 @@ CASES: list[Case] = [
     case("rff_mmd_test-features", ValueError, "columns", lambda: stats.rff_mmd_test(X, np.ones((10, 3)))),
     case(
         "rff_mmd_test-few-permutations", W, "n_permutations", lambda: stats.rff_mmd_test(X, Y, n_permutations=5, seed=0)
+    ),
+    # --- closeness_rff: CF-CLOT with random Fourier features and its distributed pieces
+    case("cfclot_rff_test-epsilon-zero", ValueError, "epsilon", lambda: stats.cfclot_rff_test(Y1, YCF1, 0.0)),
+    case("cfclot_rff_test-epsilon-string", TypeError, "epsilon", lambda: stats.cfclot_rff_test(Y1, YCF1, "0.1")),
+    case("cfclot_rff_test-lengths", ValueError, ("y", "y_cf"), lambda: stats.cfclot_rff_test(Y1, YCF1[:30], 0.1)),
+    case("cfclot_rff_test-nan", ValueError, ("y", "NaN"), lambda: stats.cfclot_rff_test(WITH_NAN, Y, 0.1)),
+    case(
+        "cfclot_rff_test-n_features", ValueError, "n_features", lambda: stats.cfclot_rff_test(X, Y, 0.1, n_features=1)
+    ),
+    case("cfclot_rff_test-alpha", ValueError, "alpha", lambda: stats.cfclot_rff_test(X, Y, 0.1, alpha=1.5)),
+    case("cfclot_rff_test-few-pairs", W, "30 pairs", lambda: stats.cfclot_rff_test(X[:10], Y[:10], 0.1, seed=0)),
+    case("rff_map-bandwidth", ValueError, "bandwidth", lambda: stats.rff_map(2, bandwidth=0.0)),
+    case("rff_map-dim", TypeError, "dim", lambda: stats.rff_map(2.5)),
+    case("rff_pair_sums-fmap", TypeError, "fmap", lambda: stats.rff_pair_sums(X, Y, "features")),
+    case("rff_pair_sums-columns", ValueError, "columns", lambda: stats.rff_pair_sums(X[:, :1], Y[:, :1], FMAP)),
+    case("rff_pair_sums-inf", ValueError, ("y_cf", "infinite"), lambda: stats.rff_pair_sums(X, WITH_INF, FMAP)),
+    case("rff_row_sums-pair_sums", ValueError, "pair_sums", lambda: stats.rff_row_sums(X, Y, FMAP, None, 0.1)),
+    case("rff_row_sums-epsilon", ValueError, "epsilon", lambda: stats.rff_row_sums(X, Y, FMAP, PAIR_SUMS, 1.0)),
+    case("combine_rff_sums-none", TypeError, "combine_rff_sums", lambda: stats.combine_rff_sums()),
+    case("combine_rff_sums-mixed", TypeError, "one kind", lambda: stats.combine_rff_sums(PAIR_SUMS, ROW_SUMS)),
+    case(
+        "cfclot_rff_finish-types", TypeError, "RFFRowSums", lambda: stats.cfclot_rff_finish(PAIR_SUMS, PAIR_SUMS, FMAP)
+    ),
+    case(
+        "cfclot_rff_finish-other-pairs",
+        ValueError,
+        "same pairs",
+        lambda: stats.cfclot_rff_finish(PAIR_SUMS, stats.rff_row_sums(X[:5], Y[:5], FMAP, PAIR_SUMS, 0.1), FMAP),
+    ),
+    case(
+        "cfclot_rff_finish-fmap",
+        ValueError,
+        "fmap",
+        lambda: stats.cfclot_rff_finish(PAIR_SUMS, ROW_SUMS, stats.rff_map(2, n_features=8)),
     ),
     case("linear_power_study-n_grid", ValueError, "n_grid", lambda: stats.linear_power_study((100, -5))),
     case("linear_power_study-n_grid-string", TypeError, "n_grid", lambda: stats.linear_power_study("100")),
@@ -728,6 +765,10 @@ def test_the_table_covers_every_public_function_of_stats():
     """Every public callable of ``cflib.stats`` (result classes aside) appears in at least one row."""
     results = {
         "CFCLOTResult",
+        "CFCLOTRFFResult",
+        "RFFMap",
+        "RFFPairSums",
+        "RFFRowSums",
         "CITResult",
         "ECAResult",
         "GroupParityResult",

@@ -7,10 +7,10 @@ Two studies:
   dependence between the adjustment set ``Z`` and the attribute ``A``, for each of its forms. The data
   (:func:`common_cause_data`) have ``Z`` and ``A`` sharing a common cause, so ``Z`` is a valid
   adjustment set but is not independent of ``A``: the practical case the paper's forms assume away.
-* :func:`calibration_table`: for every test (MMD, CF-CLOT at the null boundary, CIT-LR in its
-  regression and generator forms, DP, EO, the doubly robust effects' intervals and Algorithm 1 of
-  Plecko & Bareinboim), the empirical type-I error or coverage over ``R`` null replications with a
-  Clopper-Pearson interval and a pass/fail verdict.
+* :func:`calibration_table`: for every test (MMD, CF-CLOT at the null boundary with the exact kernel and with
+  random Fourier features, CIT-LR in its regression and generator forms, DP, EO, the doubly robust effects'
+  intervals and Algorithm 1 of Plecko & Bareinboim), the empirical type-I error or coverage over ``R`` null
+  replications with a Clopper-Pearson interval and a pass/fail verdict.
 
 Every replication ``r`` of a case draws from ``numpy.random.default_rng([seed, case_index, r])``:
 the numbers depend on the seed only, not on the order or the process the cases run in.

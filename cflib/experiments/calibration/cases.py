@@ -188,6 +188,31 @@ def _cfclot_boundary_case(m: int, variance: str) -> CalibrationCase:
     )
 
 
+def _cfclot_rff_boundary_case(m: int, n_features: int) -> CalibrationCase:
+    from cflib.stats.closeness import gaussian_pair_sample, shift_for_target_nte
+    from cflib.stats.closeness_rff import cfclot_rff_test
+
+    eps = 0.3  # the data of the exact-kernel boundary rows
+    delta = shift_for_target_nte(eps, d=2, bandwidth=1.5)
+
+    def rep(rng: np.random.Generator) -> bool:  # fresh features every replication: their randomness is in the level
+        y, y_cf = gaussian_pair_sample(m, delta, d=2, seed=rng)
+        return cfclot_rff_test(y, y_cf, eps, n_features=n_features, bandwidth=1.5, seed=rng).rejected
+
+    return CalibrationCase(
+        f"CF-CLOT, random Fourier features (D = {n_features}), at N-TE = epsilon = {eps:g}",
+        "cflib.stats.closeness_rff.cfclot_rff_test",
+        "type-I error",
+        0.05,
+        f"bivariate Gaussian location pairs with N-TE exactly {eps:g} for the exact kernel (bandwidth 1.5)",
+        m,
+        rep,
+        quote=_CFCLOT_LEVEL[0],
+        source="Fu et al. (002), Sec. 4.1, before Theorem 2, for the exact kernel; the random-feature form with the "
+        "features' variance in its threshold is cflib's (issue 30), not in the paper",
+    )
+
+
 def _cfclot_signflip_case(m: int) -> CalibrationCase:
     from cflib.stats.closeness import cfclot_test
 
@@ -437,6 +462,7 @@ def calibration_cases(*, small: bool = False) -> list[CalibrationCase]:
         _cit_generator_case(400 // k),
         *_parity_cases(300 // k),
         *_fairness_cases(400 // k),
+        _cfclot_rff_boundary_case(200 // k, 128),  # last: the cases above keep their positions (their streams)
     ]
 
 
