@@ -102,8 +102,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parquet_data(args: argparse.Namespace) -> bool:
+    """Whether ``cflib audit`` reads Parquet data (``--data``, else the config's ``data``, relative to the config)."""
+    from .audit.config import is_parquet
+
+    if args.data is not None:
+        return is_parquet(args.data)
+    try:
+        cfg = yaml.safe_load(args.config.read_text())
+    except yaml.YAMLError:
+        return False  # audit_from_config says what is wrong with the file
+    return isinstance(cfg, dict) and "data" in cfg and is_parquet(args.config.parent / str(cfg["data"]))
+
+
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from .audit import audit_from_config
+    from .audit import DistributedAudit, audit_from_config
 
     if args.fail_on is not None and not args.fail_on.strip():
         raise ValueError("--fail-on: give check names such as Ctf-DE,DP, or any")
@@ -112,8 +125,24 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             raise FileNotFoundError(f"--junit: {args.junit} is a folder, expected a file name such as audit-junit.xml")
         _existing(args.junit.parent if str(args.junit.parent) else Path("."), "--junit's folder", directory=True)
     _existing(args.config, "config")
-    report = audit_from_config(args.config, args.out, progress=not args.quiet, fail_on=args.fail_on)
+    if args.junit is not None and _parquet_data(args):
+        raise ValueError("--junit: the audit of Parquet data (on a cluster) writes report.json only; leave --junit out")
+    report = audit_from_config(
+        args.config,
+        args.out,
+        progress=not args.quiet,
+        fail_on=args.fail_on,
+        data=args.data,
+        scheduler=args.scheduler,
+    )
     failed = report.gate(args.fail_on) if args.fail_on is not None else []
+    if isinstance(report, DistributedAudit):  # Parquet data, audited on a cluster: report.json only
+        print(report.summary().to_string())
+        print(f"wrote {args.out / 'report.json'}")
+        if failed:
+            print(f"cflib: --fail-on: flagged: {', '.join(failed)}", file=sys.stderr)
+            return 1
+        return 0
     if args.junit is not None:
         report.to_junit(args.junit, fail_on=args.fail_on)
     print(report.plain_summary())
@@ -211,6 +240,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     a.add_argument("--out", type=Path, required=True, help="folder for report.json and report.html")
     a.add_argument("--quiet", action="store_true", help="no progress bar")
+    a.add_argument(
+        "--data",
+        default=None,
+        metavar="PATH",
+        help="the data, replacing the config's (relative to the working folder): a CSV file, or Parquet data "
+        "(a .parquet file, a folder, or a quoted glob such as 'decisions/*.parquet') audited on a Dask cluster",
+    )
+    a.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="Dask scheduler (tcp://host:port) that audits Parquet data; default a LocalCluster of one "
+        "single-threaded worker per core",
+    )
     a.add_argument(
         "--fail-on",
         default=None,

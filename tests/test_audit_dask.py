@@ -244,3 +244,37 @@ def test_audit_dispatches_a_dask_frame(client):
     assert_same(got, direct)
     text = str(pytest.raises(ValueError, audit, MODEL, dd.from_pandas(small, npartitions=2), sfm=SFM, z=["z"]).value)
     assert text.startswith("z:") and "\n" not in text
+
+
+def test_cli_audits_parquet_files_on_the_cluster(client, tmp_path, capsys):
+    """`cflib audit` on a glob of Parquet files with --scheduler gives audit_distributed's numbers, and gates."""
+    import json
+
+    import yaml
+
+    from cflib.cli import main
+
+    small = DATA.iloc[:6000]
+    for i, rows in enumerate(np.array_split(np.arange(len(small)), 3)):
+        small.iloc[rows].to_parquet(tmp_path / f"part-{i}.parquet", index=False)
+    (tmp_path / "dask_cli_model.py").write_text("def predict(frame):\n    return 0.5 * frame['x'] + frame['w']\n")
+    roles = {"x": "x", "z": ["z"], "w": ["w"], "y": "y"}
+    settings = {"n_boot": 50, "learner": "linear", "key": "id", "nuisance_rows": 10**6, "seed": SEED}
+    cfg = {"data": "part-*.parquet", "roles": roles, "model": "dask_cli_model:predict", **settings}
+    (tmp_path / "audit.yaml").write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "out"
+    address = client.scheduler.address
+    argv = ["audit", str(tmp_path / "audit.yaml"), "--out", str(out), "--quiet", "--scheduler", address]
+    assert main([*argv, "--fail-on", "Ctf-DE"]) == 1  # the model reads x: its direct effect is flagged
+    assert "Ctf-DE" in capsys.readouterr().out and sorted(p.name for p in out.iterdir()) == ["report.json"]
+    got = json.loads((out / "report.json").read_text())
+    assert got["settings"]["n_partitions"] == 3 and got["provenance"]["n_rows"] == 6000
+
+    def same_model(frame: pd.DataFrame) -> pd.Series:
+        return 0.5 * frame["x"] + frame["w"]
+
+    direct = run(client, small, 2, predict=same_model, **settings)
+    estimates = {r["check"]: r["estimate"] for r in got["rows"]}
+    for name in ("TV", "Ctf-DE", "Ctf-IE", "Ctf-SE", "Ctf-DE (y)"):
+        assert estimates[name] == pytest.approx(direct.rows.loc[name, "estimate"], abs=1e-9)
+    assert main([*argv, "--fail-on", "DP"]) == 0  # not estimable (the predictions are not decisions): not flagged

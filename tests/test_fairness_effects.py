@@ -12,6 +12,7 @@ from cflib.data.fairness_sim import (
     discrete_sfm,
     discrete_sfm_joint,
     linear_sfm,
+    linear_sfm_counterfactuals,
     linear_sfm_truth,
 )
 from cflib.fairness.effects import MEASURES, ctf_effects, identify_discrete, whitebox_direct_effect
@@ -215,3 +216,19 @@ def test_sfm_roles_take_any_sequence_of_names_and_keep_a_tuple():
     sfm = StandardFairnessModel("x", ["z"], ("w",), "y")
     assert sfm.z == ("z",) and sfm.w == ("w",) and sfm == SFM
     assert bn_effects(frozenset({"Z"})) == bn_effects(["SE"]) == frozenset({"SE"})
+
+
+def test_linear_sfm_counterfactuals_are_the_same_units_and_give_the_closed_forms():
+    """The same rows as linear_sfm; consistency (Y = Y_x where X = x); the Monte Carlo measures are the closed forms."""
+    p = LinearSFMParams(a_xw=0.7, b_x=-0.3, mu1=0.4, p=0.3, b_z=1.2)
+    cf = linear_sfm_counterfactuals(200_000, p, seed=1)
+    d = linear_sfm(200_000, p, seed=1)
+    np.testing.assert_array_equal(cf[["x", "z", "w", "y"]].to_numpy(), d[["x", "z", "w", "y"]].to_numpy())
+    x1 = cf.x.to_numpy() == 1
+    np.testing.assert_allclose(np.where(x1, cf.y_x1, cf.y_x0), cf.y, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.where(x1, cf.w_x1, cf.w_x0), cf.w, rtol=0, atol=1e-12)
+    mc = ctf_truth(cf.x.to_numpy(), cf.y_x0.to_numpy(), cf.y_x1.to_numpy(), cf.y_x1_w0.to_numpy())
+    t = linear_sfm_truth(p)
+    # DE and IE are the same for every unit (no interactions); SE and TV carry the sample's Z.
+    assert mc["DE"] == pytest.approx(t["DE"], abs=1e-12) and mc["IE"] == pytest.approx(t["IE"], abs=1e-12)
+    assert mc["SE"] == pytest.approx(t["SE"], abs=0.02) and mc["TV"] == pytest.approx(t["TV"], abs=0.02)

@@ -586,7 +586,78 @@ CASES: list[Case] = [
         "--junit",
         cli("audit", "missing.yaml", "--out", "{out}", "--junit", "{out}/no/j.xml"),
     ),
+    # --- issue 30: the audit of a Dask DataFrame, and `cflib audit` on Parquet data (refused before any cluster starts)
+    case(
+        "audit-distributed-pandas",
+        TypeError,
+        ("data", "dask.dataframe.DataFrame"),
+        lambda e: audit_mod.audit_distributed(predict, DF, sfm=SFM),
+    ),
+    case("audit-distributed-sfm", TypeError, "sfm", lambda e: _audit_dask(sfm="x")),
+    case("audit-distributed-key", ValueError, ("key", "'nope'"), lambda e: _audit_dask(key="nope")),
+    case("audit-distributed-folds", ValueError, "n_folds", lambda e: _audit_dask(n_folds=1)),
+    case("audit-distributed-nuisance-rows", ValueError, "nuisance_rows", lambda e: _audit_dask(nuisance_rows=3)),
+    case("audit-distributed-n_boot", ValueError, "n_boot", lambda e: _audit_dask(n_boot=-1)),
+    case("audit-distributed-clip", ValueError, "clip", lambda e: _audit_dask(clip=0.7)),
+    case("audit-distributed-learner", ValueError, "learner", lambda e: _audit_dask(learner="xgb")),
+    case("audit-distributed-split-every", ValueError, "split_every", lambda e: _audit_dask(split_every=1)),
+    case("audit-distributed-client", TypeError, "client", lambda e: _audit_dask(client=3)),
+    case(
+        "audit-dask-in-memory-option",
+        ValueError,
+        ("impute", "Dask DataFrame"),
+        lambda e: audit_mod.audit(predict, _dask_frame(), sfm=SFM, impute=True, progress=False),
+    ),
+    case(
+        "audit-config-parquet-cit_z",
+        ValueError,
+        ("cit_z", "Parquet"),
+        lambda e: audit_mod.audit_from_config(_parquet_config(e, cit_z=["z"]), e / "out"),
+    ),
+    case("cli-audit-parquet-none", EXIT2, ("nothing-*.parquet", "no Parquet file"), lambda e: _cli_parquet(e, [])),
+    case("cli-audit-parquet-junit", EXIT2, "--junit", lambda e: _cli_parquet(e, ["--junit", str(e / "out/j.xml")])),
+    case(
+        "cli-audit-parquet-scheduler",
+        EXIT2,
+        ("scheduler", "'localhost'"),
+        lambda e: _cli_parquet(e, ["--scheduler", "localhost"]),
+    ),
+    case(
+        "cli-audit-csv-scheduler",
+        EXIT2,
+        ("scheduler", "Parquet"),
+        lambda e: _cli_parquet(e, ["--scheduler", "tcp://127.0.0.1:1", "--data", str(e / "inputs" / "data.csv")]),
+    ),
 ]
+
+
+def _dask_frame():
+    import dask.dataframe as dd
+
+    return dd.from_pandas(DF, npartitions=2)
+
+
+def _audit_dask(**kw):
+    args = {"predict": predict, "data": _dask_frame(), "sfm": SFM, "progress": False}
+    args.update(kw)
+    return audit_mod.audit_distributed(args.pop("predict"), args.pop("data"), **args)
+
+
+def _parquet_config(env: Path, **over) -> Path:
+    """A config naming Parquet files that do not exist, in a folder beside the working and output folders."""
+    import yaml
+
+    folder = env / "inputs"
+    folder.mkdir(exist_ok=True)
+    cfg = {"data": "nothing-*.parquet", "roles": {"x": "x", "z": ["z"], "w": ["w"], "y": "y"}, "model": "m:f", **over}
+    (folder / "audit.yaml").write_text(yaml.safe_dump(cfg))
+    return folder / "audit.yaml"
+
+
+def _cli_parquet(env: Path, extra: list[str]) -> int:
+    from cflib.cli import main
+
+    return main(["audit", str(_parquet_config(env)), "--out", str(env / "out"), *extra])
 
 
 def _audit(**kw):

@@ -32,11 +32,16 @@ The package, one idea a module:
 - :mod:`~cflib.audit.provenance`: the cflib version, environment and hashes a report records;
 - :mod:`~cflib.audit.loading` and :mod:`~cflib.audit.config`: the files a YAML config names, and
   :func:`audit_from_config` (``cflib audit``);
+- :mod:`~cflib.audit.distributed`: :func:`audit_distributed`, the audit of a Dask DataFrame (issue 30), with
+  :mod:`~cflib.audit.partitions` (its per-partition passes), :mod:`~cflib.audit.reproducible` (row hashes and
+  exact sums, so the numbers do not depend on the partitioning) and :mod:`~cflib.audit.distributed_tables`
+  (:class:`DistributedAudit` and its tables); :func:`audit` hands a Dask DataFrame to it;
 - :mod:`cflib.audit.images`: the image audit (:func:`audit_images`, also importable from :mod:`cflib.audit_images`).
 """
 
 from .checks import CHECKS, book_url, reference_link, select_checks
 from .config import audit_from_config
+from .distributed import DistributedAudit, audit_distributed
 from .images import audit_images
 from .report import AuditReport
 from .schema import SCHEMA_VERSION, load_schema
@@ -46,7 +51,9 @@ __all__ = [
     "CHECKS",
     "SCHEMA_VERSION",
     "AuditReport",
+    "DistributedAudit",
     "audit",
+    "audit_distributed",
     "audit_from_config",
     "audit_images",
     "book_url",

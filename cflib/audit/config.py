@@ -1,23 +1,33 @@
-"""Audits from a YAML config (``cflib audit CONFIG --out DIR``): tabular, or images when the file has ``images``."""
+"""Audits from a YAML config (``cflib audit CONFIG --out DIR``): tabular, or images when the file has ``images``.
+
+Tabular data in a CSV file are audited in memory (:func:`cflib.audit.audit`); data in Parquet files (a file, a
+folder or a glob such as ``decisions/*.parquet``) are read with :func:`dask.dataframe.read_parquet` and audited on
+a Dask cluster (:func:`cflib.audit.distributed.audit_distributed`, issue 30): an existing scheduler
+(``scheduler=``, ``cflib audit --scheduler tcp://...``) or a LocalCluster of one single-threaded worker per core.
+"""
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from ..fairness.sfm import StandardFairnessModel
 from ..validation import ValidationError
 from .checks import check_names
+from .distributed import audit_distributed
+from .distributed_tables import DistributedAudit
 from .images.pipeline import audit_images
 from .images.report import ImageAuditReport
 from .loading import load_classifier, load_images, load_object
 from .report import AuditReport
 from .tabular import audit
 
-__all__ = ["audit_from_config", "audit_images_from_config"]
+__all__ = ["audit_from_config", "audit_images_from_config", "is_parquet"]
 
 _CONFIG_KEYS = {
     "data",
@@ -34,7 +44,14 @@ _CONFIG_KEYS = {
     "impute",
     "threshold",
     "n_jobs",
+    "key",
+    "nuisance_rows",
+    "n_folds",
 }
+#: Keys of the in-memory audit that the audit of Parquet data (on a cluster) does not have.
+_IN_MEMORY_ONLY = ("counterfactual", "cit_z", "business_necessity", "epsilon", "impute", "n_jobs")
+#: Keys of the audit of Parquet data only.
+_PARQUET_ONLY = ("key", "nuisance_rows", "n_folds")
 _ROLES = {"x", "z", "w", "y", "x0", "x1", "y1", "reference"}
 _IMAGE_KEYS = {
     "images",
@@ -61,10 +78,13 @@ def audit_from_config(
     *,
     progress: bool = True,
     fail_on: str | Sequence[str] | None = None,
-) -> AuditReport:
+    data: str | os.PathLike | None = None,
+    scheduler: str | None = None,
+) -> AuditReport | DistributedAudit:
     """Run :func:`audit` from a YAML file and write ``report.json``, ``report.html`` and ``model_card.md`` into ``out``.
 
-    The file holds ``data`` (a CSV path, relative to the file, read as it comes), ``roles`` (``x``, ``z``,
+    The file holds ``data`` (a CSV path, relative to the file, read as it comes; or Parquet data, see below),
+    ``roles`` (``x``, ``z``,
     ``w``, ``y``; ``y1`` the positive label of a string or categorical outcome; ``x0``/``x1`` to compare
     two levels of the attribute, or ``reference`` to compare every level with one), ``model``
     (``module:function`` taking a DataFrame, or a pickled scikit-learn estimator ``.pkl``/``.joblib``),
@@ -73,6 +93,14 @@ def audit_from_config(
     (true/false), ``threshold`` (scores at or above it are decision 1) and ``n_jobs``. A file with an ``images`` key is an
     image audit (:func:`cflib.audit_images.audit_images_from_config`).
 
+    **Parquet data** (``data`` a ``.parquet`` file, a folder of them, or a glob such as ``decisions/*.parquet``)
+    are read with :func:`dask.dataframe.read_parquet` and audited on a Dask cluster by
+    :func:`cflib.audit.distributed.audit_distributed` (the model is applied partition by partition; no process
+    holds all rows): the effects, the group table and DP/EO/FPR, written to ``report.json``
+    (:meth:`DistributedAudit.to_json`). The keys ``key`` (an id column: folds and bootstrap multipliers from its
+    hash), ``nuisance_rows`` and ``n_folds`` apply to it; the in-memory audit's ``counterfactual``, ``cit_z``,
+    ``business_necessity``, ``epsilon``, ``impute``, ``n_jobs`` and ``roles.reference`` do not (refused).
+
     Parameters
     ----------
     config : path-like
@@ -80,14 +108,20 @@ def audit_from_config(
     out : path-like
         Output folder; written only when the audit succeeded (each file atomically).
     progress : bool
-        Show a progress bar.
+        Show a progress bar (a line per pass for Parquet data).
     fail_on : str or sequence of str, optional
         Check names of a CI gate (:meth:`AuditReport.gate`); checked before anything is written, so a
         name that selects no check of this report writes nothing.
+    data : path-like, optional
+        Replaces the file's ``data`` (relative to the working folder, not to the file): ``cflib audit --data``.
+    scheduler : str, optional
+        Address of a Dask scheduler (``tcp://host:port``) for Parquet data; default a LocalCluster of one
+        single-threaded worker per core, closed at the end. Refused for CSV data.
 
     Returns
     -------
-    AuditReport
+    AuditReport or DistributedAudit
+        :class:`DistributedAudit` for Parquet data.
 
     Raises
     ------
@@ -116,16 +150,24 @@ def audit_from_config(
         if key not in cfg:
             raise ValueError(f"{config}: missing key {key!r}")
     base = config.parent.resolve()
-    data_path = (base / str(cfg["data"])).resolve()
+    data_spec = str(data) if data is not None else str(base / str(cfg["data"]))
+    if is_parquet(data_spec):
+        return _audit_parquet(config, cfg, data_spec, out, progress, fail_on, scheduler)
+    if scheduler is not None:
+        raise ValueError(f"scheduler: only Parquet data are audited on a cluster; {config}'s data is {data_spec}")
+    misplaced = [k for k in _PARQUET_ONLY if k in cfg]
+    if misplaced:
+        raise ValueError(f"{config}: key(s) {', '.join(misplaced)} apply to Parquet data only (the audit on a cluster)")
+    data_path = Path(data_spec).resolve()
     if not data_path.is_file():
         raise FileNotFoundError(f"{config}: data file {data_path} does not exist")
-    data = pd.read_csv(data_path)
-    sfm, roles = _checked_roles(config, cfg, data, data_path)
+    frame = pd.read_csv(data_path)
+    sfm, roles = _checked_roles(config, cfg, frame, data_path)
     model = load_object(str(cfg["model"]), base, "model")
     cf = load_object(str(cfg["counterfactual"]), base, "counterfactual") if cfg.get("counterfactual") else None
     report = audit(
         model,
-        data,
+        frame,
         sfm=sfm,
         counterfactual=cf,
         z=cfg.get("cit_z"),
@@ -151,7 +193,105 @@ def audit_from_config(
     return report
 
 
-def _checked_roles(config: Path, cfg: dict, data: pd.DataFrame, data_path: Path) -> tuple[StandardFairnessModel, dict]:
+def is_parquet(spec: str | os.PathLike) -> bool:
+    """Whether a config's ``data`` names Parquet data: a ``.parquet``/``.pq`` file, a glob, or a folder.
+
+    Parameters
+    ----------
+    spec : path-like
+        The ``data`` entry (a path, or a pattern with ``*``, ``?`` or ``[``).
+
+    Returns
+    -------
+    bool
+    """
+    text = str(spec)
+    return text.endswith((".parquet", ".pq")) or any(ch in Path(text).name for ch in "*?[") or Path(text).is_dir()
+
+
+def _parquet_files(config: Path, spec: str) -> list[str]:
+    """The Parquet files a path, folder or glob names (sorted), or one line saying that it names none."""
+    path = Path(spec)
+    if path.is_dir():
+        files = sorted(str(p) for p in path.rglob("*") if p.suffix in (".parquet", ".pq") and p.is_file())
+    elif any(ch in path.name for ch in "*?["):
+        files = sorted(p for p in glob.glob(spec) if Path(p).is_file())
+    else:
+        files = [spec] if path.is_file() else []
+    if not files:
+        raise FileNotFoundError(f"{config}: data {spec} names no Parquet file")
+    return files
+
+
+def _audit_parquet(
+    config: Path,
+    cfg: dict[str, Any],
+    spec: str,
+    out: str | os.PathLike,
+    progress: bool,
+    fail_on: str | Sequence[str] | None,
+    scheduler: str | None,
+) -> DistributedAudit:
+    """Parquet data: read with Dask, audited on a cluster (:func:`audit_distributed`), ``report.json`` written."""
+    import dask.dataframe as dd
+
+    def refuse(keys: list[str]) -> None:
+        if keys:
+            raise ValueError(
+                f"{config}: key(s) {', '.join(keys)} do not apply to Parquet data (the audit on a cluster runs the "
+                "effects, the group table and DP/EO/FPR); audit a CSV sample in memory for them"
+            )
+
+    refuse([k for k in _IN_MEMORY_ONLY if k in cfg])
+    if scheduler is not None and (not isinstance(scheduler, str) or "://" not in scheduler):
+        raise ValueError(f"scheduler: give a Dask scheduler's address such as tcp://host:8786, got {scheduler!r}")
+    try:
+        frame = dd.read_parquet(_parquet_files(config, spec))
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, FileNotFoundError) and str(config) in str(exc):
+            raise
+        raise ValueError(
+            f"{config}: data {spec} is not readable as Parquet ({' '.join(str(exc).split())[:200]})"
+        ) from None
+    sfm, roles = _checked_roles(config, cfg, frame, Path(spec))
+    refuse(["roles.reference"] if "reference" in roles else [])
+    model = load_object(str(cfg["model"]), config.parent.resolve(), "model")
+    _send_by_value(model, config.parent.resolve())
+    result = audit_distributed(
+        model,
+        frame,
+        sfm=sfm,
+        key=cfg.get("key"),
+        n_folds=cfg.get("n_folds", 5),
+        nuisance_rows=cfg.get("nuisance_rows", 200_000),
+        n_boot=cfg.get("n_boot", 200),
+        alpha=cfg.get("alpha", 0.05),
+        seed=cfg.get("seed", 0),
+        learner=cfg.get("learner", "hgb"),
+        y1=roles.get("y1"),
+        threshold=cfg.get("threshold", 0.5),
+        client=scheduler,
+        progress=progress,
+    )
+    if fail_on is not None:
+        result.gate(fail_on)  # a name that selects no check: one line, nothing written
+    result.to_json(Path(out) / "report.json")
+    return result
+
+
+def _send_by_value(model: Any, base: Path) -> None:
+    """A model defined in a module of the config's folder travels to the workers by value (they cannot import it)."""
+    import sys
+
+    import cloudpickle
+
+    module = sys.modules.get(str(getattr(model, "__module__", "") or ""))
+    where = getattr(module, "__file__", None)
+    if module is not None and where is not None and Path(where).resolve().is_relative_to(base):
+        cloudpickle.register_pickle_by_value(module)
+
+
+def _checked_roles(config: Path, cfg: dict, data: Any, data_path: Path) -> tuple[StandardFairnessModel, dict]:
     """The config's ``roles`` as a standard fairness model (and the roles as given), or one line naming the key at fault."""
     roles = cfg["roles"]
     if not isinstance(roles, dict) or not {"x", "y"} <= set(roles):

@@ -9,8 +9,12 @@ Newcombe intervals (Ma et al., eqs. 5-6; :func:`parity_differences`), and the re
 
 from __future__ import annotations
 
+import json
 import math
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +24,7 @@ from scipy import stats
 from ..fairness.effects import MEASURES, EffectEstimates
 from ..results import Interval
 from ..stats.rates import RATES, RateDifference, newcombe_difference, wilson_interval
-from .checks import COLUMNS, EFFECT_NAMES
+from .checks import COLUMNS, EFFECT_NAMES, select_checks
 from .partitions import GROUP_COUNTS, InfluencePart, PartitionSpec, ScanPart, SumsPart
 from .provenance import plain
 from .reproducible import add_sums, exact_value
@@ -131,6 +135,46 @@ class DistributedAudit:
             "timing": _json(self.timing),
             "warnings": list(self.warnings),
         }
+
+    def to_json(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`to_dict` as JSON (atomically, sorted keys): what ``cflib audit`` writes for Parquet data.
+
+        Parameters
+        ----------
+        path : path-like
+
+        Returns
+        -------
+        pathlib.Path
+        """
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+        return path
+
+    def gate(self, fail_on: str | Sequence[str]) -> list[str]:
+        """The checks named in ``fail_on`` that are flagged (``cflib audit --fail-on`` exits 1 on them).
+
+        Parameters
+        ----------
+        fail_on : str or sequence of str
+            Check names as in :attr:`rows`, comma-separated in one string or as a list; ``"any"`` selects every
+            check, ``"model"`` every check of the predictions (:func:`cflib.audit.select_checks`).
+
+        Returns
+        -------
+        list of str
+            The flagged checks among those selected, in the order of :attr:`rows` (empty: the gate passes).
+
+        Raises
+        ------
+        ValueError
+            An empty name, or a name that selects no check of this result.
+        """
+        flags = self.flagged()
+        return [c for c in select_checks(self.rows.index, fail_on) if flags[c]]
 
 
 def _json(v: Any) -> Any:

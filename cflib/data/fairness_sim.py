@@ -6,7 +6,8 @@ re-solving the same units' equations (shared exogenous noise), so that every Ctf
 term of Theorem 1 has an exact or Monte Carlo ground truth:
 
 * :func:`linear_sfm`: a Gaussian linear SFM with a confounder; closed forms of TV, Ctf-DE, Ctf-IE and
-  Ctf-SE in :func:`linear_sfm_truth` (notes, claim 6);
+  Ctf-SE in :func:`linear_sfm_truth` (notes, claim 6), the units' counterfactuals under their own noise in
+  :func:`linear_sfm_counterfactuals`;
 * :func:`linear_mediation_scm`: the linear SCM of Corollary 1 (``Z`` empty);
 * :func:`appendix_a2_scm`: the non-linear SCM of the paper's App. A.2 (Eqs. 44-49);
 * :func:`discrete_sfm` and :func:`discrete_sfm_joint`: a binary SFM with ``X <-> Z`` confounding and
@@ -33,6 +34,7 @@ __all__ = [
     "LinearSFMParams",
     "linear_sfm",
     "linear_sfm_truth",
+    "linear_sfm_counterfactuals",
     "linear_mediation_scm",
     "appendix_a2_scm",
     "a2_oracle_predictor",
@@ -146,6 +148,62 @@ def linear_sfm(
     mean_y = params.b_x * x + params.b_w * w + params.b_z * z
     y = mean_y + params.sigma * rng.standard_normal(n)
     return pd.DataFrame({"x": x, "z": z, "w": w, "y": y, "y_hat": mean_y})
+
+
+def linear_sfm_counterfactuals(
+    n: int, params: LinearSFMParams = LinearSFMParams(), *, seed: int | np.random.Generator | None = None
+) -> pd.DataFrame:
+    """Draw the units of :func:`linear_sfm` with each unit's counterfactuals under its own noise.
+
+    The same draws in the same order as :func:`linear_sfm`, so the same seed gives the same ``x, z, w, y``; then
+    the structural equations are solved again with ``X`` set, keeping the unit's ``Z``, ``U_W`` and ``U_Y`` (``Z``
+    is confounded with ``X``, not caused by it). :func:`ctf_truth` of the columns is the Monte Carlo value of the
+    Ctf measures on these units, which :func:`linear_sfm_truth` gives in closed form.
+
+    Parameters
+    ----------
+    n : int
+        Sample size.
+    params : LinearSFMParams
+        Coefficients.
+    seed : int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``x, z, w, y``; ``w_x0, w_x1`` (``W`` under ``do(X = x0)``, ``do(X = x1)``); ``y_x0, y_x1`` (``Y_{x0}``,
+        ``Y_{x1}``); ``y_x1_w0`` (the nested ``Y_{x1, W_{x0}}``: ``X = x1`` in ``Y``'s equation, ``W`` at its value
+        under ``x0``).
+    """
+    n = _check_n(n)
+    if not 0 < params.p < 1:
+        raise ValueError(f"params.p must lie in (0, 1), got {params.p}")
+    rng = as_generator(seed)
+    x = (rng.random(n) < params.p).astype(int)
+    z = params.mu0 + (params.mu1 - params.mu0) * x + rng.standard_normal(n)
+    u_w = params.sigma * rng.standard_normal(n)
+    u_y = params.sigma * rng.standard_normal(n)
+
+    def w_of(xx: np.ndarray | float) -> np.ndarray:
+        return params.a_xw * xx + params.a_zw * z + u_w
+
+    def y_of(xx: np.ndarray | float, ww: np.ndarray) -> np.ndarray:
+        return params.b_x * xx + params.b_w * ww + params.b_z * z + u_y
+
+    w, w0, w1 = w_of(x), w_of(0.0), w_of(1.0)
+    return pd.DataFrame(
+        {
+            "x": x,
+            "z": z,
+            "w": w,
+            "y": y_of(x, w),
+            "w_x0": w0,
+            "w_x1": w1,
+            "y_x0": y_of(0.0, w0),
+            "y_x1": y_of(1.0, w1),
+            "y_x1_w0": y_of(1.0, w0),
+        }
+    )
 
 
 def linear_mediation_scm(
