@@ -250,6 +250,63 @@ def audit_adult(label: str, python: str) -> dict[str, Any]:
     return doc
 
 
+#: The direct effect's check (issue 30, item 4): the rows where Ctf-DE(y) = 0.484 was seen, and replications.
+DIRECT_EFFECT = {"n": 10**6, "seed": 1, "replications": 200, "replication_seed": 10_000, "small_n": 100_000}
+DIRECT_EFFECT_QUICK = {"n": 10**5, "seed": 1, "replications": 10, "replication_seed": 10_000, "small_n": 20_000}
+
+
+def audit_dask(python: str, sizes: list[int], out: Path, direct: dict[str, Any] = DIRECT_EFFECT) -> dict[str, Any]:
+    """The distributed audit at each size (fresh process and cluster each), the in-memory audit where it fits.
+
+    Parameters
+    ----------
+    python : str
+        Interpreter of the child processes.
+    sizes : list of int
+        Rows; up to 10^6 the distributed audit is timed three times after a warm-up at the same size, above it
+        once after a warm-up of 10^5 rows on the same cluster; the in-memory audit runs up to 10^6 rows.
+    out : pathlib.Path
+        Folder of ``audit_dask.json`` and ``audit_dask.md``.
+    direct : dict
+        Sizes and seeds of the direct effect's check (:func:`benchmarks.audit_dask.case_direct_effect`).
+
+    Returns
+    -------
+    dict
+        The document written.
+    """
+    from benchmarks import audit_dask_report
+
+    def uptime() -> str:
+        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+    git = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    # From a `git archive` of a commit (no .git), the commit is named in BENCH_COMMIT.
+    commit = git.stdout.strip() if git.returncode == 0 else os.environ.get("BENCH_COMMIT", "")
+    doc: dict[str, Any] = {
+        "machine": machine(),
+        "commit": commit,
+        "uptime_at_start": uptime(),
+        "distributed": [],
+        "in_memory": [],
+    }
+    common = {"seed": 0, "threads": 1}
+    for n in sizes:
+        load = list(os.getloadavg())
+        row = measure("audit_dask", {"n": n, "repeats": 3 if n <= 10**6 else 1, **common}, python=python)
+        doc["distributed"].append({**row, "load_average_before": load})
+        if n <= 10**6:
+            load = list(os.getloadavg())
+            row = measure("audit_memory", {"n": n, "repeats": 3, **common}, python=python)
+            doc["in_memory"].append({**row, "load_average_before": load})
+    doc["direct_effect"] = measure(
+        "direct_effect", {**direct, "small_replications": direct["replications"] // 2, "threads": 1}, python=python
+    )
+    doc["uptime_at_end"] = uptime()
+    audit_dask_report.write_audit_dask(doc, out)
+    return doc
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command line: ``run`` (measure and write everything) or ``page`` (re-render from the JSON)."""
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
@@ -273,6 +330,13 @@ def main(argv: list[str] | None = None) -> None:
         default="current",
         help="name of the Adult run in audit_adult.json (e.g. before, after); runs under other names are kept",
     )
+    ad = sub.add_parser(
+        "audit-dask",
+        help="the audit of a Dask DataFrame at 10^5, 10^6, 10^7 rows on two 4 GB workers, and in memory where it fits "
+        "-> results/audit_dask.json, audit_dask.md and the performance page",
+    )
+    ad.add_argument("--python", default=sys.executable, help="interpreter of the benchmark environment")
+    ad.add_argument("--quick", action="store_true", help="10^5 rows only, into a temporary folder (a harness check)")
     w = sub.add_parser("_worker")
     w.add_argument("case")
     w.add_argument("params")
@@ -282,7 +346,18 @@ def main(argv: list[str] | None = None) -> None:
         return
     from benchmarks import report
 
-    if args.cmd == "audit":
+    if args.cmd == "audit-dask":
+        from benchmarks.audit_dask import SIZES
+
+        out = Path(tempfile.mkdtemp(prefix="bench-dask-")) if args.quick else RESULTS
+        if args.quick:
+            audit_dask(args.python, list(SIZES[:1]), out, DIRECT_EFFECT_QUICK)
+        else:
+            audit_dask(args.python, list(SIZES), out)
+        print(f"results in {out}")
+        if args.quick:
+            return
+    elif args.cmd == "audit":
         if args.data in ("compas", "both"):
             row = measure("audit", {"n_boot": 200, "seed": 0, "threads": 2, "repeats": 3}, python=args.python)
             doc = {"machine": machine(), "row": row}

@@ -380,10 +380,17 @@ def case_audit_adult(p: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _audit_dask_cases() -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
+    from benchmarks.audit_dask import case_audit_dask, case_audit_memory, case_direct_effect
+
+    return {"audit_dask": case_audit_dask, "audit_memory": case_audit_memory, "direct_effect": case_direct_effect}
+
+
 CASES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "mmd": case_mmd,
     "limit": case_limit,
     "bootstrap": case_bootstrap,
     "audit": case_audit,
     "audit_adult": case_audit_adult,
+    **_audit_dask_cases(),
 }

@@ -1,6 +1,7 @@
 """Turn the harness's measurements into the results JSON, a markdown table, a plot and the book page.
 
-Nothing here is measured or typed in: every number comes from ``benchmarks/results/mmd_engine.json``.
+Nothing here is measured or typed in: every number comes from ``benchmarks/results/mmd_engine.json`` (and the
+page's section on the distributed audit from ``audit_dask.json``, :mod:`benchmarks.audit_dask_report`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from benchmarks import audit_dask_report
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "book" / "performance.md"
@@ -286,4 +289,6 @@ Peak memory includes the Python process itself (about 0.3 GB with torch loaded).
 ```
 
 {tables(doc)}"""
+    if audit_dask_report.RESULTS_JSON.exists():  # the distributed audit (python -m benchmarks audit-dask)
+        text += audit_dask_report.page_section(json.loads(audit_dask_report.RESULTS_JSON.read_text()))
     _atomic_write(PAGE, text)
