@@ -3,7 +3,10 @@
 The same rows give the same numbers for any partitioning and row order, agree with the in-memory estimator
 (:func:`cflib.fairness.effects.ctf_effects`) within its interval's half-width, recover the direct effect of the
 generating linear SFM (:func:`cflib.data.fairness_sim.linear_sfm_truth`: ``Ctf-DE = b_x``), give the in-memory
-group table and Newcombe differences from reduced counts, and survive a worker killed mid-audit.
+group table and Newcombe differences from reduced counts, and survive a worker killed mid-audit. With a
+counterfactual model, the row ``"CF-CLOT"`` (random Fourier features, :mod:`cflib.stats.closeness_rff`) is the same
+for any partitioning, equals the in-memory :func:`cflib.stats.closeness_rff.cfclot_rff_test` on the same rows and
+leaves the other rows as they are.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from cflib.audit.distributed import DistributedAudit, audit_distributed
 from cflib.data.fairness_sim import LinearSFMParams, linear_sfm, linear_sfm_truth
 from cflib.fairness.effects import MEASURES, ctf_effects
 from cflib.fairness.sfm import StandardFairnessModel
+from cflib.stats.closeness import cfclot_test
+from cflib.stats.closeness_rff import cfclot_rff_test
 from cflib.stats.rates import group_rates, newcombe_difference
 from cflib.validation import CflibWarning
 
@@ -278,3 +283,133 @@ def test_cli_audits_parquet_files_on_the_cluster(client, tmp_path, capsys):
     for name in ("TV", "Ctf-DE", "Ctf-IE", "Ctf-SE", "Ctf-DE (y)"):
         assert estimates[name] == pytest.approx(direct.rows.loc[name, "estimate"], abs=1e-9)
     assert main([*argv, "--fail-on", "DP"]) == 0  # not estimable (the predictions are not decisions): not flagged
+
+
+# ---------------------------------------------------------------------------- CF-CLOT with a counterfactual model
+CF_N = 4000
+CF_DATA = DATA.iloc[:CF_N]
+EPS = 0.002  # the model moves the predictions under do(x): N-TE about 0.006 on these rows
+
+
+def counterfactual(frame: pd.DataFrame) -> pd.DataFrame:
+    """The linear SFM's counterfactual rows: ``x`` is already the intervened level; ``w`` moves by ``a_xw`` per unit of x."""
+    moved = frame["x"].to_numpy() - (1 - frame["x"].to_numpy())  # +1 where x went 0 -> 1, -1 where it went 1 -> 0
+    return frame.assign(w=frame["w"] + PARAMS.a_xw * moved)
+
+
+def wrong_level(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(x=0)
+
+
+def run_cf(client, frame: pd.DataFrame, npartitions: int, **kw):
+    kw = {"key": "id", "n_boot": 20, "learner": "linear", "nuisance_rows": 200_000, **kw}
+    return run(client, frame, npartitions, **kw)
+
+
+@pytest.fixture(scope="module")
+def cf_three(client):
+    return run_cf(client, CF_DATA, 3, counterfactual=counterfactual, epsilon=EPS, n_features=128)
+
+
+def in_memory_outputs(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    other = frame.assign(x=1 - frame["x"])
+    return MODEL.predict(frame[["x", "z", "w"]]), MODEL.predict(counterfactual(other)[["x", "z", "w"]])
+
+
+def test_cfclot_row_is_partition_invariant_and_equals_the_in_memory_test(client, cf_three):
+    shuffled = CF_DATA.sample(frac=1.0, random_state=3)
+    seven = run_cf(client, shuffled, 7, counterfactual=counterfactual, epsilon=EPS, n_features=128)
+    a, b = cf_three.rows.loc["CF-CLOT", NUMERIC], seven.rows.loc["CF-CLOT", NUMERIC]
+    np.testing.assert_allclose(a.to_numpy(float), b.to_numpy(float), rtol=0, atol=1e-9, equal_nan=True)
+    assert cf_three.settings["cfclot"] == seven.settings["cfclot"]
+    s = cf_three.settings["cfclot"]
+    assert s["pairs"] == CF_N and s["n_features"] == 128 and s["bandwidth"] > 0
+    y_hat, y_cf = in_memory_outputs(CF_DATA)
+    mem = cfclot_rff_test(y_hat, y_cf, EPS, n_features=128, bandwidth=s["bandwidth"], seed=SEED)
+    row = cf_three.rows.loc["CF-CLOT"]
+    np.testing.assert_allclose(
+        [row["estimate"], row["se"], row["pvalue"], s["threshold"], s["sigma_features"]],
+        [mem.statistic, mem.std_error, mem.pvalue, mem.threshold, mem.sigma_features],
+        rtol=0,
+        atol=1e-9,
+    )
+    assert row["flagged"] == mem.rejected and "128 random Fourier features" in row["method"]
+    # the exact-kernel CF-CLOT on the same rows lies within a few of the random-feature test's standard errors
+    exact = cfclot_test(y_hat, y_cf, EPS, bandwidth=s["bandwidth"], method="normal")
+    assert abs(exact.statistic - row["estimate"]) < 4 * row["se"]
+    # N-TE about 0.006: not EPS-close, by both tests
+    assert exact.rejected and row["flagged"] and row["verdict"] == f"not {EPS}-close (N-TE > {EPS})"
+
+
+def test_a_counterfactual_model_leaves_the_other_rows_unchanged(client, cf_three):
+    plain = run_cf(client, CF_DATA, 3)
+    assert "CF-CLOT" not in plain.rows.index and "cfclot" not in plain.settings
+    shared = plain.rows.index
+    np.testing.assert_allclose(
+        cf_three.rows.loc[shared, NUMERIC].to_numpy(float), plain.rows[NUMERIC].to_numpy(float), rtol=0, atol=1e-12
+    )
+    # a model that ignores x: its counterfactual predictions equal the factual ones, N-TE 0, not flagged
+    blind = LinearRegression().fit(CF_DATA[["z"]], CF_DATA["y"])
+    res = audit_distributed(
+        blind,
+        dd.from_pandas(CF_DATA, npartitions=2),
+        sfm=SFM,
+        key="id",
+        n_boot=0,
+        learner="linear",
+        counterfactual=counterfactual,
+        epsilon=EPS,
+        client=client,
+        progress=False,
+    )
+    row = res.rows.loc["CF-CLOT"]
+    assert row["estimate"] == 0.0 and not row["flagged"] and row["pvalue"] > 0.99
+
+
+def test_audit_of_a_dask_frame_takes_a_counterfactual_model(client):
+    small = CF_DATA.iloc[:2000]
+    got = audit(
+        MODEL,
+        dd.from_pandas(small, npartitions=2),
+        sfm=SFM,
+        counterfactual=counterfactual,
+        epsilon=EPS,
+        learner="linear",
+        n_boot=20,
+        seed=SEED,
+        progress=False,
+    )
+    assert isinstance(got, DistributedAudit) and "CF-CLOT" in got.rows.index
+    direct = run_cf(client, small, 3, key=None, counterfactual=counterfactual, epsilon=EPS)
+    np.testing.assert_allclose(
+        got.rows.loc["CF-CLOT", NUMERIC].to_numpy(float),
+        direct.rows.loc["CF-CLOT", NUMERIC].to_numpy(float),
+        rtol=0,
+        atol=1e-9,
+        equal_nan=True,
+    )
+
+
+def test_bad_closeness_input_gets_one_clear_line(client):
+    def message(exc_type, call) -> str:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CflibWarning)
+            with pytest.raises(exc_type) as info:
+                call()
+        text = str(info.value)
+        assert "\n" not in text
+        return text
+
+    small = CF_DATA.iloc[:600]
+    assert "epsilon" in message(
+        ValueError, lambda: run_cf(client, small, 2, counterfactual=counterfactual, epsilon=0.0)
+    )
+    assert "n_features" in message(
+        ValueError, lambda: run_cf(client, small, 2, counterfactual=counterfactual, n_features=1)
+    )
+    assert "counterfactual" in message(TypeError, lambda: run_cf(client, small, 2, counterfactual=3))
+    assert "bandwidth" in message(
+        ValueError, lambda: run_cf(client, small, 2, counterfactual=counterfactual, bandwidth=-1.0)
+    )
+    text = message(ValueError, lambda: run_cf(client, small, 2, counterfactual=wrong_level))
+    assert text.startswith("counterfactual:") and "intervened level" in text

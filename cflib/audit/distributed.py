@@ -21,15 +21,21 @@ Design (:mod:`cflib.audit.partitions`, :mod:`cflib.audit.reproducible`):
   seed), with the nuisances held fixed (the inner bootstrap of :func:`ctf_effects`, whose multinomial counts
   need the whole sample).
 
-Three passes over the partitions (scan, sums, influence), each a tree reduction of ``split_every`` results
-at a time. A worker lost mid-pass is replaced (the nanny restarts it) and its tasks are recomputed from the
-graph: the same numbers come back.
+With a counterfactual model (``counterfactual=``), each pair row is also predicted on its counterfactual row
+(``do(x = the other level)``, in its partition) and two more passes give CF-CLOT with random Fourier features
+(:mod:`cflib.stats.closeness_rff`: the feature sums, then the units' row means given the broadcast totals; the
+bandwidth from the median heuristic on the nuisance subsample's first rows, the features from the seed).
+
+Three passes over the partitions (scan, sums, influence; five with a counterfactual model), each a tree reduction
+of ``split_every`` results at a time. A worker lost mid-pass is replaced (the nanny restarts it) and its tasks are
+recomputed from the graph: the same numbers come back.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import math
 import os
 import sys
 import time
@@ -42,6 +48,8 @@ import pandas as pd
 
 from ..fairness.effects import MIN_UNITS_PER_FOLD, RELIABLE_UNITS, RELIABLE_UNITS_PER_FOLD, make_learner
 from ..fairness.sfm import StandardFairnessModel
+from ..stats.closeness_rff import CFCLOTRFFResult, cfclot_rff_finish, rff_map
+from ..stats.kernels import make_kernel, median_bandwidth
 from ..validation import check_alpha, check_count, check_level, check_real, warn
 from .distributed_tables import (
     DistributedAudit,
@@ -56,6 +64,7 @@ from .distributed_tables import (
 from .inputs import predictor
 from .partitions import (
     HASH,
+    YCF,
     YHAT,
     InfluencePart,
     PartitionSpec,
@@ -64,8 +73,11 @@ from .partitions import (
     combine,
     fit_nuisances,
     influence_partition,
+    rff_partition,
+    rff_rows_partition,
     scan_partition,
     sums_partition,
+    with_counterfactuals,
     with_predictions,
 )
 from .provenance import cflib_version, environment, model_hash, model_type, plain
@@ -75,6 +87,8 @@ __all__ = ["DistributedAudit", "audit_dask_frame", "audit_distributed", "dispatc
 
 #: Most levels a categorical confounder or mediator may have (each becomes a column of the nuisance designs).
 MAX_LEVELS = 1000
+#: Subsample rows (the first by rank) whose factual and counterfactual predictions set CF-CLOT's median bandwidth.
+BANDWIDTH_ROWS = 500
 
 
 def audit_distributed(
@@ -93,6 +107,10 @@ def audit_distributed(
     y1: Any = None,
     threshold: float = 0.5,
     clip: float = 0.01,
+    counterfactual: Any = None,
+    epsilon: float = 0.1,
+    n_features: int = 256,
+    bandwidth: float | str = "median",
     client: Any = None,
     split_every: int = 8,
     progress: bool = True,
@@ -136,6 +154,16 @@ def audit_distributed(
         Scores in [0, 1] at or above it are decision 1 (group table and parity).
     clip : float
         Propensities are clipped to ``[clip, 1 - clip]``.
+    counterfactual : CounterfactualModel or callable, optional
+        Gives each unit's counterfactual row under ``do(x = the other level)`` as in :func:`cflib.audit.audit`,
+        applied partition by partition; adds the row ``"CF-CLOT"`` (``H0: N-TE <= epsilon`` between the
+        predictions and the counterfactual predictions; :func:`cflib.stats.closeness_rff.cfclot_rff_test`).
+    epsilon : float
+        CF-CLOT's tolerated N-TE, in ``(0, 1)``.
+    n_features : int
+        CF-CLOT's random Fourier frequencies ``D``: their draw adds ``O(1 / sqrt(D))`` to its standard error.
+    bandwidth : float or "median"
+        CF-CLOT's Gaussian bandwidth; ``"median"``: the median heuristic on the subsample's first predictions.
     client : distributed.Client or str, optional
         The cluster: a client, or a scheduler's address. Default: the current client, else a LocalCluster of one
         single-threaded worker per core, closed at the end.
@@ -179,11 +207,12 @@ def audit_distributed(
         split_every,
     )
     alpha = float(alpha)
+    closeness = _checked_closeness(counterfactual, epsilon, n_features, bandwidth, alpha)
     log = _Log(progress, t0)
     conn, owned = _connect(client)
     timing: dict[str, Any] = {"started_utc": started}
     try:
-        got = _passes(conn, data, f, spec, sfm, learners, split_every, log, timing)
+        got = _passes(conn, data, f, spec, sfm, learners, split_every, log, timing, closeness)
     finally:
         for obj in owned:
             obj.close()
@@ -207,6 +236,7 @@ def audit_distributed(
     parity = parity_differences(got.scan, spec, decision, level_)
     rows = audit_rows(effects, got.infl, parity, spec, decided_by, level_, alpha, got.counts)
     settings = _settings(spec, learners, n_sub, got.pair_n, decided_by, got.n_parts, split_every)
+    rows = _with_cfclot(rows, settings, got.closeness)
     provenance = _provenance(got.scan, spec, sfm, predict, y1, data)
     timing["wall_seconds"] = round(time.perf_counter() - t0, 2)
     log(f"done in {timing['wall_seconds']} s")
@@ -227,6 +257,36 @@ class _Passes:
     pair_n: int
     n_parts: int
     notes: tuple[str, ...]
+    closeness: CFCLOTRFFResult | None = None
+
+
+@dataclass(frozen=True)
+class _Closeness:
+    """CF-CLOT's settings: the counterfactual model, the tolerance, the features and the level."""
+
+    counterfactual: Any
+    epsilon: float
+    n_features: int
+    bandwidth: float | str
+    alpha: float
+
+
+def _checked_closeness(
+    counterfactual: Any, epsilon: Any, n_features: Any, bandwidth: Any, alpha: float
+) -> _Closeness | None:
+    """CF-CLOT's arguments checked (one line naming each), or ``None`` without a counterfactual model."""
+    if counterfactual is None:
+        return None
+    if not (hasattr(counterfactual, "counterfactual") or callable(counterfactual)):
+        raise TypeError(
+            "counterfactual must implement counterfactual(obs, do) or be a function frame -> frame, "
+            f"got {type(counterfactual).__name__}"
+        )
+    eps = check_real(epsilon, "epsilon", low=0.0, high=1.0, high_open=True)
+    if eps == 0:
+        raise ValueError("epsilon must lie in (0, 1): the distributed CF-CLOT has the normal threshold only")
+    make_kernel("gaussian", bandwidth)  # a positive number or "median"
+    return _Closeness(counterfactual, eps, check_count(n_features, "n_features", minimum=2), bandwidth, alpha)
 
 
 def _passes(
@@ -239,13 +299,19 @@ def _passes(
     split_every: int,
     log: _Log,
     timing: dict[str, Any],
+    closeness: _Closeness | None = None,
 ) -> _Passes:
-    """Scan, fit the fold models on the subsample, reduce the AIPW sums, then the influence functions."""
+    """Scan, fit the fold models on the subsample, reduce the AIPW sums, the influence functions (and CF-CLOT)."""
     if getattr(conn, "dashboard_link", None):
         log(f"dashboard {conn.dashboard_link}")
     meta = data._meta.assign(**{YHAT: np.zeros(0), HASH: np.zeros(0, dtype=np.uint64)})
-    parts = data.map_partitions(with_predictions, f, spec, meta=meta).to_delayed()
-    log(f"pass 1/3 (scan) over {len(parts)} partitions")
+    frame = data.map_partitions(with_predictions, f, spec, meta=meta)
+    if closeness is not None:
+        cf = _shared(closeness.counterfactual)
+        frame = frame.map_partitions(with_counterfactuals, f, cf, spec, meta=meta.assign(**{YCF: np.zeros(0)}))
+    parts = frame.to_delayed()
+    n_pass = 3 if closeness is None else 5
+    log(f"pass 1/{n_pass} (scan) over {len(parts)} partitions")
     scan = _reduce(conn, parts, scan_partition, (spec,), split_every)
     timing["scan_seconds"] = log.lap()
     spec, notes = _after_scan(scan, spec, sfm)
@@ -256,15 +322,90 @@ def _passes(
     x1_means = exact_value(scan.x1_sums) / x1_n
     models = fit_nuisances(sub, spec, learners[0], learners[1], x1_means, x1_n / pair_n, _learner_seed(spec.seed))
     timing["fit_seconds"] = log.lap()
-    log("pass 2/3 (AIPW sums and bootstrap)")
+    log(f"pass 2/{n_pass} (AIPW sums and bootstrap)")
     sums = _reduce(conn, parts, sums_partition, (spec, _shared(models)), split_every)
     timing["sums_seconds"] = log.lap()
     means, draws, counts = estimates_from_sums(sums, spec)
-    log("pass 3/3 (influence functions)")
+    log(f"pass 3/{n_pass} (influence functions)")
     shares = (counts[0] / pair_n, counts[1] / pair_n)
     infl = _reduce(conn, parts, influence_partition, (spec, _shared(models), means, shares, _shared(f)), split_every)
     timing["influence_seconds"] = log.lap()
-    return _Passes(spec, scan, sums, infl, means, draws, counts, pair_n, len(parts), notes)
+    clot = None
+    if closeness is not None:
+        clot = _closeness_passes(conn, parts, spec, scan, closeness, split_every, log, timing)
+        notes = (*notes, *clot.warnings)
+    return _Passes(spec, scan, sums, infl, means, draws, counts, pair_n, len(parts), notes, clot)
+
+
+def _closeness_passes(
+    conn: Any,
+    parts: Sequence[Any],
+    spec: PartitionSpec,
+    scan: ScanPart,
+    closeness: _Closeness,
+    split_every: int,
+    log: _Log,
+    timing: dict[str, Any],
+) -> CFCLOTRFFResult:
+    """CF-CLOT from two passes: the bandwidth and features on the client, the feature sums, then the row means."""
+    bw = closeness.bandwidth
+    if bw == "median":  # the subsample's first rows by rank: the same rows for any partitioning
+        first = scan.candidates.head(BANDWIDTH_ROWS)
+        bw = median_bandwidth(first["__cflib_out_0"], first[YCF], seed=spec.seed)
+    fmap = rff_map(1, n_features=closeness.n_features, bandwidth=float(bw), seed=spec.seed)
+    log(f"pass 4/5 (CF-CLOT: {closeness.n_features} random Fourier features, bandwidth {float(bw):.4g})")
+    pair_sums = _reduce(conn, parts, rff_partition, (spec, _shared(fmap)), split_every)
+    timing["cfclot_sums_seconds"] = log.lap()
+    log("pass 5/5 (CF-CLOT: row means)")
+    args = (spec, _shared(fmap), _shared(pair_sums), closeness.epsilon)
+    row_sums = _reduce(conn, parts, rff_rows_partition, args, split_every)
+    timing["cfclot_rows_seconds"] = log.lap()
+    return cfclot_rff_finish(pair_sums, row_sums, fmap, alpha=closeness.alpha)
+
+
+def _with_cfclot(rows: pd.DataFrame, settings: dict[str, Any], res: CFCLOTRFFResult | None) -> pd.DataFrame:
+    """The report's rows with CF-CLOT's appended (and its settings added to ``settings``), when it ran."""
+    if res is None:
+        return rows
+    settings["cfclot"] = _cfclot_settings(res)
+    out = pd.concat([rows, _cfclot_row(res, rows.columns)])
+    out.index.name = "check"
+    return out
+
+
+def _cfclot_row(res: CFCLOTRFFResult, columns: Any) -> pd.DataFrame:
+    """The report's ``"CF-CLOT"`` row (the in-memory audit's, with the random-feature estimator's standard error)."""
+    eps = res.epsilon
+    flagged = bool(res.pvalue <= res.alpha)
+    row = {
+        "estimate": res.statistic,
+        "se": res.std_error,
+        "ci_low": math.nan,
+        "ci_high": math.nan,
+        "pvalue": res.pvalue,
+        "verdict": f"not {eps}-close (N-TE > {eps})" if flagged else f"no evidence against {eps}-closeness",
+        "method": f"CF-CLOT, N-TE <= {eps}, normal threshold, {res.n_features} random Fourier features "
+        f"(bandwidth {res.bandwidth:.4g}), {res.m} pairs",
+        "reference": "closeness-test, Eq. 7",
+        "flagged": flagged,
+    }
+    return pd.DataFrame.from_dict({"CF-CLOT": row}, orient="index")[list(columns)]
+
+
+def _cfclot_settings(res: CFCLOTRFFResult) -> dict[str, Any]:
+    """CF-CLOT's settings and numbers for the report (``settings["cfclot"]``)."""
+    return {
+        "epsilon": res.epsilon,
+        "n_features": res.n_features,
+        "bandwidth": res.bandwidth,
+        "features": "cosine-sine random Fourier features of the Gaussian kernel, frequencies from the seed",
+        "pairs": res.m,
+        "threshold": res.threshold,
+        "sigma_units": res.sigma,
+        "sigma_features": res.sigma_features,
+        "mte": res.mte,
+        "mean_d": res.mean_d,
+    }
 
 
 def _settings(
@@ -340,21 +481,22 @@ def audit_dask_frame(
 ) -> DistributedAudit:
     """:func:`cflib.audit.audit` called with a Dask DataFrame: :func:`audit_distributed` with the same settings.
 
-    The options of the in-memory audit that the distributed audit does not have (the counterfactual checks,
-    CIT-LR's ``z``, precomputed ``scores``, Algorithm 1's ``business_necessity``, imputation and pairwise
-    comparisons against a ``reference``) are refused with one line; ``epsilon`` (CF-CLOT's) and ``n_jobs`` (the
-    in-memory folds' processes) have nothing to act on.
+    The options of the in-memory audit that the distributed audit does not have (CIT-LR's ``z``, precomputed
+    ``scores``, Algorithm 1's ``business_necessity``, imputation and pairwise comparisons against a ``reference``)
+    are refused with one line; ``n_jobs`` (the in-memory folds' processes) has nothing to act on. A
+    ``counterfactual`` model adds CF-CLOT (with random Fourier features) at tolerance ``epsilon``; the in-memory
+    audit's ECA and CIT-LR rows are not computed out of core.
 
     Parameters
     ----------
     predict : callable or scikit-learn estimator
     data : dask.dataframe.DataFrame
     sfm : cflib.fairness.StandardFairnessModel
-    counterfactual, z, scores, business_necessity, impute, reference
+    z, scores, business_necessity, impute, reference
         Must be left at their defaults (refused otherwise).
-    epsilon, n_jobs
+    n_jobs
         Ignored: nothing to act on out of core.
-    alpha, seed, n_boot, learner, progress, y1, threshold
+    counterfactual, epsilon, alpha, seed, n_boot, learner, progress, y1, threshold
         As in :func:`cflib.audit.audit`, passed on to :func:`audit_distributed`.
 
     Returns
@@ -367,7 +509,6 @@ def audit_dask_frame(
         An option the distributed audit does not have, or what :func:`audit_distributed` refuses.
     """
     refused = {
-        "counterfactual": counterfactual is not None,
         "z": z is not None,
         "scores": scores is not None,
         "business_necessity": bool(tuple(business_necessity)),
@@ -378,13 +519,16 @@ def audit_dask_frame(
     if named:
         raise ValueError(
             f"{', '.join(named)}: the audit of a Dask DataFrame (cflib.audit.distributed) runs the effects, the group "
-            "table and DP/EO/FPR only; audit a sample in memory (data.sample(...).compute()) for the other checks"
+            "table, DP/EO/FPR and (with counterfactual=) CF-CLOT only; audit a sample in memory "
+            "(data.sample(...).compute()) for the other checks"
         )
-    del epsilon, n_jobs  # nothing to act on out of core
+    del n_jobs  # nothing to act on out of core
     return audit_distributed(
         predict,
         data,
         sfm=sfm,
+        counterfactual=counterfactual,
+        epsilon=epsilon,
         alpha=alpha,
         seed=seed,
         n_boot=n_boot,

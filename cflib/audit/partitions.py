@@ -15,6 +15,11 @@ partitions, each reduced by a tree of :func:`combine` calls:
 3. :func:`influence_partition`: each row's influence-function values given the estimates of pass 2, and the
    exact sums of their squares (the standard errors), with the white-box direct effect of the model.
 
+With a counterfactual model, :func:`with_counterfactuals` adds each pair row's prediction on its counterfactual
+row (``do(x = the other level)``), and two more passes give CF-CLOT with random Fourier features
+(:mod:`cflib.stats.closeness_rff`; Fu et al., Eq. 7-13): :func:`rff_partition` (the feature sums) and
+:func:`rff_rows_partition` (the units' row means given the broadcast totals).
+
 Every per-row number depends on the row, the seed and the broadcast models only, and every sum is exact
 (:mod:`cflib.audit.reproducible`), so the passes give the same totals for any partitioning.
 """
@@ -30,12 +35,14 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ..fairness.effects import make_learner, thread_cap
+from ..stats.closeness_rff import RFFMap, RFFPairSums, RFFRowSums, combine_rff_sums, rff_pair_sums, rff_row_sums
 from .inputs import checked_predictions
 from .reproducible import add_sums, exact_multiplier_sums, exact_sums, fold_of, hash_stream, row_hashes
 
 __all__ = [
     "GROUP_COUNTS",
     "HASH",
+    "YCF",
     "YHAT",
     "FoldNuisances",
     "InfluencePart",
@@ -43,12 +50,16 @@ __all__ = [
     "ScanPart",
     "SumsPart",
     "combine",
+    "counterfactual_frame",
     "design",
     "fit_nuisances",
     "influence_partition",
+    "rff_partition",
+    "rff_rows_partition",
     "scan_partition",
     "sums_partition",
     "top_rows",
+    "with_counterfactuals",
     "with_predictions",
 ]
 
@@ -56,6 +67,8 @@ __all__ = [
 YHAT = "__cflib_y_hat"
 #: Column of the row hashes (added by :func:`with_predictions`).
 HASH = "__cflib_row_hash"
+#: Column of the predictions on the counterfactual rows (added by :func:`with_counterfactuals`).
+YCF = "__cflib_y_cf"
 #: Counts kept per group for the group table: units, ``y = 1``, then decisions, true and false positives under
 #: the threshold rule and under the 0/1-label rule (which rule applies is known only after the scan).
 GROUP_COUNTS = ("n", "y1", "sel_thr", "tp_thr", "fp_thr", "sel_lab", "tp_lab", "fp_lab")
@@ -141,6 +154,95 @@ def with_predictions(part: pd.DataFrame, f: Callable[[pd.DataFrame], Any], spec:
             raise ValueError(f"predict: the model failed on data ({' '.join(str(exc).split())[:300]})") from None
         y_hat[complete] = checked_predictions(raw, len(rows), "predict")
     return part.assign(**{YHAT: y_hat, HASH: h})
+
+
+def counterfactual_frame(model: Any, rows: pd.DataFrame, x: str, target: NDArray[Any]) -> pd.DataFrame:
+    """Each row's counterfactual row under ``do(x = target)``, as the in-memory audit forms it.
+
+    Parameters
+    ----------
+    model : CounterfactualModel or callable
+        An object with ``counterfactual(obs: dict, do: dict) -> dict`` of columns, or a function ``frame -> frame``
+        called with ``x`` already set to ``target``.
+    rows : pandas.DataFrame
+        The factual rows (all their columns).
+    x : str
+        The protected attribute.
+    target : numpy.ndarray
+        Each row's intervened level.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The counterfactual rows, ``x`` at ``target``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        The model is neither form, returns the wrong shape, fails, or leaves ``x`` off the intervened level.
+    """
+    try:
+        if hasattr(model, "counterfactual"):
+            out = model.counterfactual({c: rows[c].to_numpy() for c in rows.columns}, do={x: target})
+            if not isinstance(out, Mapping):
+                raise TypeError(f"counterfactual(obs, do) must return a dict of columns, got {type(out).__name__}")
+            cf = rows.copy()
+            for c, v in out.items():
+                if c in cf.columns:
+                    v = np.asarray(v)
+                    if v.shape[:1] != (len(rows),):
+                        raise ValueError(f"column {c!r} has {v.shape[:1]} rows, expected {len(rows)}")
+                    cf[c] = v.reshape(len(rows), -1)[:, 0] if v.ndim > 1 else v
+        elif callable(model):
+            cf = model(rows.assign(**{x: target}))
+            if not isinstance(cf, pd.DataFrame) or len(cf) != len(rows):
+                raise ValueError(f"the function must return a DataFrame of {len(rows)} rows")
+        else:
+            raise TypeError("counterfactual must implement counterfactual(obs, do) or be a function frame -> frame")
+    except (ValueError, TypeError) as exc:
+        text = " ".join(str(exc).split())[:300]
+        raise type(exc)(text if text.startswith("counterfactual") else f"counterfactual: {text}") from None
+    if not (cf[x].to_numpy() == target).all():
+        raise ValueError(f"counterfactual: the returned rows do not hold {x!r} at the intervened level")
+    return cf
+
+
+def with_counterfactuals(
+    part: pd.DataFrame, f: Callable[[pd.DataFrame], Any], counterfactual: Any, spec: PartitionSpec
+) -> pd.DataFrame:
+    """The partition (after :func:`with_predictions`) with the prediction on each pair row's counterfactual row.
+
+    Rows of the pair compared get ``f`` of their row under ``do(x = the other level)`` (:func:`counterfactual_frame`)
+    in :data:`YCF`; other rows, and rows with missing values (which the scan refuses), get NaN.
+
+    Parameters
+    ----------
+    part : pandas.DataFrame
+    f : callable
+        The model.
+    counterfactual : CounterfactualModel or callable
+    spec : PartitionSpec
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    y_cf = np.full(len(part), np.nan)
+    col = part[spec.x]
+    is1 = (col == spec.x1).to_numpy(dtype=bool, na_value=False)
+    keep = (is1 | (col == spec.x0).to_numpy(dtype=bool, na_value=False)) & _complete(part, spec)
+    if keep.any():
+        rows = part.loc[keep, list(spec.columns)]
+        target = np.where(is1[keep], spec.x0, spec.x1)  # as the in-memory audit: the other level of the pair
+        cf = counterfactual_frame(counterfactual, rows, spec.x, target)
+        try:
+            raw = f(cf)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(
+                f"predict: the model failed on the counterfactual rows ({' '.join(str(exc).split())[:300]})"
+            ) from None
+        y_cf[keep] = checked_predictions(raw, len(rows), "predict on the counterfactual rows")
+    return part.assign(**{YCF: y_cf})
 
 
 def _roles(spec: PartitionSpec) -> list[str]:
@@ -329,6 +431,8 @@ def _candidates(sub: pd.DataFrame, outs: NDArray[np.float64], spec: PartitionSpe
     frame[_RANK] = hash_stream(h, spec.seed, 2)
     content = [c for c in frame.columns if c not in (HASH, _RANK)]
     frame[_TIE] = pd.util.hash_pandas_object(frame[content], index=False).to_numpy(dtype=np.uint64)
+    if YCF in sub.columns:  # after the tie-break: the subsample is the same with or without a counterfactual model
+        frame[YCF] = sub[YCF].to_numpy(dtype=float)
     return frame
 
 
@@ -382,14 +486,16 @@ def combine(*parts: Any) -> Any:
 
     Parameters
     ----------
-    *parts : ScanPart or SumsPart or InfluencePart
+    *parts : ScanPart, SumsPart, InfluencePart, RFFPairSums or RFFRowSums
         Of one kind.
 
     Returns
     -------
-    ScanPart or SumsPart or InfluencePart
+    ScanPart, SumsPart, InfluencePart, RFFPairSums or RFFRowSums
     """
     first = parts[0]
+    if isinstance(first, (RFFPairSums, RFFRowSums)):
+        return combine_rff_sums(*parts)
     if isinstance(first, SumsPart):
         return SumsPart(
             add_sums(*(p.sums for p in parts)), add_sums(*(p.boot for p in parts)), sum(p.n_clipped for p in parts)
@@ -680,3 +786,50 @@ def influence_partition(
             diff = moved - d0[YHAT].to_numpy(dtype=float)
         whitebox = exact_sums(np.column_stack([diff, diff * diff]) if diff.size else np.zeros((0, 2)))
     return InfluencePart(exact_sums(infl), exact_sums(infl * infl), whitebox)
+
+
+def _pair_outputs(part: pd.DataFrame, spec: PartitionSpec) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The factual and counterfactual predictions of the pair's rows."""
+    sub, _ = _pair(part, spec)
+    return sub[YHAT].to_numpy(dtype=float), sub[YCF].to_numpy(dtype=float)
+
+
+def rff_partition(part: pd.DataFrame, spec: PartitionSpec, fmap: RFFMap) -> RFFPairSums:
+    """CF-CLOT's pass 1 on one partition (after :func:`with_counterfactuals`): the pair rows' exact feature sums.
+
+    Parameters
+    ----------
+    part : pandas.DataFrame
+    spec : PartitionSpec
+    fmap : RFFMap
+        The random Fourier features, drawn once on the client.
+
+    Returns
+    -------
+    RFFPairSums
+    """
+    y, y_cf = _pair_outputs(part, spec)
+    return rff_pair_sums(y, y_cf, fmap)
+
+
+def rff_rows_partition(
+    part: pd.DataFrame, spec: PartitionSpec, fmap: RFFMap, pair_sums: RFFPairSums, epsilon: float
+) -> RFFRowSums:
+    """CF-CLOT's pass 2 on one partition: exact sums of the units' row means of ``G = H - eps D`` and their squares.
+
+    Parameters
+    ----------
+    part : pandas.DataFrame
+    spec : PartitionSpec
+    fmap : RFFMap
+    pair_sums : RFFPairSums
+        Pass 1 reduced over every partition.
+    epsilon : float
+        CF-CLOT's tolerance.
+
+    Returns
+    -------
+    RFFRowSums
+    """
+    y, y_cf = _pair_outputs(part, spec)
+    return rff_row_sums(y, y_cf, fmap, pair_sums, epsilon)
