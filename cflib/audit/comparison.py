@@ -19,7 +19,7 @@ from ..fairness.effects import MEASURES, EffectEstimates, ctf_effects
 from ..fairness.parity import causal_predictive_parity
 from ..fairness.sfm import StandardFairnessModel
 from .checks import EFFECT_NAMES
-from .inputs import checked_predictions
+from .inputs import checked_predictions, counterfactual_frame
 
 __all__ = ["audit_pair"]
 
@@ -303,7 +303,8 @@ def _counterfactual_rows(
 
     rows: dict[str, dict[str, Any]] = {}
     details: dict[str, Any] = {}
-    cf = _counterfactual_frame(counterfactual, model_frame, sfm, x0, x1)
+    target = np.where(model_frame[sfm.x].to_numpy() == x1, x0, x1)
+    cf = counterfactual_frame(counterfactual, model_frame, sfm.x, target)
     y_cf = checked_predictions(f(cf), len(model_frame), "predict on the counterfactual rows")
     both = np.r_[y_hat, y_cf]
     binary = set(np.unique(both)) <= {0.0, 1.0}
@@ -462,34 +463,6 @@ def _whitebox_de(
         "reference": "parity-decomposition, notes Sec. 2.10 (white-box Ctf-DE)",
         "flagged": flagged,
     }
-
-
-def _counterfactual_frame(model: Any, data: pd.DataFrame, sfm: StandardFairnessModel, x0: Any, x1: Any) -> pd.DataFrame:
-    """Every unit's counterfactual row under do(x = the other level)."""
-    target = np.where(data[sfm.x].to_numpy() == x1, x0, x1)
-    if hasattr(model, "counterfactual"):
-        obs = {c: data[c].to_numpy() for c in data.columns}
-        out = model.counterfactual(obs, do={sfm.x: target})
-        if not isinstance(out, Mapping):
-            raise TypeError(
-                f"counterfactual: counterfactual(obs, do) must return a dict of columns, got {type(out).__name__}"
-            )
-        cf = data.copy()
-        for c, v in out.items():
-            if c in cf.columns:
-                v = np.asarray(v)
-                if v.shape[:1] != (len(data),):
-                    raise ValueError(f"counterfactual: column {c!r} has {v.shape[:1]} rows, expected {len(data)}")
-                cf[c] = v.reshape(len(data), -1)[:, 0] if v.ndim > 1 else v
-    elif callable(model):
-        cf = model(data.assign(**{sfm.x: target}))
-        if not isinstance(cf, pd.DataFrame) or len(cf) != len(data):
-            raise ValueError(f"counterfactual: the function must return a DataFrame of {len(data)} rows")
-    else:
-        raise TypeError("counterfactual must implement counterfactual(obs, do) or be a function frame -> frame")
-    if not (cf[sfm.x].to_numpy() == target).all():
-        raise ValueError(f"counterfactual: the returned rows do not hold {sfm.x!r} at the intervened level")
-    return cf
 
 
 def _verdict_interval(lo: float, hi: float, what: str) -> str:

@@ -5,17 +5,26 @@ Each check raises one line naming the argument at fault and the fix.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from ..fairness.sfm import StandardFairnessModel
 from ..results import check_alpha
 from ..validation import check_count, check_real
 
-__all__ = ["binary_outcome", "checked_predictions", "decisions", "missing_values", "predictor", "validate_arguments"]
+__all__ = [
+    "binary_outcome",
+    "checked_predictions",
+    "counterfactual_frame",
+    "decisions",
+    "missing_values",
+    "predictor",
+    "validate_arguments",
+]
 
 
 def validate_arguments(
@@ -316,3 +325,54 @@ def checked_predictions(values: Any, n: int, name: str) -> np.ndarray:
     if not np.all(np.isfinite(v)):
         raise ValueError(f"{name} gave NaN or infinite predictions")
     return v
+
+
+def counterfactual_frame(model: Any, rows: pd.DataFrame, x: str, target: NDArray[Any]) -> pd.DataFrame:
+    """Each row's counterfactual row under ``do(x = target)``, as the in-memory audit forms it.
+
+    Parameters
+    ----------
+    model : CounterfactualModel or callable
+        An object with ``counterfactual(obs: dict, do: dict) -> dict`` of columns, or a function ``frame -> frame``
+        called with ``x`` already set to ``target``.
+    rows : pandas.DataFrame
+        The factual rows (all their columns).
+    x : str
+        The protected attribute.
+    target : numpy.ndarray
+        Each row's intervened level.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The counterfactual rows, ``x`` at ``target``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        The model is neither form, returns the wrong shape, fails, or leaves ``x`` off the intervened level.
+    """
+    try:
+        if hasattr(model, "counterfactual"):
+            out = model.counterfactual({c: rows[c].to_numpy() for c in rows.columns}, do={x: target})
+            if not isinstance(out, Mapping):
+                raise TypeError(f"counterfactual(obs, do) must return a dict of columns, got {type(out).__name__}")
+            cf = rows.copy()
+            for c, v in out.items():
+                if c in cf.columns:
+                    v = np.asarray(v)
+                    if v.shape[:1] != (len(rows),):
+                        raise ValueError(f"column {c!r} has {v.shape[:1]} rows, expected {len(rows)}")
+                    cf[c] = v.reshape(len(rows), -1)[:, 0] if v.ndim > 1 else v
+        elif callable(model):
+            cf = model(rows.assign(**{x: target}))
+            if not isinstance(cf, pd.DataFrame) or len(cf) != len(rows):
+                raise ValueError(f"the function must return a DataFrame of {len(rows)} rows")
+        else:
+            raise TypeError("counterfactual must implement counterfactual(obs, do) or be a function frame -> frame")
+    except (ValueError, TypeError) as exc:
+        text = " ".join(str(exc).split())[:300]
+        raise type(exc)(text if text.startswith("counterfactual") else f"counterfactual: {text}") from None
+    if not (cf[x].to_numpy() == target).all():
+        raise ValueError(f"counterfactual: the returned rows do not hold {x!r} at the intervened level")
+    return cf

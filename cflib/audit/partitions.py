@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 
 from ..fairness.effects import make_learner, thread_cap
 from ..stats.closeness_rff import RFFMap, RFFPairSums, RFFRowSums, combine_rff_sums, rff_pair_sums, rff_row_sums
-from .inputs import checked_predictions
+from .inputs import checked_predictions, counterfactual_frame
 from .reproducible import add_sums, exact_multiplier_sums, exact_sums, fold_of, hash_stream, row_hashes
 
 __all__ = [
@@ -50,7 +50,6 @@ __all__ = [
     "ScanPart",
     "SumsPart",
     "combine",
-    "counterfactual_frame",
     "design",
     "fit_nuisances",
     "influence_partition",
@@ -154,57 +153,6 @@ def with_predictions(part: pd.DataFrame, f: Callable[[pd.DataFrame], Any], spec:
             raise ValueError(f"predict: the model failed on data ({' '.join(str(exc).split())[:300]})") from None
         y_hat[complete] = checked_predictions(raw, len(rows), "predict")
     return part.assign(**{YHAT: y_hat, HASH: h})
-
-
-def counterfactual_frame(model: Any, rows: pd.DataFrame, x: str, target: NDArray[Any]) -> pd.DataFrame:
-    """Each row's counterfactual row under ``do(x = target)``, as the in-memory audit forms it.
-
-    Parameters
-    ----------
-    model : CounterfactualModel or callable
-        An object with ``counterfactual(obs: dict, do: dict) -> dict`` of columns, or a function ``frame -> frame``
-        called with ``x`` already set to ``target``.
-    rows : pandas.DataFrame
-        The factual rows (all their columns).
-    x : str
-        The protected attribute.
-    target : numpy.ndarray
-        Each row's intervened level.
-
-    Returns
-    -------
-    pandas.DataFrame
-        The counterfactual rows, ``x`` at ``target``.
-
-    Raises
-    ------
-    TypeError, ValueError
-        The model is neither form, returns the wrong shape, fails, or leaves ``x`` off the intervened level.
-    """
-    try:
-        if hasattr(model, "counterfactual"):
-            out = model.counterfactual({c: rows[c].to_numpy() for c in rows.columns}, do={x: target})
-            if not isinstance(out, Mapping):
-                raise TypeError(f"counterfactual(obs, do) must return a dict of columns, got {type(out).__name__}")
-            cf = rows.copy()
-            for c, v in out.items():
-                if c in cf.columns:
-                    v = np.asarray(v)
-                    if v.shape[:1] != (len(rows),):
-                        raise ValueError(f"column {c!r} has {v.shape[:1]} rows, expected {len(rows)}")
-                    cf[c] = v.reshape(len(rows), -1)[:, 0] if v.ndim > 1 else v
-        elif callable(model):
-            cf = model(rows.assign(**{x: target}))
-            if not isinstance(cf, pd.DataFrame) or len(cf) != len(rows):
-                raise ValueError(f"the function must return a DataFrame of {len(rows)} rows")
-        else:
-            raise TypeError("counterfactual must implement counterfactual(obs, do) or be a function frame -> frame")
-    except (ValueError, TypeError) as exc:
-        text = " ".join(str(exc).split())[:300]
-        raise type(exc)(text if text.startswith("counterfactual") else f"counterfactual: {text}") from None
-    if not (cf[x].to_numpy() == target).all():
-        raise ValueError(f"counterfactual: the returned rows do not hold {x!r} at the intervened level")
-    return cf
 
 
 def with_counterfactuals(
