@@ -262,7 +262,11 @@ def test_cli_audits_parquet_files_on_the_cluster(client, tmp_path, capsys):
     small = DATA.iloc[:6000]
     for i, rows in enumerate(np.array_split(np.arange(len(small)), 3)):
         small.iloc[rows].to_parquet(tmp_path / f"part-{i}.parquet", index=False)
-    (tmp_path / "dask_cli_model.py").write_text("def predict(frame):\n    return 0.5 * frame['x'] + frame['w']\n")
+    (tmp_path / "dask_cli_model.py").write_text(
+        "def predict(frame):\n    return 0.5 * frame['x'] + frame['w']\n\n\n"
+        "def counterfactual(frame):  # x already at the other level: W moves by a_xw = 1\n"
+        "    return frame.assign(w=frame['w'] + 2 * frame['x'] - 1)\n"
+    )
     roles = {"x": "x", "z": ["z"], "w": ["w"], "y": "y"}
     settings = {"n_boot": 50, "learner": "linear", "key": "id", "nuisance_rows": 10**6, "seed": SEED}
     cfg = {"data": "part-*.parquet", "roles": roles, "model": "dask_cli_model:predict", **settings}
@@ -274,6 +278,7 @@ def test_cli_audits_parquet_files_on_the_cluster(client, tmp_path, capsys):
     assert "Ctf-DE" in capsys.readouterr().out and sorted(p.name for p in out.iterdir()) == ["report.json"]
     got = json.loads((out / "report.json").read_text())
     assert got["settings"]["n_partitions"] == 3 and got["provenance"]["n_rows"] == 6000
+    assert "CF-CLOT" not in {r["check"] for r in got["rows"]}
 
     def same_model(frame: pd.DataFrame) -> pd.Series:
         return 0.5 * frame["x"] + frame["w"]
@@ -283,6 +288,11 @@ def test_cli_audits_parquet_files_on_the_cluster(client, tmp_path, capsys):
     for name in ("TV", "Ctf-DE", "Ctf-IE", "Ctf-SE", "Ctf-DE (y)"):
         assert estimates[name] == pytest.approx(direct.rows.loc[name, "estimate"], abs=1e-9)
     assert main([*argv, "--fail-on", "DP"]) == 0  # not estimable (the predictions are not decisions): not flagged
+    cfg["counterfactual"] = "dask_cli_model:counterfactual"  # CF-CLOT joins the checks
+    (tmp_path / "audit.yaml").write_text(yaml.safe_dump(cfg))
+    assert main(argv) == 0
+    clot = [r for r in json.loads((out / "report.json").read_text())["rows"] if r["check"] == "CF-CLOT"]
+    assert len(clot) == 1 and clot[0]["estimate"] > 0  # the model reads x and w: its counterfactuals differ
 
 
 # ---------------------------------------------------------------------------- CF-CLOT with a counterfactual model

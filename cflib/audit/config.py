@@ -49,7 +49,7 @@ _CONFIG_KEYS = {
     "n_folds",
 }
 #: Keys of the in-memory audit that the audit of Parquet data (on a cluster) does not have.
-_IN_MEMORY_ONLY = ("counterfactual", "cit_z", "business_necessity", "epsilon", "impute", "n_jobs")
+_IN_MEMORY_ONLY = ("cit_z", "business_necessity", "impute", "n_jobs")
 #: Keys of the audit of Parquet data only.
 _PARQUET_ONLY = ("key", "nuisance_rows", "n_folds")
 _ROLES = {"x", "z", "w", "y", "x0", "x1", "y1", "reference"}
@@ -98,8 +98,9 @@ def audit_from_config(
     :func:`cflib.audit.distributed.audit_distributed` (the model is applied partition by partition; no process
     holds all rows): the effects, the group table and DP/EO/FPR, written to ``report.json``
     (:meth:`DistributedAudit.to_json`). The keys ``key`` (an id column: folds and bootstrap multipliers from its
-    hash), ``nuisance_rows`` and ``n_folds`` apply to it; the in-memory audit's ``counterfactual``, ``cit_z``,
-    ``business_necessity``, ``epsilon``, ``impute``, ``n_jobs`` and ``roles.reference`` do not (refused).
+    hash), ``nuisance_rows`` and ``n_folds`` apply to it, and so do ``counterfactual`` and ``epsilon`` (CF-CLOT with
+    random Fourier features); the in-memory audit's ``cit_z``, ``business_necessity``, ``impute``, ``n_jobs`` and
+    ``roles.reference`` do not (refused).
 
     Parameters
     ----------
@@ -239,7 +240,7 @@ def _audit_parquet(
         if keys:
             raise ValueError(
                 f"{config}: key(s) {', '.join(keys)} do not apply to Parquet data (the audit on a cluster runs the "
-                "effects, the group table and DP/EO/FPR); audit a CSV sample in memory for them"
+                "effects, the group table, DP/EO/FPR and CF-CLOT); audit a CSV sample in memory for them"
             )
 
     refuse([k for k in _IN_MEMORY_ONLY if k in cfg])
@@ -255,8 +256,11 @@ def _audit_parquet(
         ) from None
     sfm, roles = _checked_roles(config, cfg, frame, Path(spec))
     refuse(["roles.reference"] if "reference" in roles else [])
-    model = load_object(str(cfg["model"]), config.parent.resolve(), "model")
-    _send_by_value(model, config.parent.resolve())
+    base = config.parent.resolve()
+    model = load_object(str(cfg["model"]), base, "model")
+    cf = load_object(str(cfg["counterfactual"]), base, "counterfactual") if cfg.get("counterfactual") else None
+    for obj in (model, cf):
+        _send_by_value(obj, base)
     result = audit_distributed(
         model,
         frame,
@@ -270,6 +274,8 @@ def _audit_parquet(
         learner=cfg.get("learner", "hgb"),
         y1=roles.get("y1"),
         threshold=cfg.get("threshold", 0.5),
+        counterfactual=cf,
+        epsilon=cfg.get("epsilon", 0.1),
         client=scheduler,
         progress=progress,
     )
