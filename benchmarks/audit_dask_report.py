@@ -222,6 +222,7 @@ def _biased(de: dict[str, Any]) -> str:
 def plot(doc: dict[str, Any], path: Path = FIGURE) -> None:
     """Wall time and peak memory against rows, log-log: the distributed audit, the in-memory audit and effects."""
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -246,9 +247,13 @@ def plot(doc: dict[str, Any], path: Path = FIGURE) -> None:
         [s["rows"] for s in mem], [s["in_memory_peak_gb"] for s in mem], label="in-memory audit process", ax=axes[1]
     )
     axes[1].axhline(sizes[0]["memory_limit_gb"], color="grey", linestyle="--", linewidth=1, label="worker memory limit")
+    plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")  # 0.4, 2, 10: no 4 x 10^-1 on a log axis
     for ax in axes:
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.legend(fontsize=7)
     axes[0].set(xlabel="rows", ylabel="wall seconds", title="time")
     axes[1].set(xlabel="rows", ylabel="peak resident memory (GB)", title="memory")
