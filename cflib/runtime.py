@@ -46,6 +46,15 @@ class SavesItself(Protocol):
     def save(self, path: Path) -> Any: ...
 
 
+class LoadsItself(Protocol):
+    """A model class whose ``load(path, device=...)`` reads back what its models' ``save(path)`` wrote.
+
+    What a caller of :func:`fit_cached` passes as the class itself, to build ``load=lambda p: cls.load(p, device=d)``.
+    """
+
+    def load(self, path: str | os.PathLike[str], device: str = ...) -> Any: ...
+
+
 T = TypeVar("T", bound=SavesItself)
 
 _DEVICE_CHOICES = ("auto", "cpu", "cuda")

@@ -11,14 +11,14 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 import numpy as np
 
 from ...data.morphosynth import MorphoSynth
 from ...data.smileyfaces import SmileyFaces
 from ...models.predictors import AntiCausalPredictor
-from ...runtime import SavesItself, fit_cached
+from ...runtime import LoadsItself, SavesItself, fit_cached
 from ...scm import morpho_attributes
 from ...scm.deep import ClosedForm, RootMechanism
 from .config import BenchmarkConfig, DatasetSpec
@@ -169,12 +169,6 @@ class _FitSettings(TypedDict):
 _Model = TypeVar("_Model", bound=SavesItself)
 
 
-class _LoadableModel(Protocol):
-    """A model class whose ``load`` reads back what its models' ``save`` wrote."""
-
-    def load(self, path: str | os.PathLike[str], device: str = ...) -> Any: ...
-
-
 @dataclass(frozen=True)
 class _ImageTraining:
     """What every image model of one :func:`train_image_models` call shares: data, settings, cache, timings."""
@@ -205,7 +199,7 @@ class _ImageTraining:
             "show_progress": False,
         }
 
-    def trained(self, name: str, cls: _LoadableModel, fit: Callable[[], _Model], code: Sequence[Any] = ()) -> _Model:
+    def trained(self, name: str, cls: LoadsItself, fit: Callable[[], _Model], code: Sequence[Any] = ()) -> _Model:
         """``fit()``, or its model from the shared cache (keyed on the data, ``name``'s settings and the code)."""
         cfg, cache = self.cfg, self.cache
         t0 = time.perf_counter()

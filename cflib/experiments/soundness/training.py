@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -18,17 +17,12 @@ import cflib.data.colour_digits as cd
 from ...models.baselines import train_paper_model
 from ...models.hvae import HierarchicalConditionalVAE
 from ...models.vae import ConditionalVAE
+from ...runtime import LoadsItself
 from .common import check_seeds, digit_hue_encoder
 
 
-class _SavedModelClass(Protocol):
-    """A model class whose ``load(path, device=...)`` reads back what its ``save(path)`` wrote (passed as the class itself)."""
-
-    def load(self, path: Path, *, device: str) -> Any: ...
-
-
 def _cached(
-    cls: _SavedModelClass,
+    cls: LoadsItself,
     fit: Callable[[], Any],
     key: Mapping[str, Any],
     *,
