@@ -10,10 +10,10 @@ notebook's JSON into the book's reproduction report.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,6 +23,13 @@ import numpy as np
 import pandas as pd
 
 from . import verdicts as _verdicts
+from .formatting import claim_anchor, first_sentence, reader_number, reader_numbers, rule_criterion, rule_position
+from .formatting import plain_value as _plain_value
+from .formatting import reader_html as _html
+from .formatting import reader_markdown as _reader_markdown
+from .formatting import reader_plain as _reader_plain
+from .formatting import reader_text as _reader_text
+from .formatting import short_number as _num
 
 __all__ = [
     "VERDICTS",
@@ -120,6 +127,10 @@ class Claim:
     change : str
         Why this claim's criterion changed from the previous report, when it did for another
         reason than adopting the interval rule (shown on the changes page).
+    about : str
+        The chapter slug of the paper the claim is about, when that is not the notebook's chapter (a
+        calibration row of the foundations part checking CF-CLOT's level is about ``"closeness-test"``);
+        empty otherwise. The tallies and the report count the claim under that paper.
     """
 
     key: str
@@ -137,6 +148,7 @@ class Claim:
     kind: str = field(default="reproduction")
     note: str = field(default="")
     change: str = field(default="")
+    about: str = field(default="")
 
 
 def _jsonable(value: Any) -> Any:
@@ -248,6 +260,7 @@ def claim(
     kind: str = "reproduction",
     note: str = "",
     change: str = "",
+    about: str = "",
 ) -> Claim:
     """Record the verdict on one of the paper's claims and show it.
 
@@ -287,6 +300,9 @@ def claim(
         checkable analogue lives; for "differs with the substitute data", why.
     change : str
         Why the criterion changed from the previous report, other than adopting the interval rule.
+    about : str
+        The chapter slug (a key of :data:`PAPERS`) of the paper the claim is about, when it is not the
+        notebook's own chapter's paper; the tallies count the claim there.
 
     Returns
     -------
@@ -304,6 +320,8 @@ def claim(
     )
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if about and about not in PAPERS:
+        raise ValueError(f"about must be empty or a chapter slug of PAPERS {sorted(PAPERS)}, got {about!r}")
     given = [
         n
         for n, v in (
@@ -359,6 +377,7 @@ def claim(
         kind=kind,
         note=note,
         change=change,
+        about=about,
     )
     _STATE["claims"][key] = asdict(c)
     _write()
@@ -416,6 +435,7 @@ _OPTIONAL: dict[str, Any] = {
     "kind": "reproduction",
     "note": "",
     "change": "",
+    "about": "",
 }
 
 
@@ -433,8 +453,8 @@ def gather(directory: str | os.PathLike, notebooks: Iterable[str] | None = None)
     -------
     pandas.DataFrame
         One row per claim with columns ``chapter, paper_ref, notebook, key, statement, paper,
-        ours, verdict, evidence, scale, quote, source, interval, rule, kind, note, change`` (claims
-        files written before the last five existed get empty values, and the old verdict name
+        ours, verdict, evidence, scale, quote, source, interval, rule, kind, note, change, about`` (claims
+        files written before the last six existed get empty values, and the old verdict name
         "inconclusive at this scale" reads as "undecided at this scale").
     """
     directory = Path(directory)
@@ -464,7 +484,7 @@ def gather(directory: str | os.PathLike, notebooks: Iterable[str] | None = None)
             rows.append(
                 {
                     "chapter": chapter,
-                    "paper_ref": PAPERS.get(chapter, chapter),
+                    "paper_ref": PAPERS.get(c.get("about") or chapter, chapter),
                     "notebook": nb,
                     "key": c["key"],
                     "statement": c["statement"],
@@ -546,19 +566,6 @@ _BADGE = {
 }
 
 
-def _num(value: Any) -> str:
-    """A number for a reader: three significant figures, no e-notation between 0.001 and 10^6."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return str(value)
-    x = float(value)
-    if not math.isfinite(x):
-        return "undefined" if math.isnan(x) else ("∞" if x > 0 else "−∞")
-    if x == 0 or 1e-3 <= abs(x) < 1e6:
-        text = f"{x:.3g}"
-        return f"{x:.0f}" if "e" in text else text
-    return f"{x:.2e}"
-
-
 def _short_interval(interval: Any) -> str:
     if not isinstance(interval, dict):
         return ""
@@ -568,38 +575,93 @@ def _short_interval(interval: Any) -> str:
     return f"{reader_number(est)} [{reader_number(low)}, {reader_number(high)}]"
 
 
-def _first_sentence(text: str, words: int = 30) -> str:
-    text = " ".join(str(text).split())
-    cut = text.split(". ")[0].rstrip(".")
-    parts = cut.split(" ")
-    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+def _unit(interval: Any) -> str:
+    if not isinstance(interval, dict):
+        return ""
+    method = str(interval.get("method", ""))
+    found = [u for u in ("training seed", "test image", "replication", "seed", "unit") if u in method]
+    if not found:
+        return ""
+    return " on one training seed" if "1 training seed" in method else f" over {found[0]}s"
 
 
-def _reason(r: Any) -> str:
-    """One line on why a claim got its verdict: the interval that decided it and, where there is one, the note."""
-    iv = _short_interval(r.interval)
-    unit = ""
-    if isinstance(r.interval, dict):
-        found = [
-            u
-            for u in ("training seed", "test image", "replication", "seed", "unit")
-            if u in str(r.interval.get("method", ""))
-        ]
-        unit = (
-            f" over {found[0]}s"
-            if found and "1 training seed" not in str(r.interval.get("method", ""))
-            else (" on one training seed" if found else "")
+def _why(r: Any, *, with_values: bool) -> str:
+    """Why a claim got its verdict, in one line: the rule's threshold and where the interval lies against it
+    (with the paper's and the book's values when ``with_values``), or the note of a verdict given by hand."""
+    note = first_sentence(r.note) if r.note else ""
+    if r.verdict in (_verdicts.NOT_CHECKABLE, _verdicts.SUBSTITUTE):
+        head = note or first_sentence(r.evidence)
+    else:
+        position = rule_position(r.rule, r.verdict) if isinstance(r.interval, dict) else ""
+        head = position or (f"rule: {first_sentence(r.rule)}" if r.rule else first_sentence(r.evidence))
+        if r.verdict == _verdicts.UNDECIDED and note:
+            head = f"{head}; {note}"
+    if with_values:
+        iv = _short_interval(r.interval)
+        book = f"book {iv}{_unit(r.interval)}" if iv else f"book {_short_value(r.ours)}"
+        head = f"paper {_short_value(r.paper)}; {book}; {head}"
+    return _cell(reader_numbers(head))
+
+
+def _short_value(value: Any, most: int = 4) -> str:
+    """A claim's value for a table cell: whole, or for a dict or list of more than ``most`` entries their number
+    (the card lists them)."""
+    if isinstance(value, (dict, list, tuple)) and len(value) > most:
+        return f"{len(value)} values (listed in the claim's card)"
+    return reader_numbers(_fmt(value))
+
+
+def _link(notebook: str, key: str | None = None, base: str = "../notebooks/") -> str:
+    """A raw HTML link to a notebook's page, at a claim's card when ``key`` is given (MyST's ``{doc}`` role
+    cannot carry an anchor that only the notebook's output defines)."""
+    name = notebook.removesuffix(".ipynb")
+    label = name.rsplit("/", 1)[-1] + (f" {key}" if key else "")
+    anchor = f"#{claim_anchor(key)}" if key else ""
+    return f'<a href="{base}{name}.html{anchor}">{html.escape(label)}</a>'
+
+
+def _paper_of(df: pd.DataFrame) -> pd.Series:
+    """The chapter slug of the paper each claim is about: its ``about`` where given, else its chapter."""
+    about = df["about"] if "about" in df.columns else pd.Series([""] * len(df), index=df.index)
+    return about.fillna("").where(about.fillna("") != "", df["chapter"])
+
+
+def verdict_table_markdown(df: pd.DataFrame) -> str:
+    """The verdicts of one page's claims as a MyST table: claim (linked to its card), paper, book [interval],
+    verdict, why (the rule's threshold and where the interval lies against it).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The rows of :func:`gather` for one notebook.
+
+    Returns
+    -------
+    str
+        The table, or an empty string when ``df`` has no claim.
+    """
+    _check_report_frame(df)
+    if df.empty:
+        return ""
+    df = _with_optional(df)
+    lines = ["| claim | paper | book [interval] | verdict | why |", "|---|---|---|---|---|"]
+    for r in df.itertuples():
+        iv = _short_interval(r.interval)
+        book = (iv + _unit(r.interval)) if iv else _short_value(r.ours)
+        kind = "" if r.kind == REPRODUCTION else f" ({r.kind})"
+        lines.append(
+            f'| <a href="#{claim_anchor(r.key)}">{html.escape(str(r.key))}</a> {_cell(first_sentence(reader_numbers(r.statement)))} '
+            f"| {_cell(_short_value(r.paper))} | {_cell(book)} | {_BADGE.get(r.verdict, '')} {r.verdict}{kind} "
+            f"| {_why(r, with_values=False)} |"
         )
-    head = f"{iv}{unit}" if iv else ""
-    if r.verdict in (_verdicts.NOT_CHECKABLE, _verdicts.SUBSTITUTE, _verdicts.UNDECIDED) and r.note:
-        return _cell(f"{head}; {_first_sentence(r.note)}" if head else _first_sentence(r.note))
-    return _cell(head or _first_sentence(r.rule or r.evidence))
+    return "\n".join(lines) + "\n"
 
 
-def _doc(notebook: str) -> str:
-    return (
-        f"{{doc}}`{notebook.rsplit('/', 1)[-1].removesuffix('.ipynb')} </notebooks/{notebook.removesuffix('.ipynb')}>`"
-    )
+def _by_paper(df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The claims grouped by the paper they are about, in the order of :data:`PAPERS` (others after)."""
+    paper = _paper_of(df)
+    order = [p for p in PAPERS if (paper == p).any()] + [p for p in dict.fromkeys(paper) if p not in PAPERS]
+    return [(p, df[paper == p]) for p in order]
 
 
 def tally(df: pd.DataFrame) -> pd.DataFrame:
@@ -613,14 +675,15 @@ def tally(df: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per chapter (indexed by the paper's reference) and an ``all papers`` row; columns the
-        verdicts of the papers' claims (kind ``reproduction``), ``claims`` (their total), ``book's own
-        findings`` and ``sanity checks``.
+        One row per paper (indexed by the paper's reference, in the order of :data:`PAPERS`) and an ``all
+        papers`` row; columns the verdicts of the papers' claims (kind ``reproduction``), ``claims`` (their
+        total), ``book's own findings`` and ``sanity checks``. A claim counts under the paper it is about
+        (its ``about``, else its notebook's chapter).
     """
     _check_report_frame(df)
     df = _with_optional(df)
     rows = {}
-    for chapter, sub in [*df.groupby("chapter", sort=False), ("all papers", df)]:
+    for chapter, sub in [*_by_paper(df), ("all papers", df)]:
         reps = sub[sub["kind"] == REPRODUCTION]
         row = {_SHORT[v]: int((reps["verdict"] == v).sum()) for v in VERDICTS}
         row.update(
@@ -681,8 +744,9 @@ def report_markdown(df: pd.DataFrame) -> str:
     -------
     str
         The page's text: the tally per paper (:func:`tally`), the claims not reproduced and those
-        undecided, grouped by paper with links, then per paper one table of claim | verdict | reason |
-        notebook with the paper's words, rule, interval and evidence of every claim in a dropdown, and the
+        undecided, grouped by the paper they are about with links to each claim's card, then per paper one
+        table of claim | verdict | why (the paper's value, the book's interval and the rule's threshold) |
+        notebook, with the paper's words, rule, interval and evidence of every claim in a dropdown, and the
         book's own findings and sanity checks apart.
     """
     _check_report_frame(df)
@@ -722,14 +786,15 @@ def report_markdown(df: pd.DataFrame) -> str:
         if sub.empty:
             continue
         lines += [f"## {title}", ""]
-        for chapter, group in sub.groupby("chapter", sort=False):
+        for chapter, group in _by_paper(sub):
             lines += [f"**{PAPERS.get(chapter, chapter)}**", ""]
             for r in group.itertuples():
                 lines.append(
-                    f"- {_doc(r.notebook)} **{_cell(r.key)}**: {_cell(_first_sentence(r.statement, 25))} ({_reason(r)})"
+                    f"- {_link(r.notebook, r.key)}: {_cell(first_sentence(reader_numbers(r.statement)))} "
+                    f"({_why(r, with_values=True)})"
                 )
             lines.append("")
-    for chapter, sub in df.groupby("chapter", sort=False):
+    for chapter, sub in _by_paper(df):
         lines += [f"## {PAPERS.get(chapter, chapter)}", ""]
         for kinds, caption in (
             ((REPRODUCTION,), ""),
@@ -744,35 +809,29 @@ def report_markdown(df: pd.DataFrame) -> str:
             for r in part.itertuples():
                 kind = "" if r.kind == REPRODUCTION else f" ({r.kind})"
                 lines.append(
-                    f"| **{_cell(r.key)}** {_cell(_first_sentence(r.statement, 25))} | {_BADGE.get(r.verdict, '')} "
-                    f"{r.verdict}{kind} | {_reason(r)} | {_doc(r.notebook)} |"
+                    f"| **{_cell(r.key)}** {_cell(first_sentence(reader_numbers(r.statement)))} | "
+                    f"{_BADGE.get(r.verdict, '')} {r.verdict}{kind} | {_why(r, with_values=True)} | "
+                    f"{_link(r.notebook, r.key)} |"
                 )
             lines.append("")
         lines += [":::{dropdown} The paper's words, the rule, the interval and the evidence of every claim", ""]
         for r in sub.itertuples():
             nb = r.notebook.rsplit("/", 1)[-1].removesuffix(".ipynb")
             lines += [
-                f"**{_cell(nb)} {_cell(r.key)}** ({r.verdict}{'' if r.kind == REPRODUCTION else ', ' + r.kind}). {_cell(r.statement)}",
+                f"**{_cell(nb)} {_cell(r.key)}** ({r.verdict}{'' if r.kind == REPRODUCTION else ', ' + r.kind}). "
+                f"{_cell(reader_numbers(r.statement))}",
                 "",
                 f"- The paper's words: {_words(r)}",
                 f"- Paper: {_cell(_num(r.paper) if not isinstance(r.paper, (dict, list)) else _plain_value(r.paper))}; "
                 f"ours: {_cell(_num(r.ours) if not isinstance(r.ours, (dict, list)) else _plain_value(r.ours))}",
                 f"- Estimate: {_cell(_interval_text(r.interval)) or 'none'}",
                 f"- Rule: {_cell(r.rule) or 'none'}",
-                f"- Evidence: {_cell(r.evidence)}" + (f" {_cell(r.note)}" if r.note else ""),
+                f"- Evidence: {_cell(reader_numbers(r.evidence))}"
+                + (f" {_cell(reader_numbers(r.note))}" if r.note else ""),
                 "",
             ]
         lines += [":::", ""]
     return "\n".join(lines) + "\n"
-
-
-def _plain_value(value: Any) -> str:
-    """A dict or list as reader's text: ``a 0.886, b 0.862`` instead of Python's repr."""
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {_plain_value(v)}" for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return ", ".join(_plain_value(v) for v in value)
-    return _num(value)
 
 
 def changes_markdown(df: pd.DataFrame, before: pd.DataFrame) -> str:
@@ -944,142 +1003,18 @@ def require(results: Any, keys: Iterable[str], where: str = "the claims") -> lis
     return [results[k] for k in keys]
 
 
-#: Paper codes of the project's notes ("Monteiro et al. 2023 (003)"), which point at nothing a reader has.
-_PAPER_CODE = re.compile(r"\s*\(00\d\)")
-#: References to the implementation notes: in parentheses they are dropped, elsewhere they become "the implementation notes".
-_NOTES_ONE = r"§[\d.]*\d(?: (?:item|claim) \w+| [A-Z]\w*)?"
-_NOTES_PAREN = re.compile(r"\s*\((?:the )?notes " + _NOTES_ONE + r"\)")
-_NOTES_REF = re.compile(r"(?:the )?notes " + _NOTES_ONE + r"(?:(?:,| and) " + _NOTES_ONE + r")*")
-_SECTION_PAREN = re.compile(r"\s*\(§[^()]*\)")
-_SECTION = re.compile(r",? §[\d.]*\d(?:,? (?:item|claim) \w+| [A-Z]\w*)?(?: \[S\])?")
-_STAR_EMPH = re.compile(r"(?<![\w*^\\])\*(?=\S)([^*\n]*?\S)\*(?![\w*])")
-_DOLLAR_MATH = re.compile(r"\$\$([^$]+?)\$\$|(?<![\\\w$])\$(?=[^\s$])([^$\n]*?\S)\$(?![\w$])")
-#: TeX written without dollars in a quote (``\hat{Y}^{NP}``): a command with its braces, sub- and superscripts.
-_BARE_TEX = re.compile(r"\\[A-Za-z]+(?:\{[^{}]*\})*(?:[\^_](?:\{[^{}]*\}|\w))*")
-
-
-def _reader_text(text: Any) -> str:
-    """Plain text for a reader: no paper codes like "(003)" and no "notes §" references (display only)."""
-    text = _PAPER_CODE.sub("", str(text))
-    text = re.sub(r"\$\s+\$", "", text)  # a formula the paper's text extraction lost: nothing to render
-    text = _NOTES_PAREN.sub("", text)
-    text = _NOTES_REF.sub("the implementation notes", text)
-    return _SECTION.sub("", _SECTION_PAREN.sub("", text))
-
-
-def _math_html(tex: str) -> str:
-    import html
-
-    return f'<span class="math notranslate nohighlight">\\({html.escape(tex, quote=False)}\\)</span>'
-
-
-def _prose_html(text: str) -> str:
-    import html
-
-    parts, last = [], 0
-    for m in _BARE_TEX.finditer(text):
-        parts += [
-            _STAR_EMPH.sub(r"<em>\1</em>", html.escape(text[last : m.start()], quote=False)),
-            _math_html(m.group(0)),
-        ]
-        last = m.end()
-    return "".join(parts) + _STAR_EMPH.sub(r"<em>\1</em>", html.escape(text[last:], quote=False))
-
-
-def _html(text: Any) -> str:
-    """Reader's text as HTML: escaped, ``$...$`` and bare TeX (``\\hat{Y}``) as inline math typeset by MathJax,
-    ``*word*`` as emphasis, no paper codes or "notes §" (:func:`_reader_text`)."""
-    parts, last = [], 0
-    text = _reader_text(text)
-    for m in _DOLLAR_MATH.finditer(text):
-        parts += [_prose_html(text[last : m.start()]), _math_html((m.group(1) or m.group(2)).strip())]
-        last = m.end()
-    return "".join(parts) + _prose_html(text[last:])
-
-
-def _reader_markdown(text: Any) -> str:
-    """Reader's text for a MyST page (the report): :func:`_reader_text`, with bare TeX (``\\hat{Y}^{NP}``) put in
-    ``$...$`` so that it renders as math."""
-    text, out, last = _reader_text(text), [], 0
-    for m in _DOLLAR_MATH.finditer(text):
-        out += [
-            _BARE_TEX.sub(lambda t: f"${t.group(0)}$", text[last : m.start()]),
-            f"${(m.group(1) or m.group(2)).strip()}$",
-        ]
-        last = m.end()
-    return "".join(out) + _BARE_TEX.sub(lambda t: f"${t.group(0)}$", text[last:])
-
-
-def reader_number(value: Any) -> str:
-    """A number in a table a reader compares: three significant figures and never e-notation.
-
-    The book's one table format (``cflib.plotting.set_style`` sets it as pandas' float format).
-
-    Parameters
-    ----------
-    value : Any
-        A number; anything else is returned as ``str(value)``.
-
-    Returns
-    -------
-    str
-        ``0.0123``, ``1.00``, ``123000``; magnitudes below 1e-4 read ``< 0.0001`` (or ``> -0.0001``), those
-        from 1e6 up are written out with thousands separators (``482,000,000``).
-    """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return str(value)
-    x = float(value)
-    if not math.isfinite(x):
-        return _num(x)
-    if x != 0 and abs(x) < 1e-4:
-        return "< 0.0001" if x > 0 else "> -0.0001"
-    if abs(x) >= 1e6:
-        return f"{float(f'{x:.3g}'):,.0f}"
-    try:
-        from .formatting import format_number
-    except ImportError:  # pragma: no cover - before cflib.formatting (issue 29)
-        return _num(x)
-    return format_number(x, 3)
-
-
-def _reader_plain(value: Any) -> str:
-    """A dict or list as reader's text with :func:`reader_number` for its numbers (a table cell's value)."""
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {_reader_plain(v)}" for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return ", ".join(_reader_plain(v) for v in value)
-    return reader_number(value)
-
-
-def _value_html(value: Any, words: int = 24) -> tuple[str, str]:
-    """A claim's paper/ours value: a short line, and (for dicts and long lists) a small table for the fold."""
-    import html
-
+def _value_html(value: Any) -> tuple[str, str]:
+    """A claim's paper/ours value: a line (the whole value, or for a dict or list of more than four entries their
+    number), and for dicts and long lists a small table for the fold."""
     if isinstance(value, dict) and value:
         cells = "".join(f"<tr><td>{_html(k)}</td><td>{_html(_reader_plain(v))}</td></tr>" for k, v in value.items())
         table = f'<table class="cflib-claim-values"><tbody>{cells}</tbody></table>'
-    elif isinstance(value, (list, tuple)) and len(value) > 6:
+    elif isinstance(value, (list, tuple)) and len(value) > 4:
         table = f"<p>{html.escape(_plain_value(value), quote=False)}</p>"
     else:
         table = ""
-    return _html(_first_words(_fmt(value), words)), table
-
-
-def _first_words(text: str, words: int) -> str:
-    parts = " ".join(str(text).split()).split(" ")
-    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
-
-
-def _short_rule(rule: str, words: int = 30) -> str:
-    """The criterion of a rule, without the verdict wording every rule shares (that is in the fold)."""
-    pieces = rule.split(": reproduced if")
-    head = pieces[0]
-    if len(pieces) > 2 and pieces[1].startswith(
-        " every part is"
-    ):  # combine(..., detail=True): name each part's criterion
-        parts = [re.split(r"otherwise undecided \(|\]; |\); |; ", piece)[-1].strip() for piece in pieces[1:-1]]
-        head = f"{head}: " + "; ".join(parts)
-    return _first_words(head, words)
+    line = _short_value(value).replace("listed in the claim's card", "listed in the fold below")
+    return _html(line), table
 
 
 class ClaimCard:
@@ -1102,8 +1037,8 @@ class ClaimCard:
         ours_line = f"{ours}" + (f"; estimate {_html(iv)}" if iv and _html(iv) not in ours else "")
         rule = r.get("rule") or ""
         visible = [
-            f"<p><strong>{_html(r['key'])}</strong> {badge}{kind_text}: {_html(r['statement'])}</p>",
-            f'<p class="cflib-claim-lines">Paper: {paper}<br>Ours: {ours_line}<br>Rule: {_html(_short_rule(rule)) or "given by hand"}</p>',
+            f"<p><strong>{_html(r['key'])}</strong> {badge}{kind_text}: {_html(reader_numbers(r['statement']))}</p>",
+            f'<p class="cflib-claim-lines">Paper: {paper}<br>Ours: {ours_line}<br>Rule: {_html(rule_criterion(rule)) or "given by hand"}</p>',
         ]
         fold = []
         if r.get("quote"):
@@ -1111,21 +1046,21 @@ class ClaimCard:
             fold.append(f"<p>The paper's words{src}: “{_html(r['quote'])}”</p>")
         if method:
             fold.append(f"<p>Interval: {_html(_short_interval(r['interval']))} ({_html(method)})</p>")
-        if rule and rule != _short_rule(rule, 10_000):
+        if rule and " ".join(rule.split()) != rule_criterion(rule):
             fold.append(f"<p>Rule in full: {_html(rule)}</p>")
         if paper_table:
             fold.append(f"<p>Paper:</p>{paper_table}")
         if ours_table:
             fold.append(f"<p>Ours:</p>{ours_table}")
-        fold.append(f"<p>Evidence: {_html(r['evidence'])}</p>")
+        fold.append(f"<p>Evidence: {_html(reader_numbers(r['evidence']))}</p>")
         if r.get("note"):
-            fold.append(f"<p>Note: {_html(r['note'])}</p>")
+            fold.append(f"<p>Note: {_html(reader_numbers(r['note']))}</p>")
         if r.get("change"):
             fold.append(f"<p>Criterion changed: {_html(r['change'])}</p>")
         details = (
             "<details><summary>The paper's words, the evidence and the parts</summary>" + "".join(fold) + "</details>"
         )
-        return f'<div class="cflib-claim">{"".join(visible)}{details}</div>'
+        return f'<div class="cflib-claim" id="{claim_anchor(r["key"])}">{"".join(visible)}{details}</div>'
 
     def __repr__(self) -> str:
         r = self.record
@@ -1135,9 +1070,9 @@ class ClaimCard:
         iv = _short_interval(r.get("interval"))
         return (
             f"{_BADGE.get(r['verdict'], '')} {label}. {_reader_text(r['statement'])}\n"
-            f"  paper: {_first_words(_reader_text(_fmt(r['paper'])), 24)}\n"
-            f"  ours:  {_first_words(_reader_text(_fmt(r['ours'])), 24)}{' ' + iv if iv else ''}\n"
-            f"  rule:  {_reader_text(_short_rule(r.get('rule') or '')) or 'given by hand'}"
+            f"  paper: {_reader_text(_short_value(r['paper']))}\n"
+            f"  ours:  {_reader_text(_short_value(r['ours']))}{' ' + iv if iv else ''}\n"
+            f"  rule:  {_reader_text(rule_criterion(r.get('rule') or '')) or 'given by hand'}"
         )
 
 

@@ -22,9 +22,11 @@ def _fresh(monkeypatch, tmp_path):
 
 def test_record_and_claim_write_json(tmp_path):
     assert claims.record("n", np.int64(5)) == 5
-    claims.claim("C1", "a claim", paper=0.05, ours=np.float32(0.049), holds=True, evidence="binomial CI")
-    claims.claim("C2", "another", paper=1, ours=2, holds=False, evidence="t-test")
-    claims.claim("C3", "third", paper=1, ours=None, holds=None, evidence="too few replications")
+    claims.claim(
+        "C1", "a claim", paper=0.05, ours=np.float32(0.049), holds=True, evidence="binomial CI", kind="reproduction"
+    )
+    claims.claim("C2", "another", paper=1, ours=2, holds=False, evidence="t-test", kind="reproduction")
+    claims.claim("C3", "third", paper=1, ours=None, holds=None, evidence="too few replications", kind="reproduction")
     data = json.loads((tmp_path / "ch" / "01-x.claims.json").read_text())
     assert data["values"] == {"n": 5}
     assert [c["verdict"] for c in data["claims"]] == list(claims.VERDICTS[:3])
@@ -34,26 +36,26 @@ def test_record_and_claim_write_json(tmp_path):
 
 def test_claim_requires_evidence_and_a_valid_verdict():
     with pytest.raises(ValueError, match="evidence"):
-        claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence=" ")
+        claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence=" ", kind="reproduction")
     with pytest.raises(ValueError, match="verdict must be one of"):
-        claims.claim("C1", "s", paper=1, ours=1, evidence="e", verdict="mostly")
+        claims.claim("C1", "s", paper=1, ours=1, evidence="e", verdict="mostly", kind="reproduction")
     with pytest.raises(ValueError, match="exactly one of holds, verdict or decision"):
-        claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence="e", verdict="reproduced")
+        claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence="e", verdict="reproduced", kind="reproduction")
     with pytest.raises(ValueError, match="exactly one of holds, verdict or decision"):
-        claims.claim("C1", "s", paper=1, ours=1, evidence="e")
+        claims.claim("C1", "s", paper=1, ours=1, evidence="e", kind="reproduction")
     with pytest.raises(ValueError, match="needs a note"):
-        claims.claim("C1", "s", paper=1, ours=1, evidence="e", verdict="not checkable here")
+        claims.claim("C1", "s", paper=1, ours=1, evidence="e", verdict="not checkable here", kind="reproduction")
     with pytest.raises(ValueError, match="kind must be one of"):
         claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence="e", kind="sanity")
     with pytest.raises(TypeError, match="holds must be"):
-        claims.claim("C1", "s", paper=1, ours=1, holds="yes", evidence="e")
+        claims.claim("C1", "s", paper=1, ours=1, holds="yes", evidence="e", kind="reproduction")
     with pytest.raises(ValueError, match="key"):
         claims.record("two words", 1)
 
 
 def test_gather_and_report(tmp_path):
-    claims.claim("C1", "pipes | are escaped", paper=0.05, ours=0.0512345, holds=True, evidence="e")
-    claims.claim("C2", "fails", paper=1, ours=2, holds=False, evidence="e")
+    claims.claim("C1", "pipes | are escaped", paper=0.05, ours=0.0512345, holds=True, evidence="e", kind="reproduction")
+    claims.claim("C2", "fails", paper=1, ours=2, holds=False, evidence="e", kind="reproduction")
     df = claims.gather(tmp_path)
     assert list(df["key"]) == ["C1", "C2"] and set(df["chapter"]) == {"closeness-test"}
     text = claims.report_markdown(df)
@@ -77,7 +79,7 @@ def test_gather_and_report(tmp_path):
 def test_cli_report_writes_the_page(tmp_path, capsys):
     from cflib.cli import main
 
-    claims.claim("C9", "a claim", paper=1, ours=1, holds=True, evidence="exact")
+    claims.claim("C9", "a claim", paper=1, ours=1, holds=True, evidence="exact", kind="reproduction")
     page = tmp_path / "report.md"
     assert main(["report", "--directory", str(tmp_path), "--output", str(page)]) == 0
     assert "| **C9** a claim | ✅ reproduced |" in page.read_text()
@@ -104,6 +106,7 @@ def test_decided_claims_carry_words_interval_and_rule(tmp_path):
         decision=d,
         quote="the counterfactuals change the digit",
         source="Sec. 5",
+        kind="reproduction",
     )
     assert c.verdict == "reproduced" and c.rule == d.rule and c.interval["low"] == d.interval.low
     claims.claim("C2", "holds by construction", paper="-", ours=0, holds=True, evidence="e", kind="sanity check")
@@ -115,6 +118,7 @@ def test_decided_claims_carry_words_interval_and_rule(tmp_path):
         evidence="e",
         verdict="not checkable here",
         note="its analogue is closeness-test/02 C4",
+        kind="reproduction",
     )
     data = json.loads((tmp_path / "ch" / "01-x.claims.json").read_text())
     assert data["claims"][0]["quote"] == "the counterfactuals change the digit"
@@ -152,10 +156,20 @@ def test_changes_page_lists_changed_criteria_and_verdicts(tmp_path):
         ours=0,
         evidence="e",
         decision=verdicts.decide_above(verdicts.mean_interval([1.0, 1.1, 1.2]), 0),
+        kind="reproduction",
     )
-    claims.claim("C2", "b", paper=0, ours=0, holds=True, evidence="same rule")
-    claims.claim("C3", "c", paper=0, ours=0, holds=None, evidence="same rule", change="the paper says 1-10, not 0.05-4")
-    claims.claim("C4", "d", paper=0, ours=0, holds=True, evidence="e")
+    claims.claim("C2", "b", paper=0, ours=0, holds=True, evidence="same rule", kind="reproduction")
+    claims.claim(
+        "C3",
+        "c",
+        paper=0,
+        ours=0,
+        holds=None,
+        evidence="same rule",
+        change="the paper says 1-10, not 0.05-4",
+        kind="reproduction",
+    )
+    claims.claim("C4", "d", paper=0, ours=0, holds=True, evidence="e", kind="reproduction")
     before = pd.DataFrame(
         {
             "notebook": [nb] * 4,
@@ -184,3 +198,70 @@ def test_changes_page_lists_changed_criteria_and_verdicts(tmp_path):
     assert "closeness-test/01-x C4" in text and "closeness-test/01-x C9" in text
     with pytest.raises(ValueError, match="before lacks"):
         claims.changes_markdown(claims.gather(tmp_path), before.drop(columns="evidence"))
+
+
+def test_report_links_land_on_each_claims_card_and_name_the_threshold(tmp_path):
+    from cflib import verdicts
+
+    d = verdicts.decide_above(verdicts.binomial_interval(45, 50, unit="images"), 0.6, quantity="digit accuracy")
+    claims.claim(
+        "C1", "Accuracy above 0.6. Details.", paper=0.85, ours=0.9, evidence="e", decision=d, kind="reproduction"
+    )
+    u = verdicts.decide_within(verdicts.binomial_interval(4, 50, unit="replications"), 0.025, 0.075, quantity="size")
+    claims.claim(
+        "K2",
+        "size 0.05",
+        paper=0.05,
+        ours=0.08,
+        evidence="e",
+        decision=u,
+        note="About 900 replications would decide it. More.",
+        kind="reproduction",
+    )
+    df = claims.gather(tmp_path)
+    text = claims.report_markdown(df)
+    row = next(line for line in text.splitlines() if line.startswith("| **C1**"))
+    why = row.split(" | ")[2]
+    assert "paper 0.85;" in why and "0.900 [" in why and "rule digit accuracy > 0.6: the interval lies above 0.6" in why
+    assert '<a href="../notebooks/closeness-test/01-x.html#claim-c1">01-x C1</a>' in row
+    undecided = next(line for line in text.splitlines() if line.startswith("- ") and "K2" in line)
+    assert "#claim-k2" in undecided and "overlaps an edge of [0.025, 0.075]" in undecided
+    assert "About 900 replications would decide it)" in undecided and "…" not in text
+    assert "Details" not in row  # the first sentence, whole
+    table = claims.verdict_table_markdown(df)
+    lines = table.splitlines()
+    assert lines[0] == "| claim | paper | book [interval] | verdict | why |" and len(lines) == 4
+    assert lines[2].startswith('| <a href="#claim-c1">C1</a> Accuracy above 0.6 | 0.85 | 0.900 [')
+    assert "✅ reproduced" in lines[2] and "the interval lies above 0.6" in lines[2] and "paper 0.85" not in lines[2]
+    assert "⚠️ undecided at this scale" in lines[3] and "About 900 replications would decide it" in lines[3]
+    assert claims.verdict_table_markdown(df.iloc[:0]) == ""
+
+
+def test_a_claim_counts_under_the_paper_it_is_about(tmp_path, monkeypatch):
+    monkeypatch.setenv("CFLIB_CLAIMS_FILE", str(tmp_path / "foundations" / "03-calibration.claims.json"))
+    monkeypatch.setenv("CFLIB_NOTEBOOK", "foundations/03-calibration.ipynb")
+    claims.claim(
+        "K1", "cflib's MMD test: size 0.05", paper=0.05, ours=0.05, holds=True, evidence="e", kind="sanity check"
+    )
+    claims.claim(
+        "K2",
+        "CF-CLOT: size 0.05",
+        paper=0.05,
+        ours=0.05,
+        holds=True,
+        evidence="e",
+        kind="reproduction",
+        about="closeness-test",
+    )
+    with pytest.raises(ValueError, match="about must be empty or a chapter slug"):
+        claims.claim("K3", "s", paper=1, ours=1, holds=True, evidence="e", kind="reproduction", about="fu2025")
+    df = claims.gather(tmp_path)
+    t = claims.tally(df)
+    assert t.loc[claims.PAPERS["closeness-test"], "reproduced"] == 1
+    assert (
+        t.loc[claims.PAPERS["foundations"], "claims"] == 0 and t.loc[claims.PAPERS["foundations"], "sanity checks"] == 1
+    )
+    assert list(t.index) == [claims.PAPERS["foundations"], claims.PAPERS["closeness-test"], "all papers"]
+    text = claims.report_markdown(df)
+    closeness = text.split(f"## {claims.PAPERS['closeness-test']}")[1]
+    assert "**K2**" in closeness and "foundations/03-calibration.html#claim-k2" in closeness

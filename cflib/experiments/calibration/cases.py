@@ -438,6 +438,65 @@ def _fairness_cases(n: int) -> list[CalibrationCase]:
     return cases
 
 
+def level_band(quantity: str, nominal: float) -> tuple[float, float]:
+    """The band a calibrated rate lies in: Bradley's liberal criterion on the miss rate.
+
+    Parameters
+    ----------
+    quantity : {"type-I error", "coverage"}
+        What the rate is.
+    nominal : float
+        ``alpha`` for a type-I error, the level for a coverage.
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        ``[0.5 alpha, 1.5 alpha]`` for a type-I error; ``[1 - 1.5 (1 - level), 1 - 0.5 (1 - level)]`` for a coverage.
+
+    Examples
+    --------
+    >>> level_band("type-I error", 0.05)
+    (0.025, 0.075)
+    """
+    if quantity not in ("type-I error", "coverage"):
+        raise ValueError(f"quantity must be 'type-I error' or 'coverage', got {quantity!r}")
+    return vd.level_band(nominal, coverage=quantity == "coverage")
+
+
+def row_rule(
+    quantity: str, nominal: float, conservative: bool, expect_failure: bool
+) -> Callable[[vd.Interval], vd.Decision]:
+    """The decision rule of one calibration row, as a function of its rate's interval (the claim's rule, which
+    the table's verdict column reads too).
+
+    Parameters
+    ----------
+    quantity : {"type-I error", "coverage"}
+    nominal : float
+        ``alpha`` or the level.
+    conservative : bool
+        The test promises only "at most ``alpha``".
+    expect_failure : bool
+        A form kept to show its failure: the rule says whether it misses its level on the side it errs.
+
+    Returns
+    -------
+    callable
+        ``rule(interval) -> cflib.verdicts.Decision``.
+    """
+    lo, hi = level_band(quantity, nominal)
+    what = f"{quantity} rate"
+    if expect_failure:  # a form kept to show its failure: its rate lies beyond the band on the side it errs
+        if quantity == "type-I error":
+            return lambda iv: vd.decide_above(iv, hi, quantity=what)
+        return lambda iv: vd.decide_below(iv, lo, quantity=what)
+    if conservative:  # a Bonferroni union promises only "at most alpha"
+        if quantity == "type-I error":
+            return lambda iv: vd.decide_below(iv, hi, inclusive=True, quantity=what)
+        return lambda iv: vd.decide_above(iv, lo, inclusive=True, quantity=what)
+    return lambda iv: vd.decide_within(iv, lo, hi, quantity=what)
+
+
 def calibration_cases(*, small: bool = False) -> list[CalibrationCase]:
     """The cases of the calibration page, one per test (and per form where forms differ).
 
@@ -489,7 +548,8 @@ class CalibrationResult:
         return t[t["passed"] == (t["expected_fail"] != "")]
 
     def summary(self) -> pd.DataFrame:
-        """The table with rates and intervals rounded for display.
+        """The table with rates and intervals rounded for display, and each row's claim (``K1``, ...) with the
+        verdict its rule gives (:func:`row_rule`: the same as the claim's card).
 
         Returns
         -------
@@ -497,10 +557,16 @@ class CalibrationResult:
         """
         t = self.table.copy()
         t["interval"] = [f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(t["ci_low"], t["ci_high"], strict=True)]
-        t["verdict"] = np.where(t["passed"], "pass", "FAIL") + np.where(t["expected_fail"] != "", " (expected)", "")
-        return t[["test", "quantity", "n", "R", "rate", "nominal", "interval", "verdict", "expected_fail"]].round(
-            {"rate": 3}
-        )
+        t["claim"] = [f"K{i + 1}" for i in range(len(t))]
+        t["verdict"] = [  # the claim's verdict, by the claim's rule: the table and the cards speak one vocabulary
+            row_rule(r.quantity, r.nominal, r.conservative, bool(r.expected_fail) and r.kind != "reproduction")(
+                vd.binomial_interval(int(r.events), int(r.R), level=self.level, unit="replications")
+            ).verdict
+            for r in t.itertuples()
+        ]
+        return t[
+            ["claim", "test", "quantity", "n", "R", "rate", "nominal", "interval", "verdict", "expected_fail"]
+        ].round({"rate": 3})
 
     def plot(self, ax: Any = None) -> Any:
         """Each rate with its interval against the nominal value (deviation from nominal).

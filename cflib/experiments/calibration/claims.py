@@ -7,52 +7,13 @@ from collections.abc import Callable
 import pandas as pd
 
 from ... import verdicts as vd
-from .cases import CalibrationResult
-
+from .cases import CalibrationResult, level_band, row_rule
 
 # --------------------------------------------------------------------------------------------
 # claims
 # --------------------------------------------------------------------------------------------
-def level_band(quantity: str, nominal: float) -> tuple[float, float]:
-    """The band a calibrated rate lies in: Bradley's liberal criterion on the miss rate.
-
-    Parameters
-    ----------
-    quantity : {"type-I error", "coverage"}
-        What the rate is.
-    nominal : float
-        ``alpha`` for a type-I error, the level for a coverage.
-
-    Returns
-    -------
-    (low, high) : tuple of float
-        ``[0.5 alpha, 1.5 alpha]`` for a type-I error; ``[1 - 1.5 (1 - level), 1 - 0.5 (1 - level)]`` for a coverage.
-
-    Examples
-    --------
-    >>> level_band("type-I error", 0.05)
-    (0.025, 0.075)
-    """
-    if quantity not in ("type-I error", "coverage"):
-        raise ValueError(f"quantity must be 'type-I error' or 'coverage', got {quantity!r}")
-    return vd.level_band(nominal, coverage=quantity == "coverage")
-
-
-def _row_rule(
-    quantity: str, nominal: float, conservative: bool, expect_failure: bool
-) -> Callable[[vd.Interval], vd.Decision]:
-    """The decision rule of one calibration row, as a function of its rate's interval."""
-    lo, hi = level_band(quantity, nominal)
-    what = f"{quantity} rate"
-    if expect_failure:  # a form kept to show its failure: its rate lies beyond the band on the side it errs
-        if quantity == "type-I error":
-            return lambda iv: vd.decide_above(iv, hi, quantity=what)
-        return lambda iv: vd.decide_below(iv, lo, quantity=what)
-    if conservative:  # a Bonferroni union promises only "at most alpha"
-        if quantity == "type-I error":
-            return lambda iv: vd.decide_below(iv, hi, inclusive=True, quantity=what)
-        return lambda iv: vd.decide_above(iv, lo, inclusive=True, quantity=what)
-    return lambda iv: vd.decide_within(iv, lo, hi, quantity=what)
+#: The rule of one row (kept under its old name for the tests that read it).
+_row_rule = row_rule
 
 
 def deciding_replications(
@@ -141,7 +102,7 @@ def claims_calibration(result: CalibrationResult) -> pd.DataFrame:
         keys.append(key)
         reproduction = r.kind == "reproduction"
         expect_failure = bool(r.expected_fail) and not reproduction
-        rule = _row_rule(r.quantity, r.nominal, r.conservative, expect_failure)
+        rule = row_rule(r.quantity, r.nominal, r.conservative, expect_failure)
         decision = rule(vd.binomial_interval(int(r.events), int(r.R), level=result.level, unit="replications"))
         what = "coverage" if r.quantity == "coverage" else ("size at most" if r.conservative else "size")
         lo, hi = level_band(r.quantity, r.nominal)
@@ -184,6 +145,7 @@ def claims_calibration(result: CalibrationResult) -> pd.DataFrame:
             kind=r.kind,
             note=note,
             change=change,
+            about="closeness-test" if r.test.startswith("CF-CLOT") else "",  # counted under Fu et al.'s paper
             evidence=f"{r.R} null replications of {r.data} (n = {r.n} per replication), cflib function {r.function}",
         )
     return claims.rows(keys)
