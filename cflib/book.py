@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 import pandas as pd
 
-from .claims import changes_markdown, gather, report_markdown, tally_markdown
+from .claims import changes_markdown, gather, report_markdown, tally_markdown, verdict_table_markdown
 from .paths import build_dir, repo_root
 from .runner import run, toc_notebooks
 
@@ -103,7 +103,36 @@ def receipt_markdown(stamp: Mapping[str, Any], status: str) -> str:
     )
 
 
-def _with_receipt(src: Path, stamp_file: Path, status: str) -> str:
+#: Id of the markdown cell :func:`stage` puts under a notebook page's overview: the page's verdicts.
+VERDICTS_CELL = "cflib-verdicts"
+
+
+def verdicts_markdown(claims: pd.DataFrame) -> str:
+    """The section that opens a notebook page after its overview: one table of the page's claims.
+
+    Parameters
+    ----------
+    claims : pandas.DataFrame
+        The rows of :func:`cflib.claims.gather` for the page's notebook.
+
+    Returns
+    -------
+    str
+        A ``## Verdicts`` section (claim linked to its card, paper, book with interval, verdict, why), or an
+        empty string for a page without claims.
+    """
+    table = verdict_table_markdown(claims)
+    if not table:
+        return ""
+    return (
+        "## Verdicts\n\n"
+        "The claims this page checks, each decided by a rule fixed before running on the book's estimate and its "
+        "interval. A claim's key links to its card further down (the paper's words, the interval's method, the "
+        "evidence); the {doc}`reproduction report </book/reproduction-report>` gathers every page's claims.\n\n" + table
+    )
+
+
+def _with_receipt(src: Path, stamp_file: Path, status: str, claims: pd.DataFrame | None = None) -> str:
     nb = json.loads(src.read_text())
     stamp = json.loads(stamp_file.read_text()) if stamp_file.exists() else {}
     cell = {
@@ -112,7 +141,15 @@ def _with_receipt(src: Path, stamp_file: Path, status: str) -> str:
         "metadata": {},
         "source": receipt_markdown(stamp, status),
     }
-    nb["cells"] = [c for c in nb["cells"] if c.get("id") != cell["id"]] + [cell]
+    cells = [c for c in nb["cells"] if c.get("id") not in (cell["id"], VERDICTS_CELL)]
+    verdicts = verdicts_markdown(claims) if claims is not None else ""
+    if verdicts:  # right under the overview, so a reader knows in seconds whether the paper holds here
+        overview = next(
+            (i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and "## Overview" in "".join(c["source"])),
+            0,
+        )
+        cells.insert(overview + 1, {"cell_type": "markdown", "id": VERDICTS_CELL, "metadata": {}, "source": verdicts})
+    nb["cells"] = cells + [cell]
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
@@ -145,13 +182,15 @@ def stage(executed_dir: Path, site: Path | None = None, statuses: Mapping[str, s
             wanted.add(site / "book" / f.relative_to(root / "book"))
     notebooks = toc_notebooks()
     for nb in notebooks:
-        src = executed_dir / nb
-        if not src.exists():
-            raise FileNotFoundError(f"executed notebook {src} is missing; run `cflib run` first")
-        stamp = src.with_suffix(".run.json")
-        _write_text(site / "notebooks" / nb, _with_receipt(src, stamp, (statuses or {}).get(nb, "cached")))
-        wanted.add(site / "notebooks" / nb)
+        if not (executed_dir / nb).exists():
+            raise FileNotFoundError(f"executed notebook {executed_dir / nb} is missing; run `cflib run` first")
     claims = gather(executed_dir, notebooks)
+    for nb in notebooks:
+        src = executed_dir / nb
+        stamp = src.with_suffix(".run.json")
+        page = _with_receipt(src, stamp, (statuses or {}).get(nb, "cached"), claims[claims["notebook"] == nb])
+        _write_text(site / "notebooks" / nb, page)
+        wanted.add(site / "notebooks" / nb)
     landing = site / "book" / "index.md"
     _write_text(landing, (root / "book" / "index.md").read_text().replace(TALLY_MARKER, tally_markdown(claims)))
     wanted.add(landing)

@@ -18,3 +18,49 @@ def test_the_calibration_table_and_the_cards_give_the_same_verdicts(fresh_claims
     cfclot = [k for k, t in zip(table["claim"], table["test"], strict=True) if t.startswith("CF-CLOT")]
     assert cfclot and all(about[k] == "closeness-test" for k in cfclot)  # counted under Fu et al.
     assert all(about[k] == "" for k in about if k not in cfclot)
+
+
+def _executed_notebook(folder, notebook, claim_rows):
+    """A fake executed notebook (title and overview, prerequisites, a card) and its claims file."""
+    import json
+
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# A page\n\n## Overview\nWhat it shows."),
+        nbformat.v4.new_markdown_cell("## Prerequisites\n\nNone."),
+        nbformat.v4.new_code_cell("claims_01()"),
+    ]
+    path = folder / notebook
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    payload = {"notebook": notebook, "scale": "smoke", "values": {}, "claims": claim_rows}
+    path.with_suffix(".claims.json").write_text(json.dumps(payload))
+
+
+def test_stage_puts_the_verdict_table_under_the_overview(tmp_path, monkeypatch, fresh_claims):
+    import json
+
+    from cflib import book, verdicts
+
+    d = verdicts.decide_above(verdicts.binomial_interval(45, 50, unit="images"), 0.6, quantity="digit accuracy")
+    c1 = claims.claim("C1", "Accuracy above 0.6.", paper=0.85, ours=0.9, evidence="e", decision=d, kind="reproduction")
+    c2 = claims.claim("C2", "By construction.", paper="-", ours=0, holds=True, evidence="e", kind="sanity check")
+    rows = [dict(vars(c), notebook="foundations/01-a.ipynb") for c in (c1, c2)]
+    _executed_notebook(tmp_path / "exec", "foundations/01-a.ipynb", rows)
+    _executed_notebook(tmp_path / "exec", "foundations/02-b.ipynb", [])
+    monkeypatch.setattr(book, "toc_notebooks", lambda: ["foundations/01-a.ipynb", "foundations/02-b.ipynb"])
+    site = book.stage(tmp_path / "exec", tmp_path / "site")
+    cells = json.loads((site / "notebooks" / "foundations" / "01-a.ipynb").read_text())["cells"]
+    assert [c.get("id") for c in cells][1] == book.VERDICTS_CELL and cells[-1]["id"] == "cflib-execution-receipt"
+    text = "".join(cells[1]["source"])
+    assert text.startswith("## Verdicts") and '<a href="#claim-c1">C1</a> Accuracy above 0.6 | 0.85 |' in text
+    assert "(sanity check)" in text and text.count("\n| <a href=") == 2
+    again = book.stage(tmp_path / "exec", tmp_path / "site")  # staging twice keeps one verdict table
+    cells = json.loads((again / "notebooks" / "foundations" / "01-a.ipynb").read_text())["cells"]
+    assert [c.get("id") for c in cells].count(book.VERDICTS_CELL) == 1
+    plain = json.loads((site / "notebooks" / "foundations" / "02-b.ipynb").read_text())["cells"]
+    assert book.VERDICTS_CELL not in [c.get("id") for c in plain]  # a page without claims gets no table
+    report = (site / "book" / "reproduction-report.md").read_text()
+    assert '<a href="../notebooks/foundations/01-a.html#claim-c1">01-a C1</a>' in report
