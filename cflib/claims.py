@@ -145,7 +145,7 @@ class Claim:
     source: str = field(default="")
     interval: dict[str, Any] | None = field(default=None)
     rule: str = field(default="")
-    kind: str = field(default="reproduction")
+    kind: str = field(kw_only=True)  # every claim states its kind: no default (issue 38)
     note: str = field(default="")
     change: str = field(default="")
     about: str = field(default="")
@@ -257,7 +257,7 @@ def claim(
     quote: str = "",
     source: str = "",
     rule: str = "",
-    kind: str = "reproduction",
+    kind: str,
     note: str = "",
     change: str = "",
     about: str = "",
@@ -294,7 +294,9 @@ def claim(
     rule : str
         The decision rule (taken from ``decision`` when given).
     kind : str
-        One of :data:`KINDS`.
+        One of :data:`KINDS`, always given (no default): ``"reproduction"`` for the paper's own claim in the
+        paper's own form, ``"book's own finding"`` for a claim about the book's own generator, metric, bar or
+        correction, ``"sanity check"`` for what holds by construction.
     note : str
         For an undecided claim, the size that would decide it; for "not checkable here", where the
         checkable analogue lives; for "differs with the substitute data", why.

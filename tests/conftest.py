@@ -42,7 +42,7 @@ def fake_repo(tmp_path, monkeypatch):
         if x == fail_at:
             raise RuntimeError(f"asked to fail at x={x}")
         claims.record("square", x * x)
-        claims.claim("D1", "x squared is non-negative", paper=">= 0", ours=x * x, holds=x * x >= 0, evidence="arithmetic")
+        claims.claim("D1", "x squared is non-negative", paper=">= 0", ours=x * x, holds=x * x >= 0, evidence="arithmetic", kind="sanity check")
         """,
     )
     monkeypatch.setenv("CFLIB_ROOT", str(tmp_path))

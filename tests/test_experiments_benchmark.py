@@ -650,6 +650,10 @@ def test_claims_04_reproduced_and_not():
     v = verdicts(table)
     assert set(v.values()) == {"reproduced"} and len(v) == 5
     assert table.set_index("key").loc["X3", "kind"] == "sanity check"
+    # issue 38: the X2 questions are the notes', not the paper's: the book's own findings
+    x2 = ["X2-composition", "X2-effectiveness", "X2-realism", "X2-minimality"]
+    assert set(table.set_index("key").loc[x2, "kind"]) == {"book's own finding"}
+    assert all("issue 38" in claims._STATE["claims"][k]["change"] for k in x2)
     assert claims._STATE["values"]["rho_composition_models"] == pytest.approx(1.0)
     bad = configurations(sign=-1, identity_comp=0.5, constant_cld=True)
     table = exp.claims_04({"agreement": exp.rank_agreement(bad), "configs": bad, "per_image": unit_errors()})

@@ -320,7 +320,9 @@ def test_claims_02_verdicts():
     rows = table.set_index("key")
     assert "bootstrap over classifiers within each of 6 panels" in rows.loc["C3", "interval"]["method"]
     assert all(rows[c].astype(bool).all() for c in ("quote", "source", "rule"))
-    assert set(rows["kind"]) == {"reproduction"}
+    # issue 38: C3b applies the paper's real-data sentence (Figs. 3-4) to the book's synthetic oracle
+    assert rows["kind"].to_dict() == {"C3": "reproduction", "C3-regression": "reproduction", "C3b": OWN}
+    assert "Figs. 3-4" in claims._STATE["claims"]["C3b"]["change"]
     claims.reset()
     assert verdicts(exp.claims_02(_results_02(_synthetic_audit("misaligned")))) == {
         "C3": NR,
@@ -560,6 +562,9 @@ def test_claims_05_verdicts():
     table = exp.claims_05(_results_05())
     assert verdicts(table) == {"DONE-1": R, "DONE-1-present": R, "DONE-1-paper-CLDM": R, "C10": R, "C11": R, "C12": NC}
     assert claims._STATE["values"]["apred_test_accuracy"] == 0.97
+    # issue 38: the book's generator (CLDM+D) against the book's bars is the book's finding; the paper's CLDM is the reproduction
+    kinds = table.set_index("key")["kind"]
+    assert kinds["DONE-1"] == kinds["DONE-1-present"] == OWN and kinds["DONE-1-paper-CLDM"] == "reproduction"
     assert set(claims._STATE["values"]) >= {
         "cf_check",
         "mi_before",

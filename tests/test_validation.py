@@ -436,22 +436,27 @@ CASES: list[Case] = [
         "claim-statement",
         ValueError,
         "statement",
-        lambda e: claims.claim("C1", "", paper=1, ours=1, holds=True, evidence="t"),
+        lambda e: claims.claim("C1", "", paper=1, ours=1, holds=True, evidence="t", kind="reproduction"),
     ),
     case(
-        "claim-holds", TypeError, "holds", lambda e: claims.claim("C1", "s", paper=1, ours=1, holds="yes", evidence="t")
+        "claim-holds",
+        TypeError,
+        "holds",
+        lambda e: claims.claim("C1", "s", paper=1, ours=1, holds="yes", evidence="t", kind="reproduction"),
     ),
     case(
         "claim-evidence",
         ValueError,
         "evidence",
-        lambda e: claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence=" "),
+        lambda e: claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence=" ", kind="reproduction"),
     ),
     case(
         "claim-verdict",
         ValueError,
         "verdict",
-        lambda e: claims.claim("C1", "s", paper=1, ours=1, holds=True, evidence="t", verdict="maybe"),
+        lambda e: claims.claim(
+            "C1", "s", paper=1, ours=1, holds=True, evidence="t", verdict="maybe", kind="reproduction"
+        ),
     ),
     case("gather-file", ValueError, "directory", lambda e: claims.gather(_r("a-file.txt"))),
     case("gather-missing", ValueError, "directory", lambda e: claims.gather(e / "cwd" / "no-such-folder")),
@@ -470,14 +475,21 @@ CASES: list[Case] = [
         ValueError,
         ("holds", "decision"),
         lambda e: claims.claim(
-            "C1", "s", paper=1, ours=1, evidence="e", holds=True, decision=verdicts.decide_above(verdicts.exact(1.0), 0)
+            "C1",
+            "s",
+            paper=1,
+            ours=1,
+            evidence="e",
+            holds=True,
+            decision=verdicts.decide_above(verdicts.exact(1.0), 0),
+            kind="reproduction",
         ),
     ),
     case(
         "claim-decision-type",
         TypeError,
         "decision",
-        lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", decision="reproduced"),
+        lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", decision="reproduced", kind="reproduction"),
     ),
     case(
         "claim-kind",
@@ -489,13 +501,15 @@ CASES: list[Case] = [
         "claim-quote-type",
         TypeError,
         "quote",
-        lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", holds=True, quote=3),
+        lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", holds=True, quote=3, kind="reproduction"),
     ),
     case(
         "claim-not-checkable-note",
         ValueError,
         "note",
-        lambda e: claims.claim("C1", "s", paper=1, ours=1, evidence="e", verdict="not checkable here"),
+        lambda e: claims.claim(
+            "C1", "s", paper=1, ours=1, evidence="e", verdict="not checkable here", kind="reproduction"
+        ),
     ),
     case("verdict-interval-type", TypeError, "interval", lambda e: verdicts.decide_below((0.1, 0.2), 0.5)),
     case("verdict-binomial-k", ValueError, "k", lambda e: verdicts.binomial_interval(4, 3)),

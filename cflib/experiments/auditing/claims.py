@@ -75,6 +75,7 @@ def claims_01(r: Mapping[str, Any]) -> pd.DataFrame:
         change="the old rule compared the audit with 16.94% and 8.64% to 5e-5, numbers the paper never prints (the notes "
         "computed them from the data); the paper's COMPAS numbers are its effect estimates, whose DE - IE - SE is the TV "
         "by Proposition 3",
+        kind="reproduction",
     )
     return claims.rows(["A1"])
 
@@ -121,6 +122,7 @@ def claims_02(r: Mapping[str, Any]) -> pd.DataFrame:
         source="Plecko & Bareinboim (004), Sec. 4, Eqs. (21)-(22), (24)-(25), (27)-(28), computed with the faircause R package",
         evidence="the audit's effect rows (cross-fitted doubly robust, the audit's learner and bootstrap) on the unfiltered "
         "ProPublica table (7214 rows); the paper's standard error is its 95% half-width / 1.96",
+        kind="reproduction",
     )
     aeq = aequitas_table(race)
     counts_equal = bool(aeq["counts equal"].all())

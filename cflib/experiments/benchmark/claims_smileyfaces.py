@@ -163,6 +163,7 @@ def _composition_claims(bench: _Benchmark03) -> None:
         change="compared only against the models of the paper's Table 2 (its HVAE row is the fine-tuned HVAE; the ELBO-only HVAE "
         "is not in it); " + matched,
         more=MORE_SEEDS,
+        kind="reproduction",
     )
     grow = [bench.grows(k, d) for k in ("vae_fixed", "vae_learned", "hvae_cf", "gan", "gan_ft") for d in comp_dists]
     record_claim(
@@ -177,6 +178,7 @@ def _composition_claims(bench: _Benchmark03) -> None:
         source="Sec. 4.1, Fig. 3; Table 2 (every 10-cycle embedding and LPIPS entry above its 1-cycle entry)",
         change=matched,
         more=MORE_SEEDS,
+        kind="reproduction",
     )
     worst = L[max(MODELS, key=lambda k: mean(k, "perceptual", 1))]
     record_claim(
@@ -191,6 +193,7 @@ def _composition_claims(bench: _Benchmark03) -> None:
         source="Sec. 4.1, Table 2 (LPIPS 0.403 at 1 cycle)",
         change=matched,
         more=MORE_SEEDS,
+        kind="reproduction",
     )
 
 
@@ -223,6 +226,7 @@ def _fine_tuning_claim(bench: _Benchmark03, fd: Mapping[str, float]) -> None:
         source="Sec. 4.2; Table 4 (HVAE fine-tuned F1 0.998 / 0.981); Table 5 (FID 12.667 -> 22.047)",
         change=matched,
         more=MORE_SEEDS,
+        kind="reproduction",
     )
 
 
@@ -253,6 +257,7 @@ def _eyeglasses_claim(bench: _Benchmark03) -> None:
             note=f"The VAEs already reach eyeglasses F1 {e8_ours.split(' vs ')[1]} (1 - F1 = {headroom:.3f} <= 0.1): on SmileyFaces "
             "the eyeglasses classifier reads every model's counterfactual, so the ceiling leaves no room for the paper's margin.",
             change="the substitute's eyeglasses F1 is at the ceiling for every model; the claim cannot be decided on it",
+            kind="reproduction",
         )
     else:
         record_claim(
@@ -267,6 +272,7 @@ def _eyeglasses_claim(bench: _Benchmark03) -> None:
             source="Sec. 4.2, Table 4 (0.981 vs 0.771 / 0.810)",
             change=matched,
             more=MORE_SEEDS,
+            kind="reproduction",
         )
 
 
@@ -318,6 +324,7 @@ def _realism_claims(bench: _Benchmark03, fd: Mapping[str, float], fd_bad: str, b
                 + " The features are the book's in-domain attribute classifiers' (no Inception network can be "
                 "loaded here).",
                 change="the substitute's Fréchet distance ranks the true counterfactual worst, so it cannot decide realism",
+                kind="reproduction",
             )
         else:
             record_claim(
@@ -332,6 +339,7 @@ def _realism_claims(bench: _Benchmark03, fd: Mapping[str, float], fd_bad: str, b
                 source=source,
                 change=matched,
                 more=MORE_SEEDS,
+                kind="reproduction",
             )
 
 
@@ -352,6 +360,7 @@ def _minimality_claims(bench: _Benchmark03) -> None:
         source="Sec. 4.3, Table 5 (CelebA P(S_x ≥ div) 0.925-0.999)",
         change=matched,
         more=MORE_SEEDS,
+        kind="reproduction",
     )
     p1 = {k: bench.per_mean(k, "p1") for k in (*MODELS, "true")}
     p1_bad = degenerate_metric(p1, "P1 (mean over seeds)", lower_is_better=None, floor=1e-3)
@@ -379,6 +388,7 @@ def _minimality_claims(bench: _Benchmark03) -> None:
             ),
             note=p1_bad,
             change="P1 sits at its floor (below 0.001) for every model on SmileyFaces, so it cannot rank the models",
+            kind="reproduction",
         )
     else:
         record_claim(
@@ -393,4 +403,5 @@ def _minimality_claims(bench: _Benchmark03) -> None:
             source=m5[4],
             change=matched,
             more=MORE_SEEDS,
+            kind="reproduction",
         )

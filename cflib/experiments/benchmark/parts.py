@@ -223,7 +223,7 @@ def record_claim(
     evidence: str,
     quote: str,
     source: str,
-    kind: str = "reproduction",
+    kind: str,
     change: str = "",
     more: str = MORE_TEST_IMAGES,
 ) -> None:

@@ -182,6 +182,7 @@ def _claim_c7(r: Mapping[str, Any]) -> None:
         "it was 0.003 scaled by sqrt(1e6 / n) around the point",
         note="undecided while the Monte Carlo interval is wider than the band: 1e6 units decide it",
         evidence=f"exact joint vs {n_discrete} Monte Carlo units from the same units' noise",
+        kind="reproduction",
     )
 
 
@@ -275,6 +276,7 @@ def _claim_c2(r: Mapping[str, Any]) -> None:
         change="Term III's band is a fixed ±0.02 around an interval; it was 0.02 scaled by sqrt(400000 / n) around the point",
         note="undecided while Term III's interval is wider than ±0.02: 400000 units decide it",
         evidence=f"true counterfactuals of the App. A.2 SCM, n={n_population}, {bins} bins",
+        kind="reproduction",
     )
 
 
@@ -300,6 +302,7 @@ def _claim_c4(r: Mapping[str, Any], cf: Mapping[str, float]) -> None:
         ),
         note="undecided while an interval is wider than ±0.03: 400000 units decide it",
         evidence=f"true counterfactuals, n={n_population}, interior deciles",
+        kind="reproduction",
     )
 
 
@@ -366,6 +369,7 @@ def _claim_c8(r: Mapping[str, Any]) -> None:
         f"{reps} repetitions per n here, the paper's 20 in params/full.yaml; with 20 bins the oracle's own iPPM is about 0.03, "
         "so |iPPM| stops falling near that value",
         evidence=f"linear SCM with n={n_population} (batch-means se); App. A.2 with {reps} repetitions at n={min(ns)} and n={max(ns)}",
+        kind="reproduction",
     )
 
 
@@ -407,6 +411,7 @@ def _claim_c9(r: Mapping[str, Any]) -> None:
         ),
         note="undecided while an interval straddles its bound: 400000 units decide it",
         evidence=f"linear SCM, n={n_population}, group-demeaned efficient predictor",
+        kind="reproduction",
     )
 
 
@@ -522,6 +527,7 @@ def _claim_c12(r: Mapping[str, Any]) -> None:
         decision=vd.combine(parts, rule="every part of Figs. 7-8", detail=True),
         note="t intervals need at least 2 repetitions; the paper used 20 per n and 50 for Fig. 8 (params/full.yaml: 20)",
         evidence=f"{reps} repetitions per n, n up to {max(ns)}; Fig. 8 at its n over {within.size} bins",
+        kind="reproduction",
     )
 
 
@@ -734,6 +740,7 @@ def _claim_c15b(r: Mapping[str, Any]) -> list[vd.Decision]:
         "confirm a zero effect",
         evidence=f"cross-fitted AIPW ({learner}, {r['n_folds']} folds), 95% IF intervals; SE(NP) vs SE(Y) paired test: "
         f"{'differ' if np_se_differs else 'no difference'} (the paper saw no violation)",
+        kind="reproduction",
     )
     return np_parts
 
@@ -802,6 +809,7 @@ def _claim_c15c(r: Mapping[str, Any], np_parts: Sequence[vd.Decision]) -> None:
         f"decomposed on the original covariates FP gives {verdicts.loc[('Ŷ FP', 'difference'), 'Algorithm 1']} and "
         f"E[Y | x1, Z] gives {verdicts.loc[('Ŷ proj', 'equivalence'), 'Algorithm 1']} (equivalence rule)",
         **decided15c,
+        kind="reproduction",
     )
 
 
@@ -891,6 +899,7 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
         decision=vd.combine(parts, rule="the ends ordered and Z, W between them (0.02 slack)", detail=True),
         note="t intervals need at least 2 repetitions; the paper used 10 (params/full.yaml)",
         evidence=f"{reps} adaptations per BN set, SPM at the {results['quantile']:.0%} quantile, iPPM over {results['bins']} bins",
+        kind="reproduction",
     )
     margin = EQUIVALENCE_MARGIN
 

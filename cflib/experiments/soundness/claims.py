@@ -273,5 +273,6 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         )
         + "; the Colour-Digits test split has 348 exemplars, and the oracles' hue errors differ by hundredths of a point (the 8x8 colour "
         "images make the hue easy to read for every oracle)",
+        kind="reproduction",
     )
     return claims.rows(["C11", "C13"])

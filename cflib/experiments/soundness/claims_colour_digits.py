@@ -278,6 +278,7 @@ def _claims_c3_c4(t: _Table1Values, vaes: Sequence[str], m: int, ne_means: np.nd
         ),
         evidence=ev(parts),
         change=seeds_change,
+        kind="reproduction",
     )
     id_d = eff(*uc, "identity", "digit", "digit")
     vae_d = [eff(*uc, n, "digit", "digit") for n in vaes]
@@ -308,6 +309,7 @@ def _claims_c3_c4(t: _Table1Values, vaes: Sequence[str], m: int, ne_means: np.nd
         ),
         evidence=ev(parts),
         change=seeds_change,
+        kind="reproduction",
     )
 
 
@@ -404,6 +406,7 @@ def _claims_c8_c10(t: _Table1Values, vaes: Sequence[str], b1: str) -> None:
         evidence=ev(parts)
         + " (the blocks draw different do-values: each seed's difference is of means over the test images)",
         change=seeds_change,
+        kind="reproduction",
     )
     parts = {
         n: vd.decide_above(
@@ -430,6 +433,7 @@ def _claims_c8_c10(t: _Table1Values, vaes: Sequence[str], b1: str) -> None:
         ),
         evidence=ev(parts),
         change=seeds_change,
+        kind="reproduction",
     )
     fs = {
         flag: {
@@ -470,6 +474,7 @@ def _claims_c8_c10(t: _Table1Values, vaes: Sequence[str], b1: str) -> None:
         ),
         evidence=ev(parts),
         change=seeds_change,
+        kind="reproduction",
     )
 
 
@@ -549,6 +554,7 @@ def _claim_c14(t: _Table1Values, rank_changes: pd.DataFrame) -> None:
         evidence=ev(parts),
         change=seeds_change
         + "; the change of rank is now each seed's (the paper ranks the means over 5 seeds, shown in 'ours')",
+        kind="reproduction",
     )
 
 
@@ -574,6 +580,7 @@ def _claim_c19(t: _Table1Values, rows: Sequence[tuple[str, str, str]], cycles: i
         **decide("C19", parts, f"hue reversibility^({cycles}) above reversibility^(1) for every VAE configuration"),
         evidence=_verdicts_and_intervals(parts),
         change=seeds_change,
+        kind="reproduction",
     )
 
 

@@ -97,6 +97,7 @@ def _claim_c15(
         ),
         undecided=seed_note(d15, n_seeds),
         change=_SEEDS_CHANGE,
+        kind="reproduction",
     )
 
 
@@ -139,6 +140,7 @@ def _claim_c16(table6: pd.DataFrame, t6: Mapping[Any, Mapping[str, np.ndarray]],
         evidence="; ".join(f"{k}: {d.interval}" for k, d in parts.items()),
         undecided=seed_note(d16, n_seeds),
         change=_SEEDS_CHANGE,
+        kind="reproduction",
     )
 
 
@@ -154,6 +156,7 @@ def _beta_claims_undecided(betas: Sequence[float]) -> None:
             evidence="no comparison within the paper's range",
             note="run at least two betas in [1, 10] (the full scale runs 1, 3, 5, 7, 10)",
             change=_SEEDS_CHANGE,
+            kind="reproduction",
         )
 
 
@@ -201,6 +204,7 @@ def _claim_c17(
         + seed_note(d17, n_seeds)
         + "; the paper-sized run is the full scale (28x28, beta 1, 3, 5, 7, 10)",
         change=_SEEDS_CHANGE,
+        kind="reproduction",
     )
 
 
@@ -236,6 +240,7 @@ def _claim_c17_nll(
         evidence="; ".join(f"beta {b:g}: {d.interval}" for b, d in nll.items()),
         undecided=seed_note(dnll, n_seeds),
         change=_SEEDS_CHANGE,
+        kind="reproduction",
     )
 
 
@@ -271,6 +276,7 @@ def _claim_c18(f8: Mapping[float, Mapping[str, Any]], temperatures: Sequence[flo
         evidence="; ".join(f"{k}: {d.interval}" for k, d in parts.items()) + " (k = 1)",
         undecided=seed_note(d18, n_seeds),
         change=_SEEDS_CHANGE,
+        kind="reproduction",
     )
 
 

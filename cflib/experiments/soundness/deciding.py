@@ -124,7 +124,7 @@ def claim(
     *,
     decision: vd.Decision | None = None,
     verdict: str | None = None,
-    kind: str = "reproduction",
+    kind: str,
     undecided: str = "",
     **kw: Any,
 ) -> None:
