@@ -28,8 +28,9 @@ from urllib.parse import unquote, urlsplit
 import pandas as pd
 
 from .claims import changes_markdown, gather, report_markdown, tally_markdown, verdict_table_markdown
+from .experiments.papers.index import index_markdown
 from .paths import build_dir, repo_root
-from .runner import run, toc_notebooks
+from .runner import folder_lock, run, sigterm_as_interrupt, toc_notebooks
 
 __all__ = ["stage", "build", "receipt_markdown", "check_links", "LinkReport"]
 
@@ -37,6 +38,8 @@ __all__ = ["stage", "build", "receipt_markdown", "check_links", "LinkReport"]
 #: every claim in the clean book-scale build of commit 27e2182, the last report before the verdicts
 #: were decided on intervals (issue 20).
 BEFORE_REPORT = "reproduction-before.csv"
+#: The page the build writes from :mod:`cflib.experiments.papers.index`: every figure and table of the papers.
+PAPERS_INDEX = "papers-figures-tables.md"
 #: The line of the landing page (``book/index.md``) that the build replaces with the tally of the claims per paper.
 TALLY_MARKER = "<!-- cflib: tally of the claims per paper -->"
 
@@ -198,7 +201,9 @@ def stage(executed_dir: Path, site: Path | None = None, statuses: Mapping[str, s
     _write_text(report, report_markdown(claims))
     changes = site / "book" / "reproduction-changes.md"
     _write_text(changes, changes_markdown(claims, pd.read_csv(root / "book" / BEFORE_REPORT)))
-    wanted.update((report, changes))
+    index = site / "book" / PAPERS_INDEX
+    _write_text(index, index_markdown())
+    wanted.update((report, changes, index))
     for f in list(site.rglob("*")):
         if f.is_file() and f not in wanted and "_build" not in f.relative_to(site).parts:
             f.unlink()  # a page removed from the sources must not linger in the book
@@ -239,21 +244,27 @@ def build(
         A notebook failed (nothing is built).
     RuntimeError
         Jupyter Book reported an error or a warning.
+    cflib.runner.BuildLocked
+        Another build writes the same ``_build`` (one line; nothing was written).
+    cflib.runner.Interrupted
+        SIGINT or SIGTERM while the notebooks ran; those that finished are cached for the next build.
     """
-    executed_dir = executed_dir or build_dir() / "executed" / scale
-    results = run(None, scale, output_dir=executed_dir, force=force, jobs=jobs)
     root = repo_root()
     path_output = Path(path_output) if path_output is not None else root
-    site = stage(executed_dir, path_output / "_build" / "site", {r.notebook: r.status for r in results})
-    _configure(site / "_config.yml")
-    jb = Path(sys.executable).parent / "jupyter-book"
-    if not jb.exists():
-        raise FileNotFoundError(
-            f"{jb} not found: install Jupyter Book 1 (`make setup`, or pip install 'jupyter-book<2')"
-        )
-    cmd = [str(jb), "build", str(site), "--path-output", str(path_output), "-W", "-n", "--keep-going", "-q"]
-    env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    res = subprocess.run(cmd, cwd=root, env=env)
+    # One build at a time: a second stops here, before it writes anything (the run takes the executed folder's lock).
+    with folder_lock(path_output / "_build", "cflib book", ".cflib-book.lock"), sigterm_as_interrupt():
+        executed_dir = executed_dir or build_dir() / "executed" / scale
+        results = run(None, scale, output_dir=executed_dir, force=force, jobs=jobs)
+        site = stage(executed_dir, path_output / "_build" / "site", {r.notebook: r.status for r in results})
+        _configure(site / "_config.yml")
+        jb = Path(sys.executable).parent / "jupyter-book"
+        if not jb.exists():
+            raise FileNotFoundError(
+                f"{jb} not found: install Jupyter Book 1 (`make setup`, or pip install 'jupyter-book<2')"
+            )
+        cmd = [str(jb), "build", str(site), "--path-output", str(path_output), "-W", "-n", "--keep-going", "-q"]
+        env = {**os.environ, "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+        res = subprocess.run(cmd, cwd=root, env=env)
     if res.returncode != 0:
         raise RuntimeError(f"jupyter-book build failed (exit {res.returncode}); see the warnings above")
     return path_output / "_build" / "html"

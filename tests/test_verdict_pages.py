@@ -64,3 +64,18 @@ def test_stage_puts_the_verdict_table_under_the_overview(tmp_path, monkeypatch, 
     assert book.VERDICTS_CELL not in [c.get("id") for c in plain]  # a page without claims gets no table
     report = (site / "book" / "reproduction-report.md").read_text()
     assert '<a href="../notebooks/foundations/01-a.html#claim-c1">01-a C1</a>' in report
+
+
+def test_stage_writes_the_papers_index_page_and_the_toc_lists_it(tmp_path, monkeypatch):
+    import yaml
+
+    from cflib import book
+    from cflib.experiments.papers.index import index_markdown
+
+    _executed_notebook(tmp_path / "exec", "foundations/01-a.ipynb", [])
+    monkeypatch.setattr(book, "toc_notebooks", lambda: ["foundations/01-a.ipynb"])
+    site = book.stage(tmp_path / "exec", tmp_path / "site")
+    assert (site / "book" / book.PAPERS_INDEX).read_text() == index_markdown()
+    toc = yaml.safe_load((site / "_toc.yml").read_text())
+    back = next(p for p in toc["parts"] if p["caption"] == "Back matter")
+    assert {"file": "book/" + book.PAPERS_INDEX.removesuffix(".md")} in back["chapters"]
