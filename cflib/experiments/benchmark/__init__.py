@@ -71,7 +71,7 @@ from .morphosynth import (
 )
 from .pipeline import benchmark_results, learning_results, run_benchmark, run_seeds, seed_results
 from .result import BenchmarkResult, with_temperature
-from .tables import format_mean_std, paired_table, seed_table, temperature_table
+from .tables import format_mean_std, paired_table, seed_table, temperature_table, versus_paper
 
 __all__ = [
     "MODELS",
@@ -99,6 +99,7 @@ __all__ = [
     "LEARNING_BAR",
     "PAPER_TABLE5",
     "temperature_table",
+    "versus_paper",
     "paired_table",
     "score_configurations",
     "oriented_proxy",

@@ -16,6 +16,7 @@ import pandas as pd
 from ... import claims, verdicts
 from ...metrics.benchmark_metrics import paired_comparison
 from ...metrics.minimality import identity_cld
+from ..papers.values import paper_table, show_side_by_side, side_by_side
 from .config import MODEL_LABELS
 from .evaluation import composition_at
 from .intervals import FrechetDistances, binary_outcomes, f1_interval
@@ -232,3 +233,86 @@ def paired_table(
                     }
                 )
     return pd.DataFrame(rows)
+
+
+#: Per dataset: the paper's tables (composition, effectiveness, realism/minimality), the paper's data, and the
+#: paper's names of the book's parents (effectiveness columns).
+_PAPER = {
+    "morphosynth": (("Table 1", "Table 3", "Table 5"), "MorphoMNIST", {"t": "t MAE", "i": "i MAE", "d": "y acc"}),
+    "smileyfaces": (("Table 2", "Table 4", "Table 5"), "CelebA", {"s": "Smiling F1", "e": "Eyeglasses F1"}),
+}
+#: The paper whose tables these are.
+PAPER = "counterfactual-benchmark"
+_DO = {"d": "y"}  # the book's digit parent is the paper's y
+_RANKED = "Each cell: the value and, in brackets, its rank among the models both tables have (1 = best)."
+
+
+def versus_paper(result: BenchmarkResult, kind: str) -> Any:
+    """The paper's table beside the book's: composition, effectiveness or realism and minimality.
+
+    The book's models are matched to the paper's rows by name, its columns to the paper's by meaning (the
+    in-domain perceptual distance stands for LPIPS, the in-domain Fréchet distance for FID); every cell
+    carries its rank among the models both tables have, the comparison that holds when the data and the
+    scales differ (synthetic images, a few epochs).
+
+    Parameters
+    ----------
+    result : BenchmarkResult
+        From :func:`run_benchmark` on ``"morphosynth"`` or ``"smileyfaces"``.
+    kind : {"composition", "effectiveness", "realism"}
+        Which table: the paper's Table 1/2, 3/4 or 5 (the dataset's half).
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        From :func:`cflib.experiments.papers.values.side_by_side`, with its caption.
+    """
+    dataset = result.config.dataset
+    if dataset not in _PAPER:
+        raise ValueError(f"result must come from the morphosynth or smileyfaces benchmark, got dataset {dataset!r}")
+    (comp, eff, rm), data, names = _PAPER[dataset]
+    m = result.config.cycles
+    substitute = (
+        f"the book: synthetic {'MorphoSynth digits' if dataset == 'morphosynth' else 'SmileyFaces'} "
+        f"({result.config.size} x {result.config.size}, {result.config.n_test} test images) in place of {data}"
+    )
+    if kind == "composition":
+        table = paper_table(PAPER, comp)
+        book = result.table_composition.xs("mean", axis=1, level=2)
+        dist = {"l1_pixel": "l1 image", "l1_embedding": "l1 embedding", "perceptual": "LPIPS"}
+        cols: dict[Any, str] = {
+            (d, c): f"{dist[d]}, {'1 cycle' if c == 1 else '10 cycles'}" for d, c in book.columns if d in dist
+        }
+        caption = (
+            f"Paper {comp} (composition on {data}) beside the book; {substitute}; LPIPS is the book's in-domain "
+            f"perceptual distance, and the book's '10 cycles' column is after {m} cycles. {_RANKED}"
+        )
+        frame = side_by_side(book, table, columns=cols, ranks=True, layout="rows")
+    elif kind == "effectiveness":
+        table = paper_table(PAPER, eff)
+        book = result.table_effectiveness
+        cols = {}
+        for attr, do in book.columns:
+            parent, target = attr.split()[0], do[3:-1]
+            cols[(attr, do)] = f"{names[parent]} do({_DO.get(target, target)})"
+        caption = (
+            f"Paper {eff} (effectiveness on {data}) beside the book; {substitute}; the book's own predictors. {_RANKED}"
+        )
+        frame = side_by_side(book, table, columns=cols, ranks=True, layout="rows")
+    elif kind == "realism":
+        table = paper_table(PAPER, rm)
+        book = result.table_realism_minimality
+        cols = {
+            "Fréchet (in-domain)": f"{data} FID",
+            "CLD": f"{data} CLD",
+            "P1": f"{data} P1",
+            "P2": f"{data} P2",
+        }
+        caption = (
+            f"Paper {rm} ({data} half: FID and the CLD with its P1, P2) beside the book; {substitute}; FID is the book's "
+            f"in-domain Fréchet distance. {_RANKED}"
+        )
+        frame = side_by_side(book, table, columns=cols, ranks=True)
+    else:
+        raise ValueError(f"kind must be 'composition', 'effectiveness' or 'realism', got {kind!r}")
+    return show_side_by_side(frame, caption)
