@@ -293,12 +293,13 @@ _NOTES_PAREN = re.compile(r"\s*\((?:the )?notes " + _NOTES_ONE + r"\)")
 _NOTES_REF = re.compile(r"(?:the )?notes " + _NOTES_ONE + r"(?:(?:,| and) " + _NOTES_ONE + r")*")
 _SECTION_PAREN = re.compile(r"\s*\(§[^()]*\)")
 _SECTION = re.compile(r",? §[\d.]*\d(?:,? (?:item|claim) \w+| [A-Z]\w*)?(?: \[S\])?")
-#: The project's issue numbers ("(issue 27)", "issue 20's rule"), which mean nothing to a reader.
+#: The project's issue numbers ("(issue 27)", "issue 38: ...", "issue 8 (Build); ..."), which mean nothing to a
+#: reader: the reference and the punctuation that ties it to the text go, the words stay.
 _ISSUE_PAREN = re.compile(
     r"\s*\((?:see |since |from |as of |after |before )?issues? \d+(?:(?:, | and | & )\d+)*\)", re.I
 )
 _ISSUE_REF = re.compile(
-    r"(?:,\s*|\s+)?\b(?:in |since |from |by |after |before )?issues? \d+(?:(?:, | and | & )\d+)*(?:'s)?", re.I
+    r"\b(?:the book's )?issues? \d+(?:(?:, | and | & )\d+)*(?:'s)?(?: \([^()]*\))?(?: bar)?(?:,? Build)?[:;,]?\s*", re.I
 )
 _STAR_EMPH = re.compile(r"(?<![\w*^\\])\*(?=\S)([^*\n]*?\S)\*(?![\w*])")
 _DOLLAR_MATH = re.compile(r"\$\$([^$]+?)\$\$|(?<![\\\w$])\$(?=[^\s$])([^$\n]*?\S)\$(?![\w$])")
@@ -323,12 +324,21 @@ def reader_text(text: Any) -> str:
     Returns
     -------
     str
+
+    Examples
+    --------
+    >>> reader_text("Not a reproduction (issue 38): split. Issue 27: a claim (issue 8 bar, not a paper claim).")
+    'Not a reproduction: split. A claim (not a paper claim).'
+    >>> reader_text("the book's issue 29 (The audit in practice), Build: the conformance page")
+    'The conformance page'
     """
     text = _PAPER_CODE.sub("", str(text))
     text = re.sub(r"\$\s+\$", "", text)  # a formula the paper's text extraction lost: nothing to render
     text = _NOTES_PAREN.sub("", text)
     text = _NOTES_REF.sub("the implementation notes", text)
-    text = _ISSUE_REF.sub("", _ISSUE_PAREN.sub("", text))
+    text = _ISSUE_REF.sub("\x00", _ISSUE_PAREN.sub("", text))
+    text = re.sub(r"(^|[.!?]\s+)\x00(\w)", lambda m: m.group(1) + m.group(2).upper(), text)  # a sentence's start
+    text = text.replace("(\x00", "(").replace("\x00", "")
     return _SECTION.sub("", _SECTION_PAREN.sub("", text))
 
 

@@ -197,7 +197,7 @@ def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:
         "classifiers"
     )
     merged = (
-        "; issue 27 merged the former claim C5 into C3: C5 applied the Fig. 3 sentence ('higher correlation and lower "
+        "; the former claim C5 is merged into C3: C5 applied the Fig. 3 sentence ('higher correlation and lower "
         "variance') to Fig. 2 with the spread measured as sqrt(1 - r^2), the residual sd in units of each test's own sd, which "
         "is a function of |r|, so C5 was C3 read without its sign and counted one finding twice. C3 keeps the paper's words "
         "about Fig. 2 and its rule; the spread difference is reported in its evidence"

@@ -418,11 +418,11 @@ def _claim_variance_control(variance: pd.DataFrame, n_variance: int, t_star: int
         quote="Experiments show that diffusion models achieves lower sample variance without significantly compromising "
         "the quality of the generated images.",
         source="App. H.1",
-        change="issue 27 restored the effectiveness condition that issue 20 dropped ('the effectiveness must stay within "
+        change="an earlier rule restored the effectiveness condition a rule before it had dropped ('the effectiveness must stay within "
         f"{_EFFECTIVE_DROP:g} points'), now on an interval, and added the chapter's DONE-1 bar for an effective counterfactual "
         f"({100 * _EFFECTIVE:.1f}%): the quality of a counterfactual image (App. H.1: the reduced noise must 'fit our counterfactual "
         "demand') includes carrying the new group, and the distance to the true counterfactual alone rewards an image that changes "
-        "nothing, since the truth differs from the input only in the group's trace. Issue 20 had kept only the sample variance and "
+        "nothing, since the truth differs from the input only in the group's trace. The rule before had kept only the sample variance and "
         "the distance to the true counterfactual",
         evidence=f"3 stochastic abductions of {n_variance} images at t* = {t_star} and {max(1, t_star // 4)}; each quantity per image "
         f"(pixel sd across the draws, L1 to the true counterfactual, share of the draws in the target group), its standard error over "
