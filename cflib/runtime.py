@@ -498,7 +498,8 @@ def fit_cached(
     name : str
         Prefix of the file name.
     cache_dir : path-like, optional
-        Folder of cached models (default ``_build/cache/models``).
+        Folder of cached models (default ``models`` in :func:`cflib.paths.cache_dir`: the clone's
+        ``_build/cache/models`` for the book, the user's cache folder elsewhere).
 
     Returns
     -------
@@ -515,10 +516,10 @@ def fit_cached(
         raise TypeError("fit and load must be callables: fit() -> model and load(path) -> model")
     if not isinstance(name, str) or not name or any(c in name for c in "/\\"):
         raise ValueError(f"name must be a non-empty file-name prefix without slashes, got {name!r}")
-    from .paths import build_dir
+    from .paths import cache_dir as default_cache
 
     digest = fingerprint({"key": key, "code": code_fingerprint(*code)})
-    folder = Path(cache_dir) if cache_dir is not None else build_dir() / "cache" / "models"
+    folder = Path(cache_dir) if cache_dir is not None else default_cache() / "models"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}-{digest[:16]}.pt"
     with open(path.with_suffix(".lock"), "w") as lock:

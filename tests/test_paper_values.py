@@ -71,7 +71,7 @@ def test_soundness_table1_blocks_equal_the_notes() -> None:
     blocks = _markdown_tables("003_*.md", "Table 1 — Colour")
     notes_rows = [[_cell(c) for c in r[(2 if len(r) == 9 else 1) :]] for block in blocks for r in block]
     _check(paper_table("axiomatic-soundness", "Table 1"), notes_rows)
-    unconfounded = paper_table("axiomatic-soundness", "Table 1").block("unconfounded")
+    unconfounded = paper_table("axiomatic-soundness", "Table 1").block("unconfounded").frame()
     assert unconfounded.loc[("", "GAN"), "comp"] == 4.92 and np.isnan(
         unconfounded.loc[("", "Bernoulli VAE β=2"), "h-acc"]
     )
@@ -100,6 +100,13 @@ def test_cit_lr_tables_equal_the_notes() -> None:
     assert paper_table("invariance-test", "Table 7").frame().loc["CLDM"].tolist() == [810.5, 789.8, 798.2]
     assert "DLDM 89.2 92.0 93.7" in quality[12]
     assert paper_table("invariance-test", "Table 10").frame().loc["DLDM"].tolist() == [89.2, 92.0, 93.7]
+
+
+@pytest.mark.parametrize(("table", "counts"), [("Table 12", [7, 8, 1, 5, 9]), ("Table 13", [6, 5, 2, 10, 10])])
+def test_cit_lr_rejection_counts_match_the_notes_summary(table: str, counts: list[int]) -> None:
+    """The notes' own count of p < 0.05 per disease (Cardiomegaly, Edema, Consolidation, Atelectasis, Effusion)."""
+    frame = paper_table("invariance-test", table).frame()
+    assert [int((frame[c] < 0.05).sum()) for c in frame.columns if c.endswith(" p")] == counts
 
 
 def test_table5_cld_identity_holds_for_every_printed_row() -> None:

@@ -54,7 +54,7 @@ def audit_pair(
     f : callable or None
         The model as a function ``frame -> predictions`` (``None`` when only scores were given).
     model_frame : pandas.DataFrame
-        The pair's rows as the model sees them (the data as given).
+        The pair's rows as the model sees them (the data as given, or filled with ``impute=True``).
     learn_frame : pandas.DataFrame
         The same rows for the audit's own models (missing values imputed where asked).
     y_hat : numpy.ndarray

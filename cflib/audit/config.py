@@ -23,6 +23,7 @@ from .distributed import audit_distributed
 from .distributed_tables import DistributedAudit
 from .images.pipeline import audit_images
 from .images.report import ImageAuditReport
+from .inputs import one_line
 from .loading import load_classifier, load_images, load_object
 from .report import AuditReport
 from .tabular import audit
@@ -252,7 +253,7 @@ def _audit_parquet(
         if isinstance(exc, FileNotFoundError) and str(config) in str(exc):
             raise
         raise ValueError(
-            f"{config}: data {spec} is not readable as Parquet ({' '.join(str(exc).split())[:200]})"
+            f"{config}: data {spec} is not readable as Parquet ({one_line(exc, 200)})"
         ) from None
     sfm, roles = _checked_roles(config, cfg, frame, Path(spec))
     refuse(["roles.reference"] if "reference" in roles else [])

@@ -61,7 +61,7 @@ from .distributed_tables import (
     learner_name,
     parity_differences,
 )
-from .inputs import predictor
+from .inputs import positive_column, predictor
 from .partitions import (
     HASH,
     YCF,
@@ -619,7 +619,7 @@ def _checked(
         )
     if predict is None:
         raise ValueError("predict: give the model (a callable on a DataFrame or a scikit-learn estimator)")
-    f = predictor(predict, data._meta, [sfm.x, *sfm.z, *sfm.w])
+    f = predictor(predict, data._meta, [sfm.x, *sfm.z, *sfm.w], y1)
     check_count(n_folds, "n_folds", minimum=2)
     check_count(nuisance_rows, "nuisance_rows", minimum=2 * int(n_folds))
     check_count(n_boot, "n_boot", minimum=0)
@@ -784,6 +784,7 @@ def _provenance(
         "columns": list(spec.columns),
         "model": model_hash(predict),
         "model_type": model_type(predict),
+        "scored": positive_column(predict, y1)[1],
         "cflib_version": cflib_version(),
         "environment": environment(),
         "data": f"dask DataFrame, {data.npartitions} partitions",

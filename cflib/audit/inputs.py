@@ -22,9 +22,113 @@ __all__ = [
     "counterfactual_frame",
     "decisions",
     "missing_values",
+    "one_line",
+    "positive_column",
     "predictor",
     "validate_arguments",
 ]
+
+
+def one_line(text: Any, limit: int = 300) -> str:
+    """An error text on one line, at most about ``limit`` characters, never cut inside a word.
+
+    A longer text keeps its whole sentences that fit (else its whole words) and ends with `` [...]``.
+
+    Parameters
+    ----------
+    text : object
+        The message (an exception is read with ``str``).
+    limit : int
+        Characters kept at most, before the `` [...]`` mark.
+
+    Returns
+    -------
+    str
+    """
+    flat = " ".join(str(text).split())
+    if len(flat) <= limit:
+        return flat
+    head = flat[: limit + 1]
+    cut = head.rfind(". ")
+    if cut >= limit // 3:
+        return flat[: cut + 1] + " [...]"
+    cut = head.rfind(" ")
+    return (flat[:cut] if cut > 0 else flat[:limit]).rstrip(" ,;:") + " [...]"
+
+
+def _class_index(classes: Sequence[Any], label: Any) -> int | None:
+    """Where ``label`` is among ``classes`` (equal, else equal as stripped text, as :func:`binary_outcome` reads it)."""
+    for i, c in enumerate(classes):
+        if c == label:
+            return i
+    for i, c in enumerate(classes):
+        if str(c).strip() == str(label).strip():
+            return i
+    return None
+
+
+def positive_column(predict: Any, y1: Any = None) -> tuple[int | None, str]:
+    """Which output of the model the audit scores as P(y = y1), and that choice in words (for the report).
+
+    An estimator with ``predict_proba`` is read at the column of ``y1`` in its ``classes_``; when ``y1`` is not a
+    class (or not given) but the classes are 0/1 (or False/True), at the column of class 1 (a model fitted on
+    ``y == y1``); any other model is refused. An estimator with
+    ``predict`` only gives ``1{predict == y1}`` (its labels as they are without ``y1``). A callable is taken to
+    return P(y = y1) (a score in [0, 1]) or the 0/1 decision itself.
+
+    Parameters
+    ----------
+    predict : callable or estimator
+        The model.
+    y1 : scalar, optional
+        The positive label of the outcome.
+
+    Returns
+    -------
+    (int or None, str)
+        The positive class's place in ``classes_``, which is its ``predict_proba`` column (``-1``, the last column,
+        for ``predict_proba`` without ``classes_``; ``None`` for a callable or ``predict`` without ``classes_``), and
+        the description.
+
+    Raises
+    ------
+    ValueError
+        ``y1`` is not among the estimator's classes, or an estimator whose classes are not 0/1 is given no ``y1``.
+    """
+    if not (hasattr(predict, "predict_proba") or hasattr(predict, "predict")):
+        label = "1" if y1 is None else repr(y1)
+        return None, f"the callable's output, read as P(y = {label}) or as the decision"
+    classes = getattr(predict, "classes_", None)
+    if not hasattr(predict, "predict_proba") and classes is None:
+        return None, "predict (the model's outputs as they are: no classes_ to find y1 in)"
+    shown = None if classes is None else [c.item() if isinstance(c, np.generic) else c for c in classes]
+    if shown is None:
+        if y1 is not None:
+            raise ValueError(
+                f"predict: the estimator has no classes_ to find y1={y1!r} in; pass a callable frame -> P(y = {y1!r}) "
+                "instead"
+            )
+        return -1, "predict_proba's last column (the model has no classes_)"
+    binary = set(shown) <= {0, 1} and 1 in shown
+    at = None if y1 is None else _class_index(shown, y1)
+    if at is not None:
+        named = f"class {shown[at]!r} = y1"
+    elif binary:  # fitted on 1{y == y1} (or on a 0/1 outcome): its class 1 is y1
+        at = shown.index(1)
+        named = f"class {shown[at]!r}" + ("" if y1 is None else f", the model's coding of y1 = {y1!r}")
+    elif y1 is not None:
+        raise ValueError(
+            f"y1: {y1!r} is not among the model's classes {shown[:10]}; name the class the model predicts for "
+            "the favourable outcome (config: roles.y1), or pass a callable frame -> P(y = y1)"
+        )
+    else:
+        raise ValueError(
+            f"y1: the model's classes are {shown[:10]}, not 0/1; name the positive one with y1= (config: roles.y1), "
+            f"e.g. y1={shown[-1]!r}"
+        )
+    if not hasattr(predict, "predict_proba"):
+        return at, f"predict == {shown[at]!r} ({named} as decision 1)"
+    return at, f"predict_proba column {at} ({named}) of classes {shown[:10]}"
 
 
 def validate_arguments(
@@ -254,18 +358,23 @@ def decisions(y_hat: np.ndarray, threshold: float) -> tuple[np.ndarray | None, s
     return None, "none (predictions outside [0, 1] are neither labels nor probabilities)"
 
 
-def predictor(predict: Any, data: pd.DataFrame, columns: Sequence[str]) -> Callable[[pd.DataFrame], np.ndarray]:
+def predictor(
+    predict: Any, data: pd.DataFrame, columns: Sequence[str], y1: Any = None
+) -> Callable[[pd.DataFrame], np.ndarray]:
     """A function frame -> 1-d predictions from a callable or a scikit-learn estimator.
 
     Parameters
     ----------
     predict : callable or estimator
-        A callable on a DataFrame, or an estimator (its ``predict_proba`` column of the last class when it
-        has one, else ``predict``).
+        A callable on a DataFrame returning P(y = y1) (or the 0/1 decision), or an estimator: its
+        ``predict_proba`` column of the class ``y1`` (:func:`positive_column`) when it has one, else
+        ``1{predict == y1}``.
     data : pandas.DataFrame
         The audited rows (the estimator's fitted columns must be among them).
     columns : sequence of str
         The columns given to an estimator that does not record the columns it was fitted on.
+    y1 : scalar, optional
+        The positive label of the outcome, looked up in the estimator's ``classes_``.
 
     Returns
     -------
@@ -275,16 +384,21 @@ def predictor(predict: Any, data: pd.DataFrame, columns: Sequence[str]) -> Calla
     Raises
     ------
     TypeError, ValueError
-        ``predict`` is neither, or the estimator was fitted on columns the data lack.
+        ``predict`` is neither, the estimator was fitted on columns the data lack, or its classes do not hold
+        ``y1`` (:func:`positive_column`).
     """
     if hasattr(predict, "predict_proba") or hasattr(predict, "predict"):
         cols = list(getattr(predict, "feature_names_in_", columns))
         missing = [c for c in cols if c not in data.columns]
         if missing:
             raise ValueError(f"predict: the estimator was fitted on columns {missing} that data lacks")
+        at, _ = positive_column(predict, y1)
+        if at is None:
+            return lambda d: np.asarray(predict.predict(d[cols]))
         if hasattr(predict, "predict_proba"):
-            return lambda d: np.asarray(predict.predict_proba(d[cols]))[:, -1]
-        return lambda d: np.asarray(predict.predict(d[cols]))
+            return lambda d: np.asarray(predict.predict_proba(d[cols]))[:, at]
+        label = predict.classes_[at]
+        return lambda d: (np.asarray(predict.predict(d[cols])) == label).astype(float)
     if callable(predict):
         return lambda d: np.asarray(predict(d))
     raise TypeError(
@@ -371,7 +485,7 @@ def counterfactual_frame(model: Any, rows: pd.DataFrame, x: str, target: NDArray
         else:
             raise TypeError("counterfactual must implement counterfactual(obs, do) or be a function frame -> frame")
     except (ValueError, TypeError) as exc:
-        text = " ".join(str(exc).split())[:300]
+        text = one_line(exc)
         raise type(exc)(text if text.startswith("counterfactual") else f"counterfactual: {text}") from None
     if not (cf[x].to_numpy() == target).all():
         raise ValueError(f"counterfactual: the returned rows do not hold {x!r} at the intervened level")

@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 
 from ..fairness.effects import make_learner, thread_cap
 from ..stats.closeness_rff import RFFMap, RFFPairSums, RFFRowSums, combine_rff_sums, rff_pair_sums, rff_row_sums
-from .inputs import checked_predictions, counterfactual_frame
+from .inputs import checked_predictions, counterfactual_frame, one_line
 from .reproducible import add_sums, exact_multiplier_sums, exact_sums, fold_of, hash_stream, row_hashes
 
 __all__ = [
@@ -150,7 +150,7 @@ def with_predictions(part: pd.DataFrame, f: Callable[[pd.DataFrame], Any], spec:
         try:
             raw = f(rows)
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"predict: the model failed on data ({' '.join(str(exc).split())[:300]})") from None
+            raise ValueError(f"predict: the model failed on data ({one_line(exc)})") from None
         y_hat[complete] = checked_predictions(raw, len(rows), "predict")
     return part.assign(**{YHAT: y_hat, HASH: h})
 
@@ -186,9 +186,7 @@ def with_counterfactuals(
         try:
             raw = f(cf)
         except (ValueError, TypeError) as exc:
-            raise ValueError(
-                f"predict: the model failed on the counterfactual rows ({' '.join(str(exc).split())[:300]})"
-            ) from None
+            raise ValueError(f"predict: the model failed on the counterfactual rows ({one_line(exc)})") from None
         y_cf[keep] = checked_predictions(raw, len(rows), "predict on the counterfactual rows")
     return part.assign(**{YCF: y_cf})
 

@@ -171,6 +171,8 @@ class AuditReport:
             f"cflib audited {prov.get('n_rows', '?')} rows, comparing {roles.get('x', 'the protected attribute')} "
             f"({what}) at level {self.alpha} ({level} intervals)."
         ]
+        if prov.get("scored"):
+            parts.append(f"Scored: {prov['scored']}; decisions: {prov.get('decisions', 'as given')}.")
         mult = prov.get("multiplicity")
         if mult:
             parts.append(mult)

@@ -28,6 +28,8 @@ from .inputs import (
     checked_predictions,
     decisions,
     missing_values,
+    one_line,
+    positive_column,
     predictor,
     validate_arguments,
 )
@@ -117,10 +119,10 @@ def audit(
     Parameters
     ----------
     predict : callable or scikit-learn estimator or None
-        The model: a callable ``DataFrame -> predictions``, or an estimator (its ``predict_proba``
-        column of the last class when it has one, else ``predict``, on the columns it was fitted on,
-        or on ``sfm``'s x, z, w columns). ``None`` when ``scores`` are given. The model always sees the
-        data as given (never the imputed copy).
+        The model: a callable ``DataFrame -> P(y = y1)`` (or the 0/1 decision), or an estimator (its
+        ``predict_proba`` column of class ``y1`` in ``classes_``, or of class 1 when they are 0/1, else
+        ``1{predict == y1}``; other classes are refused) on its fitted columns or ``sfm``'s x, z, w columns.
+        ``None`` when ``scores`` are given. With ``impute=True`` the model sees the filled rows.
     data : pandas.DataFrame or dask.dataframe.DataFrame
         One row per unit with the columns of ``sfm`` (the outcome ``sfm.y`` is optional), as it comes:
         string, categorical and boolean confounders and mediators are handled by every learner. A Dask
@@ -193,7 +195,7 @@ def audit(
     )
     filled, imputed = missing_values(data, sfm, bool(impute))
     y01 = binary_outcome(data[sfm.y], y1, sfm.y) if sfm.y in data.columns else None
-    f, y_hat = _predictions(predict, scores, data, sfm)
+    f, y_hat = _predictions(predict, scores, filled, sfm, y1)
     pairs = _comparisons(data, sfm, levels, reference)
     decision, decided_by = decisions(y_hat, float(threshold))
     bar = tqdm(total=2 + len(pairs) * (2 + (counterfactual is not None)), desc="audit", disable=not progress)
@@ -201,7 +203,7 @@ def audit(
     table, details, notes = _checks_table(
         pairs,
         f,
-        data,
+        filled,  # the model sees the filled rows when impute=True asked for them
         filled,
         y_hat,
         y01,
@@ -277,7 +279,7 @@ def _checks_table(
     if imputed:
         notes += (
             f"imputed missing values in {', '.join(f'{c!r} ({n})' for c, n in imputed.items())} for the audit's own "
-            "models (median of a number, most frequent level of a category); the model saw the data as given",
+            "models and the model (median of a number, most frequent level of a category)",
         )
     for x0, x1 in pairs:
         suffix = f" [{x1} vs {x0}]" if k > 1 else ""
@@ -352,11 +354,11 @@ def _checked_call(
 
 
 def _predictions(
-    predict: Any, scores: Any, data: pd.DataFrame, sfm: StandardFairnessModel
+    predict: Any, scores: Any, data: pd.DataFrame, sfm: StandardFairnessModel, y1: Any
 ) -> tuple[Callable[[pd.DataFrame], np.ndarray] | None, np.ndarray]:
     """The model as a function of a frame (``None`` without one) and its predictions on ``data`` (or the scores given)."""
     cols = [sfm.x, *sfm.z, *sfm.w]
-    f = predictor(predict, data, cols) if predict is not None else None
+    f = predictor(predict, data, cols, y1) if predict is not None else None
     if scores is not None:
         y_hat = checked_predictions(scores, len(data), "scores")
     else:
@@ -364,7 +366,7 @@ def _predictions(
         try:
             raw = f(data)
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"predict: the model failed on data ({' '.join(str(exc).split())[:300]})") from None
+            raise ValueError(f"predict: the model failed on data ({one_line(exc)})") from None
         y_hat = checked_predictions(raw, len(data), "predict")
     return f, y_hat
 
@@ -464,6 +466,7 @@ def _provenance(
             if k > 1
             else None
         ),
+        "scored": "the scores given" if predict is None else positive_column(predict, y1)[1],
         "decisions": decided_by,
         "threshold": float(threshold),
         "imputed": {c: int(n) for c, n in imputed.items()},

@@ -79,9 +79,12 @@ from .tables import (
     RANK_COLUMNS,
     metric_truth_correlations,
     rank_robustness,
+    ranks_versus_paper,
     seed_correlations,
     summary_value,
+    table1_versus_paper,
     table5,
+    trade_off_versus_paper,
 )
 from .trade_offs import beta_sweep, partial_abduction, temperature_sweep, trade_off_images
 from .training import train_hvaes
@@ -131,6 +134,8 @@ __all__ = [
     "plot_temperature",
     "plot_true_counterfactuals",
     "rank_robustness",
+    "ranks_versus_paper",
+    "table1_versus_paper",
     "sample_do",
     "seed_correlations",
     "seed_diff",
@@ -142,6 +147,7 @@ __all__ = [
     "summary_value",
     "table1_configs",
     "table5",
+    "trade_off_versus_paper",
     "temperature_sweep",
     "trade_off_images",
     "train_hvaes",

@@ -9,6 +9,7 @@ import pandas as pd
 from scipy import stats
 
 from ...metrics import axioms as ax
+from ..papers.values import paper_table, show_side_by_side, side_by_side
 from .common import BLOCKS, PARENTS
 from .truth import TRUTH_METRICS
 
@@ -148,3 +149,167 @@ def seed_correlations(tables: Mapping[int, pd.DataFrame]) -> pd.DataFrame:
     out = pd.DataFrame({f"seed {s}": metric_truth_correlations(t)["Spearman rho"] for s, t in tables.items()})
     out["mean"] = out.mean(axis=1)
     return out
+
+
+#: The paper whose tables these are, and its names of the book's blocks and Table 1 columns.
+PAPER = "axiomatic-soundness"
+_PAPER_BLOCK = {
+    "unconfounded": "unconfounded",
+    "confounded": "confounded w/o full support",
+    "confounded_full_support": "confounded w/ full support",
+}
+_TABLE1_COLUMNS = {
+    "composition": "comp",
+    "do(digit): digit": "d-acc",
+    "do(digit): hue": "d-ae",
+    "do(digit): reversibility": "d-rev",
+    "do(hue): digit": "h-acc",
+    "do(hue): hue": "h-ae",
+    "do(hue): reversibility": "h-rev",
+}
+_RANK_TABLE_COLUMNS = {
+    "do(digit): digit": "d-acc",
+    "do(digit): hue": "d-ae",
+    "do(hue): digit": "h-acc",
+    "do(hue): hue": "h-ae",
+    "avg rank": "avg rank",
+    "original rank": "original rank",
+    "abs diff": "rank change",
+}
+_SCALE = (
+    "the book: 8 x 8 scikit-learn digits coloured by the scenario's hue SCM, few training steps and seeds, "
+    "in place of 28 x 28 Colour-MNIST, so compare ranks, not values"
+)
+
+
+def _mean_of(cell: Any) -> float:
+    """The mean of a ``"mean (std)"`` cell of :func:`cflib.metrics.axioms.table1` (a number passes through)."""
+    return float(cell.split(" (")[0]) if isinstance(cell, str) else float(cell)
+
+
+def _paper_rows(book: pd.DataFrame, block: str) -> dict[Any, Any]:
+    """Book ``(SI, model)`` -> the paper's label: the identity's capital, the unconfounded block's empty SI."""
+    out = {}
+    for si, model in book.index:
+        name = "Identity" if model == "identity" else model
+        out[(si, model)] = ("" if block == "unconfounded" else si, name)
+    return out
+
+
+def table1_versus_paper(table: pd.DataFrame, block: str) -> Any:
+    """One block of the paper's Table 1 beside the book's (:func:`cflib.metrics.axioms.table1`), paired rows.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The book's Table 1 of ``block``, rows ``(SI, model)``, ``"mean (std)"`` cells.
+    block : str
+        ``"unconfounded"``, ``"confounded"`` or ``"confounded_full_support"``.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        Paper and book means with each model's rank in its column (1 = best).
+    """
+    if block not in _PAPER_BLOCK:
+        raise ValueError(f"block must be one of {sorted(_PAPER_BLOCK)}, got {block!r}")
+    paper = paper_table(PAPER, "Table 1")
+    book = table.map(_mean_of)
+    cols = {c: _TABLE1_COLUMNS[c] for c in book.columns if c in _TABLE1_COLUMNS}
+    frame = side_by_side(
+        book, paper.block(_PAPER_BLOCK[block]), rows=_paper_rows(book, block), columns=cols, ranks=True, layout="rows"
+    )
+    caption = (
+        f"Paper Table 1, block '{_PAPER_BLOCK[block]}' (5 seeds; accuracies and hue errors in %, distances l1) "
+        f"beside the book ({BLOCKS.get(block, block)}); {_SCALE}. Each cell: the mean and, in brackets, its rank "
+        "among the models both tables have (1 = best)."
+    )
+    return show_side_by_side(frame, caption)
+
+
+def ranks_versus_paper(rank_tables: Mapping[tuple[int, str], pd.DataFrame], table_no: int, block: str) -> Any:
+    """The paper's Table 2, 3 or 4 (one scenario) beside the book's effectiveness-rank table, paired rows.
+
+    Parameters
+    ----------
+    rank_tables : mapping
+        From :func:`rank_robustness`.
+    table_no : int
+        2, 3 or 4.
+    block : str
+        ``"confounded"`` or ``"confounded_full_support"``.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        The effectiveness columns with each model's rank in its column, and the average ranks.
+    """
+    if (table_no, block) not in rank_tables:
+        raise ValueError(f"(table_no, block) must be one of {sorted(rank_tables)}, got {(table_no, block)!r}")
+    paper = paper_table(PAPER, f"Table {table_no}")
+    book = rank_tables[table_no, block]
+    cols = {c: _RANK_TABLE_COLUMNS[c] for c in book.columns if c in _RANK_TABLE_COLUMNS}
+    frame = side_by_side(
+        book, paper.block(_PAPER_BLOCK[block]), rows=_paper_rows(book, block), columns=cols, ranks=True, layout="rows"
+    )
+    caption = (
+        f"Paper Table {table_no}, scenario '{_PAPER_BLOCK[block]}': {paper.caption} (%), beside the book's; "
+        f"{_SCALE}. Effectiveness cells carry the model's rank in the column (1 = best); 'rank change' is the "
+        "book's abs diff."
+    )
+    return show_side_by_side(frame, caption)
+
+
+def _label(value: Any) -> str:
+    """A row label as the registry writes it (``1.0`` -> ``"1"``, ``"floor_hue"`` -> ``"floor hue"``)."""
+    if isinstance(value, (int, float)) and float(value) == int(value):
+        return str(int(value))
+    return str(value).replace("_", " ")
+
+
+def trade_off_versus_paper(table: pd.DataFrame, table_no: int) -> Any:
+    """The paper's Table 5 (3D Shapes), 6 (partial abduction) or 7 (beta) beside the book's regeneration.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The book's table: :func:`table5`'s first frame, or ``partial_abduction``'s / ``beta_sweep``'s table.
+    table_no : int
+        5, 6 or 7.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        Rows matched by label (intervened parent and model; abducted levels; beta), columns by meaning.
+    """
+    if table_no not in (5, 6, 7):
+        raise ValueError(f"table_no must be 5, 6 or 7, got {table_no!r}")
+    paper = paper_table(PAPER, f"Table {table_no}")
+    rows = {r: tuple(_label(v) for v in r) if isinstance(r, tuple) else _label(r) for r in table.index}
+    if table_no == 5:
+        cols = {c: _label(c) for c in table.columns if _label(c) in paper.columns}
+        rev = [c for c in table.columns if str(c).startswith("rev l1")]
+        cols.update({rev[0]: "rev l1 (1)", rev[-1]: "rev l1 (10)"} if rev else {})
+        caption = (
+            "Paper Table 5 (3D Shapes, 64 x 64, 6 oracles' accuracy in % after an intervention on each parent; "
+            "reversibility l1 after 1 and 10 cycles) beside the book's synthetic shapes (small images, few steps); "
+            f"the book's '10 cycles' column is after {rev[-1][8:-1] if rev else '?'}."
+        )
+        frame = side_by_side(table, paper, rows=rows, columns=cols, layout="rows")
+    else:
+        names = {
+            "composition l1": "composition l1" if table_no == 7 else "smiling comp l1",
+            "reversibility l1": "reversibility l1" if table_no == 7 else "smiling rev l1",
+            "digit accuracy (%)": "effectiveness F1" if table_no == 7 else "smiling F1",
+            "NLL bound (bits/dim)": "NLL bits/dim (bound)",
+        }
+        cols = {c: names[c] for c in table.columns if c in names and (table_no == 7 or c != "NLL bound (bits/dim)")}
+        what = "beta" if table_no == 7 else "number of abducted latent layers (the book: levels of its HVAE)"
+        caption = (
+            f"Paper Table {table_no} (CelebA-HQ smiling, conditional VDVAE, 42 latent layers) beside the book's "
+            f"colour digits ({what}); the book's effectiveness is the digit accuracy (%) where the paper's is the "
+            "smiling F1, and its images and models are far smaller, so compare the direction along the rows. "
+            "Cells carry the row's rank in the column among the rows both tables have (1 = best)."
+        )
+        frame = side_by_side(table, paper, rows=rows, columns=cols, ranks=True)
+    return show_side_by_side(frame, caption)
