@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ...data.invariance_synthetic import InvarianceData
 from ...data.toy_cxr import DISEASES, GROUPS
+from ..papers.values import paper_table, show_side_by_side, side_by_side
 from .cxr_zoo import AUDIT_TESTS, CNNZooMember
 from .synthetic import FIGURE2_TESTS
 from .zoo import TABLE1
@@ -243,3 +245,123 @@ def rejection_rates(audit: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame
 
     groups = ((_INVARIANT, audit["ECA"] >= 0.99), (_USES, audit["ECA"] < 0.9))
     return pd.DataFrame({(label, grp): rate(mask, key) for label, key in AUDIT_TESTS.items() for grp, mask in groups}).T
+
+
+#: The paper whose tables these are.
+PAPER = "invariance-test"
+#: Per paper table: the book's metric column of :func:`~cflib.experiments.invariance.diffusion.quality_table`.
+_QUALITY = {7: "composition L1", 8: "effectiveness %", 11: "FD"}
+
+
+def _paper_model(label: str) -> str:
+    """``"VAE beta=0.001"`` -> ``"VAE β=0"`` (the book's smallest beta stands for the paper's 0), CLDM/DLDM as they are."""
+    if not label.startswith("VAE beta="):
+        return label
+    beta = float(label.split("=", 1)[1])
+    return "VAE β=0" if beta < 0.01 else f"VAE β={beta:g}"
+
+
+def quality_versus_paper(quality: pd.DataFrame, table_no: int) -> Any:
+    """The paper's Table 7 (composition), 8 (effectiveness) or 11 (FID), CheXpert, beside the book's toy chest X-rays.
+
+    Parameters
+    ----------
+    quality : pandas.DataFrame
+        From :func:`~cflib.experiments.invariance.diffusion.quality_table`: ``(metric, group)`` columns.
+    table_no : int
+        7, 8 or 11.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        Models matched by name, groups by the intervention ``do(group)``; each cell with its rank among the models
+        both tables have (1 = best).
+    """
+    if table_no not in _QUALITY:
+        raise ValueError(f"table_no must be one of {sorted(_QUALITY)}, got {table_no!r}")
+    paper = paper_table(PAPER, f"Table {table_no}")
+    metric = _QUALITY[table_no]
+    if metric not in quality.columns.get_level_values(0):
+        raise ValueError(f"quality must have {metric!r} columns (quality_table's output)")
+    if table_no == 11:
+        cols = {(metric, "all"): "CheXpert"}
+        what = (
+            "the book's Fréchet distance on its group predictor's penultimate features, in place of FID (Inception-v3)"
+        )
+    else:
+        cols = {(metric, g): f"do({g})" for m, g in quality.columns if m == metric and g != "all"}
+        what = (
+            "the book's mean absolute pixel difference (0-255) of each toy image to its regeneration under the null "
+            "intervention, per observed group"
+            if table_no == 7
+            else "the share (%) of counterfactuals under do(group) that the book's group predictor assigns to that group"
+        )
+    frame = side_by_side(quality, paper, rows={r: _paper_model(r) for r in quality.index}, columns=cols, ranks=True)
+    caption = (
+        f"Paper Table {table_no} ({paper.caption}) beside the book: toy chest X-rays in place of CheXpert; {what}. "
+        "The book's smallest beta stands for the paper's beta = 0. Each cell: the value and, in brackets, its rank "
+        "among the models both tables have (1 = best)."
+    )
+    return show_side_by_side(frame, caption)
+
+
+#: The toy diseases' names in the paper (the toy data has three of the paper's five).
+_PAPER_DISEASE = {"cardiomegaly": "Cardiomegaly", "effusion": "Pleural Effusion", "consolidation": "Consolidation"}
+
+
+def zoo_versus_paper(audit: pd.DataFrame, table_no: int, *, alpha: float = 0.05) -> Any:
+    """The paper's Table 2 (group ROC-AUC) or 12 (CIT-LR t-tests), CheXpert, beside the book's classifier zoo.
+
+    The paper's rows are ten named ImageNet CNNs, the book's a zoo of small CNNs and MLPs with graded
+    shortcut reliance, so rows cannot be matched: both tables are summarised per disease over their
+    classifiers, Table 2 as the mean AUC in each group, Table 12 as the number of classifiers CIT-LR
+    rejects at ``alpha`` (the book's CIT-LR with the CLDM+D counterfactuals).
+
+    Parameters
+    ----------
+    audit : pandas.DataFrame
+        From :func:`~cflib.experiments.invariance.cxr_zoo.audit_cnn_zoo`.
+    table_no : int
+        2 or 12.
+    alpha : float
+        Level of the count of rejections (Table 12).
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        Rows: the paper's diseases; a disease the toy data lacks shows the paper's value beside "—".
+    """
+    if table_no not in (2, 12):
+        raise ValueError(f"table_no must be 2 or 12, got {table_no!r}")
+    paper = paper_table(PAPER, f"Table {table_no}").frame()
+    by_disease = audit.assign(disease=audit["disease"].map(_PAPER_DISEASE)).groupby("disease", sort=False)
+    if table_no == 2:
+        pmean = paper.groupby(level="race").mean().T
+        races = {a: GROUPS[a].split(" (")[1].rstrip(")").capitalize() for a in range(len(GROUPS))}
+        book = (
+            by_disease[[f"AUC A={a}" for a in races]].mean().rename(columns={f"AUC A={a}": r for a, r in races.items()})
+        )
+        frame = side_by_side(book, pmean[list(races.values())])
+        caption = (
+            "Paper Table 2 (ROC-AUC on CheXpert per disease and race, mean over its ten ImageNet CNNs) beside the book "
+            "(toy chest X-rays with three groups standing for White, Black and Asian; mean over the zoo's classifiers)."
+        )
+        return show_side_by_side(frame, caption)
+    pvals = paper[[c for c in paper.columns if c.endswith(" p")]]
+    counts = pd.DataFrame(
+        {
+            "classifiers": [float(pvals[c].notna().sum()) for c in pvals.columns],
+            f"rejected at {alpha:g}": [float((pvals[c] < alpha).sum()) for c in pvals.columns],
+        },
+        index=[c[:-2] for c in pvals.columns],
+    )
+    p = by_disease["p CIT-LR[CLDM+D]"]
+    book = pd.DataFrame(
+        {"classifiers": p.count(), f"rejected at {alpha:g}": p.apply(lambda s: float((s < alpha).sum()))}
+    )
+    frame = side_by_side(book.astype(float), counts, counts=list(counts.columns))
+    caption = (
+        f"Paper Table 12 (CIT-LR paired t-tests on CheXpert, ten ImageNet CNNs per disease) counted: classifiers "
+        f"rejected at {alpha:g}, beside the book's zoo on toy chest X-rays (CIT-LR with the CLDM+D counterfactuals)."
+    )
+    return show_side_by_side(frame, caption)
