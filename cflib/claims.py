@@ -596,8 +596,8 @@ def _why(r: Any, *, with_values: bool) -> str:
     else:
         position = rule_position(r.rule, r.verdict) if isinstance(r.interval, dict) else ""
         head = position or (f"rule: {first_sentence(r.rule)}" if r.rule else first_sentence(r.evidence))
-        if r.verdict == _verdicts.UNDECIDED and note:
-            head = f"{head}; {note}"
+        if r.verdict == _verdicts.UNDECIDED and note:  # "At the observed rate, ..." continues the line in lower case
+            head = f"{head}; {note[0].lower() + note[1:] if note[1:2].islower() else note}"
     if with_values:
         iv = _short_interval(r.interval)
         book = f"book {iv}{_unit(r.interval)}" if iv else f"book {_short_value(r.ours)}"

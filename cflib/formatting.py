@@ -336,6 +336,7 @@ def reader_text(text: Any) -> str:
     text = re.sub(r"\$\s+\$", "", text)  # a formula the paper's text extraction lost: nothing to render
     text = _NOTES_PAREN.sub("", text)
     text = _NOTES_REF.sub("the implementation notes", text)
+    text = re.sub(r"\b[Ii]ssue requirement", "the book's requirement", text)
     text = _ISSUE_REF.sub("\x00", _ISSUE_PAREN.sub("", text))
     text = re.sub(r"(^|[.!?]\s+)\x00(\w)", lambda m: m.group(1) + m.group(2).upper(), text)  # a sentence's start
     text = text.replace("(\x00", "(").replace("\x00", "")

@@ -133,8 +133,10 @@ def defects(html: Path) -> dict[str, list[str]]:
         if name.endswith("reproduction-report"):
             found["report links without anchor"] += [
                 f"{name}: {a['href']}"
-                for a in main.find_all("a", href=True)
-                if "notebooks/" in a["href"] and "#claim-" not in a["href"]
+                for a in (main.find("article") or main).find_all("a", href=True)  # not the navigation's links
+                if "notebooks/" in a["href"]
+                and "#claim-" not in a["href"]
+                and "prev" not in " ".join(a.get("class", []))
             ]
         prose = _prose(soup)
         found["long floats"] += [f"{name}: {m}" for m in LONG_FLOAT.findall(prose)]

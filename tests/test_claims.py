@@ -226,14 +226,14 @@ def test_report_links_land_on_each_claims_card_and_name_the_threshold(tmp_path):
     assert '<a href="../notebooks/closeness-test/01-x.html#claim-c1">01-x C1</a>' in row
     undecided = next(line for line in text.splitlines() if line.startswith("- ") and "K2" in line)
     assert "#claim-k2" in undecided and "overlaps an edge of [0.025, 0.075]" in undecided
-    assert "About 900 replications would decide it)" in undecided and "…" not in text
+    assert "; about 900 replications would decide it)" in undecided and "…" not in text
     assert "Details" not in row  # the first sentence, whole
     table = claims.verdict_table_markdown(df)
     lines = table.splitlines()
     assert lines[0] == "| claim | paper | book [interval] | verdict | why |" and len(lines) == 4
     assert lines[2].startswith('| <a href="#claim-c1">C1</a> Accuracy above 0.6 | 0.85 | 0.900 [')
     assert "✅ reproduced" in lines[2] and "the interval lies above 0.6" in lines[2] and "paper 0.85" not in lines[2]
-    assert "⚠️ undecided at this scale" in lines[3] and "About 900 replications would decide it" in lines[3]
+    assert "⚠️ undecided at this scale" in lines[3] and "about 900 replications would decide it" in lines[3]
     assert claims.verdict_table_markdown(df.iloc[:0]) == ""
 
 

@@ -695,7 +695,7 @@ def test_rejection_rates_and_table12():
     assert (inv["rejected"], inv["classifiers"], inv["rate"]) == (0, 12, 0.0)
     assert rates.loc[("DP", "ignores trace (ECA >= 0.99)"), "rate"] == 1.0 and inv["95% CI"] == "[0.00, 0.26]"
     table = exp.table12(audit)
-    assert table.loc[("cnn-s", 0.0, 0), "cardiomegaly"] == "5.00 / 1e-05" and "t / p" not in audit
+    assert table.loc[("cnn-s", 0.0, 0), "cardiomegaly"] == "5.00 / < 0.001" and "t / p" not in audit
     assert table.loc[("cnn-s", 5.0, 0), "effusion ECA"] == 1.0
 
 

@@ -359,8 +359,11 @@ def _ben() -> list[PaperItem]:
         "the anti-causal predictor, MorphoMNIST",
         "the attribute classifier, CelebA",
     ]
-    t += [(6 + i, f"architecture of {a}", "architecture", "not here", None, _ARCH) for i, a in enumerate(arch)]
-    return [PaperItem(_BEN, "fig", *r) for r in f] + [PaperItem(_BEN, "table", *r) for r in t]
+    archs = [
+        PaperItem(_BEN, "table", 6 + i, f"architecture of {a}", "architecture", "not here", None, _ARCH)
+        for i, a in enumerate(arch)
+    ]
+    return [PaperItem(_BEN, "fig", *r) for r in f] + [PaperItem(_BEN, "table", *r) for r in t] + archs
 
 
 def _clo() -> list[PaperItem]:
