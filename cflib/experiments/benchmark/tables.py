@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ... import claims, verdicts
+from ...formatting import format_pvalue
 from ...metrics.benchmark_metrics import paired_comparison
 from ...metrics.minimality import identity_cld
 from ..papers.values import paper_table, show_side_by_side, side_by_side
@@ -210,7 +211,8 @@ def paired_table(
     Returns
     -------
     pandas.DataFrame
-        One row per distance, cycle count and pair: mean difference, bootstrap 95 % interval, Wilcoxon p.
+        One row per distance, cycle count and pair: mean difference, bootstrap 95 % interval, Wilcoxon p (as text:
+        ``< 0.001`` or two significant figures).
     """
     rows = []
     for dist in distances:
@@ -229,7 +231,7 @@ def paired_table(
                         "b": MODEL_LABELS[b],
                         "mean(a - b)": r.mean_diff,
                         "95% CI": f"[{claims.reader_number(r.ci[0])}, {claims.reader_number(r.ci[1])}]",
-                        "Wilcoxon p": r.pvalue,
+                        "Wilcoxon p": format_pvalue(r.pvalue),
                     }
                 )
     return pd.DataFrame(rows)

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ...data.invariance_synthetic import InvarianceData
 from ...data.toy_cxr import DISEASES, GROUPS
+from ...formatting import format_pvalue
 from ..papers.values import paper_table, show_side_by_side, side_by_side
 from .cxr_zoo import AUDIT_TESTS, CNNZooMember
 from .synthetic import FIGURE2_TESTS
@@ -201,7 +202,8 @@ def table12(audit: pd.DataFrame) -> pd.DataFrame:
     tp = audit.assign(
         **{
             "t / p": [
-                f"{t:.2f} / {p:.2g}" for t, p in zip(audit["t CIT-LR[CLDM+D]"], audit["p CIT-LR[CLDM+D]"], strict=True)
+                f"{t:.2f} / {format_pvalue(p)}"
+                for t, p in zip(audit["t CIT-LR[CLDM+D]"], audit["p CIT-LR[CLDM+D]"], strict=True)
             ]
         }
     )
