@@ -133,3 +133,15 @@ def test_the_index_page_lists_every_item_with_a_link_or_a_reason():
         else:
             assert f"not here: {it.note}" in row
     assert "65 of them results" in text and "| — |" in text
+
+
+def test_each_counterpart_is_labelled_with_the_registrys_caption_above_its_target():
+    for it in ix.PAPER_ITEMS:
+        if not it.notebook:
+            assert it.caption == ""
+            continue
+        nb = nbformat.read(ROOT / "notebooks" / it.notebook, as_version=4)
+        cell = next(c for c in nb.cells if c.cell_type == "markdown" and f"({it.target})=" in c.source)
+        before = cell.source.split(f"({it.target})=")[0]
+        assert it.caption in before, f"{it.notebook}: the label above {it.target} is not the registry's caption"
+        assert it.caption.startswith(f"*{ix.PAPER_SHORT[it.paper]}, {it.label}: ")

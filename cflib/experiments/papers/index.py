@@ -3,9 +3,10 @@
 One registry, :data:`PAPER_ITEMS`: for each figure and table of the papers the book reproduces (88 in all:
 65 show results, 23 are diagrams, architectures or set-up tables), what it shows, its kind, whether the
 book reproduces it (``reproduced``), in part (``partial``, with what differs) or not at all (``not here``,
-with why), and the notebook that has the counterpart. The notebook marks its counterpart with a MyST target
-right above the figure or table, named by :attr:`PaperItem.target` (``paper-<chapter>-fig-<n>`` or
-``paper-<chapter>-table-<n>``); the book's page "Figures and tables of the papers" is generated from this
+with why), and the notebook that has the counterpart. The notebook labels its counterpart with the item's
+:attr:`PaperItem.caption` and a MyST target right above the figure or table, named by :attr:`PaperItem.target`
+(``paper-<chapter>-fig-<n>`` or ``paper-<chapter>-table-<n>``); a change here is copied to the notebook's label
+(the test compares them); the book's page "Figures and tables of the papers" is generated from this
 registry by :func:`index_markdown` at every build and links each row to its target, so a target that goes
 missing fails the build (Sphinx's ``-W``), and ``tests/test_paper_index.py`` checks the registry against
 the papers' notes and the notebooks' targets.
@@ -20,6 +21,7 @@ __all__ = [
     "PaperItem",
     "PAPER_ITEMS",
     "PAPER_NAMES",
+    "PAPER_SHORT",
     "STATUSES",
     "CATEGORIES",
     "paper_item",
@@ -34,6 +36,15 @@ PAPER_NAMES = {
     "invariance-test": "Ma et al. 2024, counterfactual invariance (CIT-LR)",
     "closeness-test": "Fu et al. 2025, CF-CLOT",
     "parity-decomposition": "Plecko & Bareinboim 2023, predictive and statistical parity",
+}
+
+#: Chapter slug -> the paper's short citation, for the labels above the book's counterparts.
+PAPER_SHORT = {
+    "axiomatic-soundness": "Monteiro et al. 2023",
+    "counterfactual-benchmark": "Melistas et al. 2024",
+    "invariance-test": "Ma et al. 2024",
+    "closeness-test": "Fu et al. 2025",
+    "parity-decomposition": "Plecko & Bareinboim 2023",
 }
 
 #: Whether the book has an item: in full, in part, or not at all.
@@ -85,6 +96,15 @@ class PaperItem:
     def label(self) -> str:
         """``"Fig. 4"`` or ``"Table 3"``."""
         return f"{'Fig.' if self.kind == 'fig' else 'Table'} {self.number}"
+
+    @property
+    def caption(self) -> str:
+        """The line that labels the book's counterpart in its notebook, right above the target: the paper's item,
+        what it shows, and how the book's differs (``""`` for an item not here)."""
+        if self.notebook is None:
+            return ""
+        how = "regenerated" if self.status == "reproduced" else "regenerated in part"
+        return f"*{PAPER_SHORT[self.paper]}, {self.label}: {self.shows}; {how} ({self.note}).*"
 
 
 _INV = "invariance-test"
