@@ -24,6 +24,7 @@ units, one unit for a t interval, a NaN estimate) gives "undecided at this scale
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +56,8 @@ __all__ = [
     "deciding_size",
     "seed_interval",
     "one_seed",
+    "seed_count",
+    "seed_problem",
     "BRADLEY_BAND",
     "level_band",
 ]
@@ -603,6 +606,68 @@ def one_seed(decision: Decision) -> Decision:
         iv,
         f"undecided: one training seed (a model comparison needs training seeds as units; "
         f"over this seed's test images alone it would read {decision.verdict}). {decision.rule}",
+    )
+
+
+_SEED_WORDS = re.compile(
+    r"\b(?:training|oracle|model) seeds?\b|\b(?:one|1|single) (?:training |oracle )?seed\b|\bsingle-seed\b", re.I
+)
+_SEED_COUNT = re.compile(r"\b(\d+) (?:training |oracle )?seeds?\b", re.I)
+
+
+def seed_count(method: str) -> int | None:
+    """How many training (or oracle) seeds an interval's method names, e.g. ``"95% t interval, 3 training seeds"``.
+
+    Parameters
+    ----------
+    method : str
+        The interval's method text (:attr:`Interval.method`).
+
+    Returns
+    -------
+    int or None
+        The smallest seed count the text names; ``None`` when it names none.
+    """
+    if not isinstance(method, str):
+        raise ValidationTypeError(f"method must be a string (an Interval's method), got {type(method).__name__}")
+    counts = [int(m) for m in _SEED_COUNT.findall(method)]
+    return min(counts) if counts else None
+
+
+def seed_problem(claim: Mapping[str, Any]) -> str | None:
+    """Why a recorded claim breaks the seed rule, or ``None`` when it keeps it (issue 38).
+
+    A claim names a model comparison when its evidence, rule or interval method speaks of training,
+    oracle or model seeds (or of one seed). Such a claim is decided (reproduced or not reproduced) only
+    on an interval whose method names two or more seeds (:func:`seed_interval`); with one seed it is
+    undecided (:func:`one_seed`). Sanity checks and the verdicts given by hand are exempt.
+
+    Parameters
+    ----------
+    claim : mapping
+        A claim as recorded (``cflib.claims.claim``'s JSON): ``verdict``, ``kind``, ``evidence``, ``rule``
+        and ``interval`` (a mapping with ``method``, or ``None``).
+
+    Returns
+    -------
+    str or None
+    """
+    if not isinstance(claim, Mapping):
+        raise ValidationTypeError(f"claim must be a mapping (a recorded claim), got {type(claim).__name__}")
+    if claim.get("verdict") not in (REPRODUCED, NOT_REPRODUCED) or claim.get("kind") == "sanity check":
+        return None
+    interval = claim.get("interval") or {}
+    method = str(interval.get("method", "")) if isinstance(interval, Mapping) else ""
+    text = " ".join(str(claim.get(k, "")) for k in ("evidence", "rule")) + " " + method
+    if not _SEED_WORDS.search(text):
+        return None
+    n = seed_count(method)
+    if n is not None and n >= 2:
+        return None
+    return (
+        f"{claim.get('key', '?')} is {claim.get('verdict')} on a model comparison whose interval names "
+        f"{'no seeds' if n is None else f'{n} seed'} ({method or 'no interval'}): decide it over two or more training "
+        "seeds (seed_interval), or mark it one_seed (undecided)"
     )
 
 

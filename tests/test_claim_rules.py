@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cflib import claims
+from cflib import claims, verdicts
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The functions that record a claim: cflib.claims.claim and the chapters' wrappers around it.
@@ -55,3 +55,47 @@ def test_chapter_claim_wrappers_have_no_default_kind(module):
     mod = importlib.import_module(module)
     fn = mod.claim if hasattr(mod, "claim") else mod.record_claim
     assert inspect.signature(fn).parameters["kind"].default is inspect.Parameter.empty
+
+
+def _recorded(verdict, method, evidence="e", kind="reproduction", rule="r"):
+    return {
+        "key": "K",
+        "verdict": verdict,
+        "kind": kind,
+        "evidence": evidence,
+        "rule": rule,
+        "interval": {"method": method},
+    }
+
+
+def test_seed_count_reads_the_interval_method():
+    assert verdicts.seed_count(verdicts.seed_interval([1.0, 2.0, 3.0]).method) == 3
+    assert verdicts.seed_count("95% t interval, 12 audits") is None
+    iv = verdicts.mean_interval([0.1, 0.2, 0.3], unit="images")
+    assert verdicts.seed_count(verdicts.one_seed(verdicts.decide_above(iv, 0)).interval.method) == 1
+    with pytest.raises(TypeError, match="method must be a string"):
+        verdicts.seed_count(None)  # type: ignore[arg-type]
+
+
+def test_seed_problem_finds_model_comparisons_decided_on_one_seed():
+    on_images = verdicts.decide_above(verdicts.mean_interval([1.0, 1.1, 1.2], unit="test images"), 0.0)
+    per_seed = verdicts.decide_above(verdicts.seed_interval([1.0, 1.1, 1.2]), 0.0)
+    cases = {
+        # evidence names one seed, decided on test images: the rule is broken
+        ("reproduced", on_images.interval.method, "toy scale, one seed"): True,
+        ("not reproduced", on_images.interval.method, "one oracle seed; intervals over test images"): True,
+        ("reproduced", "95% normal interval, standard errors", "3 training seeds x 5 models"): True,
+        # decided over seeds, undecided through one_seed, or no model comparison named: kept
+        ("reproduced", per_seed.interval.method, "3 training seeds x 5 models"): False,
+        ("undecided at this scale", verdicts.one_seed(on_images).interval.method, "toy scale, one seed"): False,
+        ("reproduced", on_images.interval.method, "20000 units of the SCM"): False,
+    }
+    for (verdict, method, evidence), broken in cases.items():
+        assert (verdicts.seed_problem(_recorded(verdict, method, evidence)) is not None) is broken, (verdict, evidence)
+    assert (
+        verdicts.seed_problem(_recorded("reproduced", on_images.interval.method, "one seed", kind="sanity check"))
+        is None
+    )
+    assert verdicts.one_seed(on_images).verdict == "undecided at this scale"
+    with pytest.raises(TypeError, match="claim must be a mapping"):
+        verdicts.seed_problem("C10")  # type: ignore[arg-type]

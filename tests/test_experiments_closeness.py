@@ -440,14 +440,16 @@ def test_claims_03_reproduced_and_failing():
     t = exp.claims_03(results_03()).set_index("key")
     assert dict(t["verdict"]) == {
         "C8": "reproduced",
-        "Fig1-3a": "reproduced",
-        "Fig1-3b": "reproduced",
+        "Fig1-3a": "undecided at this scale",  # issue 38: audits trained on one seed each
+        "Fig1-3b": "undecided at this scale",
         "Fig1-3b-SSA": "reproduced",
         "Fig1-3c": "reproduced",
         "C11": "not checkable here",
     }
     assert t.loc["C8", "kind"] == t.loc["Fig1-3b-SSA", "kind"] == "sanity check"  # they hold by construction
     assert "notebook 02" in t.loc["C11", "note"] and t.loc["C11", "interval"] is None
+    assert all("it would read reproduced" in t.loc[k, "rule"] for k in ("Fig1-3a", "Fig1-3b"))
+    assert all("two or more training seeds" in t.loc[k, "note"] for k in ("Fig1-3a", "Fig1-3b"))
     # flagged at 0.3 but not at 0.1: not nested; N-TE 0.01 ± 0.02 lies below 0.1; SAA less accurate and fairer than SSA/SFA-0
     v = verdicts(
         exp.claims_03(
@@ -463,8 +465,8 @@ def test_claims_03_reproduced_and_failing():
     )
     assert v == {
         "C8": "not reproduced",
-        "Fig1-3a": "not reproduced",
-        "Fig1-3b": "not reproduced",
+        "Fig1-3a": "undecided at this scale",
+        "Fig1-3b": "undecided at this scale",
         "Fig1-3b-SSA": "not reproduced",
         "Fig1-3c": "not reproduced",
         "C11": "not checkable here",
@@ -473,8 +475,11 @@ def test_claims_03_reproduced_and_failing():
 
 def test_claims_03_degenerate_and_undecided():
     # zero variance over audits: the point decides; one audit: no spread, undecided
-    v = verdicts(exp.claims_03(results_03(d_acc=(0.0, 0.0, 0.0, 0.0), d_unf=(0.05,) * 4)))
-    assert v["Fig1-3a"] == "not reproduced" and v["Fig1-3b"] == "reproduced"
+    t = exp.claims_03(results_03(d_acc=(0.0, 0.0, 0.0, 0.0), d_unf=(0.05,) * 4)).set_index("key")
+    assert (
+        "it would read not reproduced" in t.loc["Fig1-3a", "rule"]
+        and "it would read reproduced" in t.loc["Fig1-3b", "rule"]
+    )
     v = verdicts(exp.claims_03(results_03(d_acc=(0.05,), d_unf=(0.1,))))
     assert v["Fig1-3a"] == v["Fig1-3b"] == "undecided at this scale"
     # an N-TE interval that contains 0.1, and one without a standard error, are undecided
