@@ -428,7 +428,8 @@ def _clo() -> list[PaperItem]:
     return [PaperItem(_CLO, "fig", *r) for r in f]
 
 
-def _snd() -> list[PaperItem]:
+def _snd_names() -> tuple[str, str, str, str, str]:
+    """The soundness chapter's notebooks and the substitutes its items name."""
     nb2, nb3, nb4 = (
         "axiomatic-soundness/02-colour-digits-and-simulated-interventions.ipynb",
         "axiomatic-soundness/03-soundness-of-colour-digit-models.ipynb",
@@ -438,6 +439,11 @@ def _snd() -> list[PaperItem]:
         "Colour-Digits (scikit-learn's 8x8 digits, coloured) stand in for Colour-MNIST",
         "a small hierarchical VAE on Colour-Digits stands in for a 42-layer VDVAE on CelebA-HQ",
     )
+    return nb2, nb3, nb4, cd, hier
+
+
+def _snd() -> list[PaperItem]:
+    nb2, nb3, nb4, cd, hier = _snd_names()
     f = [
         (
             1,
@@ -530,6 +536,11 @@ def _snd() -> list[PaperItem]:
             "the reversibility distance against the number of cycles on Colour-Digits, as curves instead of an image strip",
         ),
     ]
+    return [PaperItem(_SND, "fig", *r) for r in f] + _snd_tables()
+
+
+def _snd_tables() -> list[PaperItem]:
+    nb2, nb3, nb4, cd, hier = _snd_names()
     t = [
         (
             1,
@@ -581,7 +592,7 @@ def _snd() -> list[PaperItem]:
             "a VAE on Colour-Digits, the digit in place of smiling",
         ),
     ]
-    return [PaperItem(_SND, "fig", *r) for r in f] + [PaperItem(_SND, "table", *r) for r in t]
+    return [PaperItem(_SND, "table", *r) for r in t]
 
 
 def _par() -> list[PaperItem]:
