@@ -19,6 +19,7 @@ __all__ = [
     "PALETTE",
     "set_style",
     "set_table_style",
+    "reader_table",
     "subplots",
     "line_with_band",
     "image_grid",
@@ -93,6 +94,61 @@ def set_table_style() -> None:
     pd.set_option("display.max_columns", 40)
     pd.set_option("display.width", 120)
     pd.set_option("styler.format.precision", 3)
+
+
+def reader_table(
+    frame: Any,
+    *,
+    pvalues: Sequence[str] = (),
+    counts: Sequence[str] = (),
+    missing: str = "",
+    caption: str = "",
+) -> Any:
+    """A table as the reader sees it: "—" for a missing value with a note why, p-values and counts in their form.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table (not changed).
+    pvalues : sequence of str
+        Columns of p-values, shown ``< 0.001`` or with two significant figures.
+    counts : sequence of str
+        Columns of counts, shown as integers.
+    missing : str
+        Why a cell can be empty (said under the table when one is); required when the table has a missing value.
+    caption : str
+        Text above the table.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        Other numbers with three significant figures (:func:`cflib.claims.reader_number`).
+    """
+    import pandas as pd
+
+    from .formatting import format_pvalue
+
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    unknown = [c for c in (*pvalues, *counts) if c not in frame.columns]
+    if unknown:
+        raise ValueError(
+            f"pvalues and counts must name columns of frame, got {unknown}; its columns are {list(frame.columns)}"
+        )
+    has_missing = bool(frame.isna().to_numpy().any())
+    if has_missing and not missing.strip():
+        raise ValueError("missing must say why a cell is empty: the table has a missing value")
+
+    def number(v: Any) -> str:
+        return _table_number(float(v)) if isinstance(v, (float, np.floating)) else str(v)
+
+    formats: dict[Any, Any] = dict.fromkeys(frame.columns, number)
+    formats.update({c: (lambda v: format_pvalue(float(v))) for c in pvalues})
+    formats.update({c: (lambda v: str(int(round(float(v))))) for c in counts})
+    note = f"— : {missing.strip()}" if has_missing else ""
+    text = " ".join(t for t in (caption.strip(), note) if t)
+    styler = frame.style.format(formats, na_rep="—")
+    return styler.set_caption(text) if text else styler
 
 
 #: Warning messages already shown in this kernel (each is shown once, however often it is raised).

@@ -172,3 +172,20 @@ def test_bad_input_is_refused_in_one_line() -> None:
         side_by_side(pd.DataFrame(), pd.DataFrame(), layout="wide")
     with pytest.raises(ValueError, match="columns names book columns"):
         side_by_side(pd.DataFrame({"a": [1]}), pd.DataFrame({"a": [1]}), columns={"zz": "a"})
+
+
+def test_reader_table_shows_dashes_integers_and_pvalues() -> None:
+    import re
+
+    from cflib import plotting
+
+    frame = pd.DataFrame({"rejected": [0.0, 3.0], "rate": [0.5, np.nan], "p": [1e-5, 0.0484]})
+    styled = plotting.reader_table(frame, counts=["rejected"], pvalues=["p"], missing="no classifier in the group")
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", styled.to_html())
+    assert cells == ["0", "0.500", "< 0.001", "3", "—", "0.048"]
+    assert styled.caption == "— : no classifier in the group"
+    assert frame["rate"].isna().sum() == 1  # the frame itself is not changed
+    with pytest.raises(ValueError, match="missing must say why"):
+        plotting.reader_table(frame)
+    with pytest.raises(ValueError, match="must name columns"):
+        plotting.reader_table(frame, counts=["n"], missing="x")
