@@ -72,8 +72,9 @@ def compare_fig5(est: Mapping[str, Any]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Rows DE, IE, SE; column blocks ``paper``, ``paper ±``, ``ours`` (rounded to 4 decimals),
-        ``sign agrees`` and ``significance agrees``.
+        Rows ``(effect, outcome)`` (DE, IE, SE of Y, Northpointe, the fair predictor); columns ``paper (%)``,
+        ``paper ± (%)``, ``book (%)`` (percentage points, the unit of the paper's Fig. 5 and of the book's plot,
+        2 decimals), ``sign agrees`` and ``significance agrees``: five columns, so the table fits the page.
     """
     labels = ("Y", "Ŷ NP", "Ŷ FP")
     ours = pd.DataFrame(
@@ -85,14 +86,14 @@ def compare_fig5(est: Mapping[str, Any]) -> pd.DataFrame:
     paper_sig = PAPER_FIG5.abs() > PAPER_FIG5_HALFWIDTH
     return pd.concat(
         {
-            "paper": PAPER_FIG5,
-            "paper ±": PAPER_FIG5_HALFWIDTH,
-            "ours": ours.round(4),
+            "paper (%)": (100 * PAPER_FIG5).round(2),
+            "paper ± (%)": (100 * PAPER_FIG5_HALFWIDTH).round(2),
+            "book (%)": (100 * ours).round(2),
             "sign agrees": np.sign(PAPER_FIG5) == np.sign(ours),
             "significance agrees": paper_sig == ours_sig,
         },
         axis=1,
-    )
+    ).stack(level=1, future_stack=True)
 
 
 def cookbook_summary(study: pd.DataFrame, truth: Mapping[str, Mapping[str, float]]) -> tuple[pd.Series, pd.DataFrame]:
