@@ -252,7 +252,7 @@ def rejection_rates(audit: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame
 #: The paper whose tables these are.
 PAPER = "invariance-test"
 #: Per paper table: the book's metric column of :func:`~cflib.experiments.invariance.diffusion.quality_table`.
-_QUALITY = {7: "composition L1", 8: "effectiveness %", 11: "FD"}
+_QUALITY = {7: "composition L1", 8: "effectiveness %", 9: "composition L1", 10: "effectiveness %", 11: "FD"}
 
 
 def _paper_model(label: str) -> str:
@@ -264,14 +264,14 @@ def _paper_model(label: str) -> str:
 
 
 def quality_versus_paper(quality: pd.DataFrame, table_no: int) -> Any:
-    """The paper's Table 7 (composition), 8 (effectiveness) or 11 (FID), CheXpert, beside the book's toy chest X-rays.
+    """The paper's Table 7 or 9 (composition), 8 or 10 (effectiveness), 11 (FID) beside the book's toy chest X-rays.
 
     Parameters
     ----------
     quality : pandas.DataFrame
         From :func:`~cflib.experiments.invariance.diffusion.quality_table`: ``(metric, group)`` columns.
     table_no : int
-        7, 8 or 11.
+        7, 8 (CheXpert), 9, 10 (MIMIC-CXR) or 11 (FID, its CheXpert column).
 
     Returns
     -------
@@ -295,12 +295,13 @@ def quality_versus_paper(quality: pd.DataFrame, table_no: int) -> Any:
         what = (
             "the book's mean absolute pixel difference (0-255) of each toy image to its regeneration under the null "
             "intervention, per observed group"
-            if table_no == 7
+            if table_no in (7, 9)
             else "the share (%) of counterfactuals under do(group) that the book's group predictor assigns to that group"
         )
     frame = side_by_side(quality, paper, rows={r: _paper_model(r) for r in quality.index}, columns=cols, ranks=True)
     caption = (
-        f"Paper Table {table_no} ({paper.caption}) beside the book: toy chest X-rays in place of CheXpert; {what}. "
+        f"Paper Table {table_no} ({paper.caption}) beside the book: toy chest X-rays in place of "
+        f"{'MIMIC-CXR' if table_no in (9, 10) else 'CheXpert'}; {what}. "
         "The book's smallest beta stands for the paper's beta = 0. Each cell: the value and, in brackets, its rank "
         "among the models both tables have (1 = best)."
     )
@@ -312,7 +313,7 @@ _PAPER_DISEASE = {"cardiomegaly": "Cardiomegaly", "effusion": "Pleural Effusion"
 
 
 def zoo_versus_paper(audit: pd.DataFrame, table_no: int, *, alpha: float = 0.05) -> Any:
-    """The paper's Table 2 (group ROC-AUC) or 12 (CIT-LR t-tests), CheXpert, beside the book's classifier zoo.
+    """The paper's Table 2 or 3 (group ROC-AUC), 12 or 13 (CIT-LR t-tests) beside the book's classifier zoo.
 
     The paper's rows are ten named ImageNet CNNs, the book's a zoo of small CNNs and MLPs with graded
     shortcut reliance, so rows cannot be matched: both tables are summarised per disease over their
@@ -324,7 +325,7 @@ def zoo_versus_paper(audit: pd.DataFrame, table_no: int, *, alpha: float = 0.05)
     audit : pandas.DataFrame
         From :func:`~cflib.experiments.invariance.cxr_zoo.audit_cnn_zoo`.
     table_no : int
-        2 or 12.
+        2, 12 (CheXpert), 3 or 13 (MIMIC-CXR).
     alpha : float
         Level of the count of rejections (Table 12).
 
@@ -333,11 +334,12 @@ def zoo_versus_paper(audit: pd.DataFrame, table_no: int, *, alpha: float = 0.05)
     pandas.io.formats.style.Styler
         Rows: the paper's diseases; a disease the toy data lacks shows the paper's value beside "—".
     """
-    if table_no not in (2, 12):
-        raise ValueError(f"table_no must be 2 or 12, got {table_no!r}")
+    if table_no not in (2, 3, 12, 13):
+        raise ValueError(f"table_no must be 2, 3, 12 or 13, got {table_no!r}")
+    data = "MIMIC-CXR" if table_no in (3, 13) else "CheXpert"
     paper = paper_table(PAPER, f"Table {table_no}").frame()
     by_disease = audit.assign(disease=audit["disease"].map(_PAPER_DISEASE)).groupby("disease", sort=False)
-    if table_no == 2:
+    if table_no in (2, 3):
         pmean = paper.groupby(level="race").mean().T
         races = {a: GROUPS[a].split(" (")[1].rstrip(")").capitalize() for a in range(len(GROUPS))}
         book = (
@@ -345,7 +347,7 @@ def zoo_versus_paper(audit: pd.DataFrame, table_no: int, *, alpha: float = 0.05)
         )
         frame = side_by_side(book, pmean[list(races.values())])
         caption = (
-            "Paper Table 2 (ROC-AUC on CheXpert per disease and race, mean over its ten ImageNet CNNs) beside the book "
+            f"Paper Table {table_no} (ROC-AUC on {data} per disease and race, mean over its ten ImageNet CNNs) beside the book "
             "(toy chest X-rays with three groups standing for White, Black and Asian; mean over the zoo's classifiers)."
         )
         return show_side_by_side(frame, caption)
@@ -363,7 +365,7 @@ def zoo_versus_paper(audit: pd.DataFrame, table_no: int, *, alpha: float = 0.05)
     )
     frame = side_by_side(book.astype(float), counts, counts=list(counts.columns))
     caption = (
-        f"Paper Table 12 (CIT-LR paired t-tests on CheXpert, ten ImageNet CNNs per disease) counted: classifiers "
+        f"Paper Table {table_no} (CIT-LR paired t-tests on {data}, ten ImageNet CNNs per disease) counted: classifiers "
         f"rejected at {alpha:g}, beside the book's zoo on toy chest X-rays (CIT-LR with the CLDM+D counterfactuals)."
     )
     return show_side_by_side(frame, caption)
