@@ -44,35 +44,53 @@ def _positive(value: int | None, option: str) -> None:
         raise ValueError(f"{option} must be a positive integer, got {value}")
 
 
+def _stopped(exc: Exception) -> int:
+    """One line for a run that did not go to its end for a reason other than a notebook's error."""
+    from .runner import BuildLocked, Interrupted
+
+    print(f"cflib: {' '.join(str(exc).split())}", file=sys.stderr)
+    if isinstance(exc, BuildLocked):
+        return 3
+    return 130 if isinstance(exc, Interrupted) else 1
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .runner import run
+    from .kernels import KernelStartError
+    from .runner import BuildLocked, Interrupted, run
 
     _positive(args.jobs, "--jobs")
-    run(
-        args.notebooks or None,
-        args.scale,
-        output_dir=args.output,
-        force=args.force,
-        jobs=args.jobs,
-        parameters=_parse_params(args.param) or None,
-    )
+    try:
+        run(
+            args.notebooks or None,
+            args.scale,
+            output_dir=args.output,
+            force=args.force,
+            jobs=args.jobs,
+            parameters=_parse_params(args.param) or None,
+        )
+    except (BuildLocked, Interrupted, KernelStartError) as exc:
+        return _stopped(exc)
     return 0
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .runner import BuildLocked
     from .sweep import run_sweep
 
     _existing(args.file, "sweep file")
     _positive(args.workers, "--workers")
-    result = run_sweep(
-        args.file,
-        scheduler=args.scheduler,
-        workers=args.workers,
-        output=args.output,
-        force=args.force,
-        shard=args.shard,
-        scale=args.scale,
-    )
+    try:
+        result = run_sweep(
+            args.file,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            output=args.output,
+            force=args.force,
+            shard=args.shard,
+            scale=args.scale,
+        )
+    except BuildLocked as exc:
+        return _stopped(exc)
     print(f"{result.table_path}: {len(result.table)} rows, {result.n_failed} failed point(s)")
     return 1 if result.n_failed else 0
 
@@ -160,9 +178,14 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 def _cmd_book(args: argparse.Namespace) -> int:
     from .book import build
+    from .kernels import KernelStartError
+    from .runner import BuildLocked, Interrupted
 
     _positive(args.jobs, "--jobs")
-    build(scale=args.scale, jobs=args.jobs, force=args.force)
+    try:
+        build(scale=args.scale, jobs=args.jobs, force=args.force)
+    except (BuildLocked, Interrupted, KernelStartError) as exc:
+        return _stopped(exc)
     return 0
 
 
@@ -184,7 +207,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="cflib", description="Counterfactual auditing: notebooks, sweeps, book, data.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("run", help="execute notebooks with papermill at a scale (cached)")
+    stops = (
+        "Exit status: 0 done, 1 a notebook failed or its kernel did not start, 2 bad input, 3 another run is "
+        "writing the same folder (nothing done), 130 interrupted (finished notebooks are kept: run again to resume). "
+        "Kernels: CFLIB_KERNEL_TRANSPORT (ipc|tcp), CFLIB_KERNEL_START_TIMEOUT (s), CFLIB_KERNEL_START_TRIES."
+    )
+    r = sub.add_parser("run", help="execute notebooks with papermill at a scale (cached)", epilog=stops)
     r.add_argument("notebooks", nargs="*", help="paths relative to notebooks/ (default: every notebook in _toc.yml)")
     r.add_argument("--scale", choices=("smoke", "book", "full"), default="book")
     r.add_argument("--jobs", type=int, default=1, help="notebooks executed at once")
@@ -219,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--output", type=Path, default=None, help="output folder (default _build/sweeps/<name>)")
     m.set_defaults(func=_cmd_merge)
 
-    b = sub.add_parser("book", help="execute the notebooks (cached) and build the HTML book")
+    b = sub.add_parser("book", help="execute the notebooks (cached) and build the HTML book", epilog=stops)
     b.add_argument("--scale", choices=("smoke", "book", "full"), default="book")
     b.add_argument("--jobs", type=int, default=1)
     b.add_argument("--force", action="store_true")

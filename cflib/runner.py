@@ -10,6 +10,12 @@ A notebook is re-executed only when its source cells, its resolved parameters, t
 ``cflib`` source changed since its last successful run. Outputs are written atomically: the
 executed notebook and its ``.claims.json`` appear under their final names only after the whole
 notebook succeeded, and a stamp file (``.run.json``) holding the cache key is written last.
+
+A kernel that does not start (see :mod:`cflib.kernels`) is started again, a bounded number of times, with
+a line on stderr; only a notebook's own error fails it. :func:`run` holds a lock on its output folder
+(:func:`folder_lock`): a second run into the same folder stops at once with one line and touches nothing.
+An interrupted run (SIGINT, SIGTERM) kills its kernels, removes their partial files and raises
+:class:`Interrupted`; the notebooks that finished are cached, so running the same command again resumes.
 """
 
 from __future__ import annotations
@@ -19,10 +25,13 @@ import hashlib
 import json
 import os
 import re
+import signal
 import sys
+import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +39,7 @@ from typing import Any
 import nbformat
 import yaml
 
+from .kernels import KernelStartError
 from .paths import build_dir, notebooks_dir, repo_root
 
 __all__ = [
@@ -37,6 +47,11 @@ __all__ = [
     "RECEIPT_PACKAGES",
     "kernel_threads",
     "NotebookError",
+    "KernelStartError",
+    "BuildLocked",
+    "Interrupted",
+    "folder_lock",
+    "sigterm_as_interrupt",
     "RunResult",
     "toc_notebooks",
     "notebook_parameters",
@@ -74,6 +89,93 @@ class NotebookError(RuntimeError):
         self.traceback = traceback
         where = f" in cell {cell}" if cell is not None else ""
         super().__init__(f"notebooks/{notebook} failed{where}: {message}")
+
+
+class BuildLocked(RuntimeError):
+    """Another process is running into the same output folder (see :func:`folder_lock`); nothing was done."""
+
+
+class Interrupted(RuntimeError):
+    """A run was stopped (SIGINT or SIGTERM): its kernels were killed and their partial files removed.
+
+    Attributes
+    ----------
+    finished : list of str
+        The notebooks that finished before the interruption (cached: a new run reuses them).
+    """
+
+    def __init__(self, finished: list[str], message: str) -> None:
+        self.finished = finished
+        super().__init__(message)
+
+
+# Locks this process holds: lock file -> [file descriptor, depth], so that build() may call run() on a folder
+# it already holds. flock locks belong to an open file, and a second open() of the same file would conflict.
+_HELD: dict[str, list[int]] = {}
+_HELD_GUARD = threading.Lock()
+
+
+@contextmanager
+def folder_lock(folder: str | os.PathLike, what: str, name: str = ".cflib.lock") -> Iterator[Path]:
+    """Hold an exclusive lock on an output folder for as long as the ``with`` block runs.
+
+    The lock is ``flock`` on ``<folder>/<name>``, which holds the holder's pid and command for the message
+    of a second process; the operating system releases it when the holder exits, however it exits. The
+    same process may take it again (re-entrant).
+
+    Parameters
+    ----------
+    folder : path-like
+        The folder the holder writes (created if missing).
+    what : str
+        What holds it, for the message (e.g. ``"cflib run"``).
+    name : str
+        The lock file's name inside ``folder``.
+
+    Yields
+    ------
+    pathlib.Path
+        The lock file.
+
+    Raises
+    ------
+    BuildLocked
+        Another process holds it; the message (one line) names it. Nothing else was written.
+    """
+    import fcntl
+
+    path = Path(folder) / name
+    key = str(path.resolve())
+    with _HELD_GUARD:
+        if key in _HELD:
+            _HELD[key][1] += 1
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 500).decode(errors="replace").strip() or "another process"
+                os.close(fd)
+                raise BuildLocked(
+                    f"another {what} is writing {Path(folder)}: {holder}; wait for it to finish or stop it, "
+                    "then run this again"
+                ) from None
+            program = os.path.basename(sys.argv[0]) if sys.argv else "python"
+            program = "cflib" if program in ("cli.py", "__main__.py") else program
+            command = " ".join([program, *sys.argv[1:]])
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} ({command}, since {time.strftime('%H:%M:%S')})".encode(), 0)
+            _HELD[key] = [fd, 1]
+    try:
+        yield path
+    finally:
+        with _HELD_GUARD:
+            _HELD[key][1] -= 1
+            release = _HELD[key][1] == 0
+            fd = _HELD.pop(key)[0] if release else -1
+        if release:
+            os.close(fd)  # closing the only descriptor releases the flock
 
 
 @dataclass(frozen=True)
@@ -595,6 +697,48 @@ def _has_dependencies(rel: str) -> bool:
     return bool(nbformat.read(path, as_version=4).metadata.get("cflib", {}).get("depends"))
 
 
+def _papermill(rel: str, o: Mapping[str, Path], params: Mapping[str, Any]) -> None:
+    """Execute ``o["input"]`` into ``o["partial"]``; a kernel that does not start is started again (a bounded
+    number of times, a line on stderr each time): that is not the notebook's error."""
+    import papermill as pm
+
+    from .kernels import KernelManager, quiet_start_errors, start_timeout, start_tries, stopping
+
+    quiet_start_errors()
+    tries = start_tries()
+    for attempt in range(1, tries + 1):
+        try:
+            pm.execute_notebook(
+                str(o["input"]),
+                str(o["partial"]),
+                parameters=dict(params),
+                kernel_name="python3",
+                progress_bar=False,
+                log_output=False,
+                request_save_on_cell_execute=False,
+                start_timeout=start_timeout(),
+                kernel_manager_class=KernelManager,
+                # What a kernel's child processes write to the file descriptors (a sweep's own kernels logging their
+                # start-up, C libraries) is not the notebook's output: it goes to the runner's stderr, not the page.
+                extra_arguments=["--IPKernelApp.capture_fd_output=False"],
+            )
+            return
+        except KernelStartError as exc:
+            if stopping():
+                raise
+            if attempt == tries:
+                raise KernelStartError(
+                    f"notebooks/{rel}: its kernel did not start in {tries} tries (last: {exc}); "
+                    "more tries: CFLIB_KERNEL_START_TRIES, a longer wait: CFLIB_KERNEL_START_TIMEOUT (seconds)"
+                ) from None
+            print(
+                f"cflib: notebooks/{rel}: the kernel did not start ({exc}); starting it again "
+                f"(try {attempt + 1} of {tries})",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
 def execute(
     notebook: str | os.PathLike,
     scale: str = "book",
@@ -633,8 +777,10 @@ def execute(
         executed notebook is kept as ``<name>.failed.ipynb`` and no result under the final name
         is left behind.
     """
-    import papermill as pm
+    from nbclient.exceptions import DeadKernelError
     from papermill.exceptions import PapermillExecutionError
+
+    from .kernels import stopping
 
     _check_scale(scale)
     rel, path = resolve_notebook(notebook)
@@ -658,18 +804,7 @@ def execute(
     nbformat.write(nb, o["input"])
     t0 = time.perf_counter()
     try:
-        pm.execute_notebook(
-            str(o["input"]),
-            str(o["partial"]),
-            parameters=params,
-            kernel_name="python3",
-            progress_bar=False,
-            log_output=False,
-            request_save_on_cell_execute=False,
-            # What a kernel's child processes write to the file descriptors (a sweep's own kernels logging their
-            # start-up, C libraries) is not the notebook's output: it goes to the runner's stderr, not the page.
-            extra_arguments=["--IPKernelApp.capture_fd_output=False"],
-        )
+        _papermill(rel, o, params)
     except PapermillExecutionError as exc:
         if o["partial"].exists():
             os.replace(o["partial"], o["failed"])
@@ -682,6 +817,17 @@ def execute(
             cell -= 1
         tb = _ANSI.sub("", "\n".join(exc.traceback or []))
         raise NotebookError(rel, cell, f"{exc.ename}: {_ANSI.sub('', str(exc.evalue))}", tb) from None
+    except DeadKernelError:
+        if stopping():  # the run is being interrupted: not this notebook's failure
+            for leftover in (o["partial"], partial_claims, o["modules"]):
+                leftover.unlink(missing_ok=True)
+            raise
+        if o["partial"].exists():
+            os.replace(o["partial"], o["failed"])
+        partial_claims.unlink(missing_ok=True)
+        o["modules"].unlink(missing_ok=True)
+        msg = "its kernel died while it ran (killed from outside, or out of memory); run it again"
+        raise NotebookError(rel, None, msg) from None
     except BaseException:
         for leftover in (o["partial"], partial_claims, o["modules"]):
             leftover.unlink(missing_ok=True)
@@ -772,6 +918,13 @@ def run(
     ------
     NotebookError
         The first failure, after the notebooks already running have finished.
+    KernelStartError
+        A kernel did not start in :func:`cflib.kernels.start_tries` tries.
+    BuildLocked
+        Another process runs into the same output folder (nothing was done).
+    Interrupted
+        SIGINT or SIGTERM: the running kernels were killed and their partial files removed; the
+        notebooks that finished are kept (cached).
     """
     _check_scale(scale)
     if not isinstance(jobs, int) or jobs < 1:
@@ -781,26 +934,94 @@ def run(
     load_overrides(scale)  # validate the whole file up front: one clear error, nothing executed
     for n in names:
         resolve_parameters(n, scale, parameters)
+    folder = Path(output_dir) if output_dir is not None else build_dir() / "executed" / scale
+    with folder_lock(folder, "cflib run"), sigterm_as_interrupt():
+        return _run_locked(names, scale, folder, force, jobs, parameters, log)
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """In the main thread, SIGTERM raises KeyboardInterrupt (as Ctrl-C does) for as long as the block runs.
+
+    Elsewhere (a thread) it does nothing: only the main thread may set a signal handler.
+
+    Yields
+    ------
+    None
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_locked(
+    names: list[str],
+    scale: str,
+    folder: Path,
+    force: bool,
+    jobs: int,
+    parameters: Mapping[str, Any] | None,
+    log: Any,
+) -> list[RunResult]:
+    """:func:`run` once it holds the folder's lock: the notebooks on ``jobs`` threads, stopped on an interrupt."""
+    from .kernels import allow_kernels, stop_kernels
+
     results: dict[str, RunResult] = {}
-    errors: list[NotebookError] = []
+    errors: list[Exception] = []
+    stop = threading.Event()
 
     def one(i_name: tuple[int, str]) -> None:
         i, name = i_name
-        if errors:
+        if errors or stop.is_set():
             return
         try:
-            r = execute(name, scale, parameters, output_dir=output_dir, force=force)
-        except NotebookError as exc:
+            r = execute(name, scale, parameters, output_dir=folder, force=force)
+        except (NotebookError, KernelStartError) as exc:
+            if stop.is_set():
+                return
             errors.append(exc)
             if log:
                 print(f"[{i + 1}/{len(names)}] {name}: FAILED", file=log, flush=True)
             return
+        except BaseException:
+            if stop.is_set():  # its kernel was killed by the interruption
+                return
+            raise
         results[name] = r
         if log:
             print(f"[{i + 1}/{len(names)}] {name}: {r.status} ({r.seconds:.1f} s)", file=log, flush=True)
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(one, enumerate(names)))
+    allow_kernels()
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    futures: list[Any] = []
+    try:
+        futures += [pool.submit(one, item) for item in enumerate(names)]
+        for f in futures:
+            f.result()
+    except KeyboardInterrupt:
+        stop.set()
+        killed = stop_kernels()
+        for f in futures:
+            f.cancel()
+        pool.shutdown(wait=True)
+        done = [n for n in names if n in results]
+        raise Interrupted(
+            done,
+            f"interrupted: {len(done)} of {len(names)} notebook(s) finished and are kept, {killed} stopped "
+            "(no partial output left); run the same command again to resume",
+        ) from None
+    finally:
+        pool.shutdown(wait=True)
+        allow_kernels()
     if errors:
         raise errors[0]
     return [results[n] for n in names]

@@ -39,6 +39,7 @@ import pandas as pd
 import yaml
 
 from .paths import build_dir, repo_root
+from .runner import folder_lock
 
 __all__ = ["SweepSpec", "SweepResult", "load_sweep", "sweep_points", "parse_shard", "run_sweep", "merge_shards"]
 
@@ -326,68 +327,74 @@ def run_sweep(
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     out_dir = Path(output) if output is not None else build_dir() / "sweeps" / spec.name
-    out_dir.mkdir(parents=True, exist_ok=True)
-    points = sweep_points(spec)
-    if shard is not None:
-        points = points[shard[0] - 1 :: shard[1]]
-    columns = [*spec.grid, *spec.collect, "status", "error", "seconds"]
-    rows: dict[int, dict] = {}
-    todo: list[int] = []
-    for i, p in enumerate(points):
-        row = None if force else _cached_row(spec, p, out_dir / "points" / _point_id(p))
-        if row is None:
-            todo.append(i)
-        else:
-            rows[i] = row
-    n_cached = len(rows)
+    with folder_lock(out_dir, "cflib sweep"):  # a second sweep into this folder stops here, touching nothing
+        points = sweep_points(spec)
+        if shard is not None:
+            points = points[shard[0] - 1 :: shard[1]]
+        columns = [*spec.grid, *spec.collect, "status", "error", "seconds"]
+        rows: dict[int, dict] = {}
+        todo: list[int] = []
+        for i, p in enumerate(points):
+            row = None if force else _cached_row(spec, p, out_dir / "points" / _point_id(p))
+            if row is None:
+                todo.append(i)
+            else:
+                rows[i] = row
+        n_cached = len(rows)
 
-    def table() -> Path:
-        return _write_table([rows[i] for i in sorted(rows)], columns, out_dir, _table_stem(shard))
+        def table() -> Path:
+            return _write_table([rows[i] for i in sorted(rows)], columns, out_dir, _table_stem(shard))
 
-    table_path = table()
-    if todo:
-        if scheduler:
-            client = Client(scheduler)
-            cluster = None
-        else:
-            # silence_logs: the workers' start and shutdown are logged as warnings ("Worker process still alive
-            # ... killing"), which would show as stderr on a notebook page that runs a sweep
-            cluster = LocalCluster(
-                n_workers=workers or spec.workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                silence_logs=logging.ERROR,
-            )
-            client = Client(cluster)
-        try:
-            futures = {
-                client.submit(
-                    _run_point,
-                    str(repo_root()),
-                    spec.notebook,
-                    spec.scale,
-                    points[i],
-                    str(out_dir / "points" / _point_id(points[i])),
-                    spec.collect,
-                    force,
-                    pure=False,
-                ): i
-                for i in todo
-            }
-            bar = tqdm(total=len(points), initial=n_cached, desc=spec.name, disable=not progress)
-            for fut in as_completed(futures):
-                row = rows[futures[fut]] = fut.result()
-                table_path = table()
-                bar.update(1)
-                if row["status"] == "failed" and progress:  # the reason belongs in the terminal too
-                    point = ", ".join(f"{k}={row[k]}" for k in spec.grid)
-                    bar.write(f"{spec.name}: point {point} failed: {row['error']}")
-            bar.close()
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+        table_path = table()
+        if todo:
+            if scheduler:
+                client = Client(scheduler)
+                cluster = None
+            else:
+                # silence_logs: the workers' start and shutdown are logged as warnings ("Worker process still alive
+                # ... killing"), which would show as stderr on a notebook page that runs a sweep
+                cluster = LocalCluster(
+                    n_workers=workers or spec.workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
+                client = Client(cluster)
+            try:
+                futures = {
+                    client.submit(
+                        _run_point,
+                        str(repo_root()),
+                        spec.notebook,
+                        spec.scale,
+                        points[i],
+                        str(out_dir / "points" / _point_id(points[i])),
+                        spec.collect,
+                        force,
+                        pure=False,
+                    ): i
+                    for i in todo
+                }
+                bar = tqdm(total=len(points), initial=n_cached, desc=spec.name, disable=not progress)
+                for fut in as_completed(futures):
+                    i = futures[fut]
+                    try:
+                        row = fut.result()
+                    except Exception as exc:  # its worker died (KilledWorker): this point failed, the others go on
+                        error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+                        row = {**points[i], "status": "failed", "error": error, "seconds": 0.0}
+                    rows[i] = row
+                    table_path = table()
+                    bar.update(1)
+                    if row["status"] == "failed" and progress:  # the reason belongs in the terminal too
+                        point = ", ".join(f"{k}={row[k]}" for k in spec.grid)
+                        bar.write(f"{spec.name}: point {point} failed: {row['error']}")
+                bar.close()
+            finally:
+                client.close()
+                if cluster is not None:
+                    cluster.close()
     df = pd.read_parquet(table_path)
     n_failed = int((df["status"] == "failed").sum())
     return SweepResult(df, table_path, out_dir, len(todo), n_cached, n_failed)

@@ -45,6 +45,7 @@ LAYERS: dict[str, int] = {
     "cflib.experiments": 5,
     "cflib.audit": 5,
     "cflib.audit_images": 5,
+    "cflib.kernels": 6,
     "cflib.runner": 6,
     "cflib.sweep": 6,
     "cflib.book": 6,

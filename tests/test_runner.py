@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import nbformat
 import pytest
 
 from cflib import runner
 from cflib.cli import main
+
+from .conftest import make_notebook
 
 pytestmark = pytest.mark.slow  # each test starts a kernel (a few seconds)
 
@@ -98,3 +105,108 @@ def test_cli_reports_one_line_errors(fake_repo, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("cflib: error:") and "has no parameter 'nope'" in err[0]
     assert not (fake_repo / "o").exists() or not any((fake_repo / "o").rglob("*.ipynb"))
+
+
+def _blocking_notebooks(repo, names=("a", "b", "c")):
+    """Notebooks demo/<name>.ipynb that record their name; 'c' waits while the file <repo>/block exists."""
+    for name in names:
+        wait = (
+            "while (root / 'block').exists() and time.time() < t0 + 300:\n    time.sleep(0.2)\n" if name == "c" else ""
+        )
+        make_notebook(
+            repo / "notebooks" / "demo" / f"{name}.ipynb",
+            "seed = 0\n",
+            f"import os, time\nfrom pathlib import Path\nfrom cflib import claims\nroot = Path(os.environ['CFLIB_ROOT'])\n"
+            f"t0 = time.time()\n{wait}claims.record('name', {name!r})\n",
+        )
+    return [f"demo/{n}.ipynb" for n in names]
+
+
+def _tree(folder):
+    """Every file under a folder with its size and modification time (what 'touching nothing' keeps)."""
+    return {p.relative_to(folder).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
+
+
+def _cli(repo, *args):
+    env = {**os.environ, "CFLIB_ROOT": str(repo)}
+    return [sys.executable, "-m", "cflib.cli", *args], env
+
+
+def _wait_for(predicate, what, seconds=240):
+    deadline = time.time() + seconds
+    while not predicate():
+        if time.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+def test_interrupted_run_keeps_the_finished_notebooks_and_resumes(fake_repo):
+    """SIGTERM (or Ctrl-C) while one notebook runs: the finished ones stay, the running one leaves nothing under its
+    final name and no partial file, and the next run reuses the finished ones and executes only the missing one."""
+    names = _blocking_notebooks(fake_repo)
+    (fake_repo / "block").touch()
+    out = fake_repo / "_build" / "executed" / "smoke" / "demo"
+    cmd, env = _cli(fake_repo, "run", *names, "--scale", "smoke", "--jobs", "3")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: (out / "a.run.json").exists() and (out / "b.run.json").exists(), "a and b to finish")
+        assert (out / ".c.partial.ipynb").exists() or (out / ".c.ipynb.input.ipynb").exists()  # c is running
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "cflib: interrupted: 2 of 3 notebook(s) finished and are kept" in err
+    assert "Traceback" not in err and "KeyboardInterrupt caught in kernel" not in err
+    assert not (out / "c.ipynb").exists() and not (out / "c.run.json").exists() and not (out / "c.claims.json").exists()
+    assert not [p.name for p in out.glob(".*")]  # no partial file of c
+    (fake_repo / "block").unlink()
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=400)
+    assert res.returncode == 0, res.stderr
+    assert "demo/a.ipynb: cached" in res.stderr and "demo/b.ipynb: cached" in res.stderr
+    assert "demo/c.ipynb: executed" in res.stderr
+    assert json.loads((out / "c.claims.json").read_text())["values"]["name"] == "c"
+
+
+def test_a_second_run_or_book_into_the_same_folder_stops_in_one_line_and_touches_nothing(fake_repo):
+    names = _blocking_notebooks(fake_repo, ("c",))
+    (fake_repo / "block").touch()
+    build = fake_repo / "_build"
+    cmd, env = _cli(fake_repo, "run", *names, "--scale", "smoke")
+    first = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    holder = subprocess.Popen(  # what `cflib book` holds while it builds
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom cflib.runner import folder_lock\n"
+            f"with folder_lock({str(build)!r}, 'cflib book', '.cflib-book.lock'):\n    print('held', flush=True)\n"
+            "    time.sleep(300)\n",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        _wait_for(
+            lambda: (
+                (build / "executed" / "smoke" / "demo" / ".c.partial.ipynb").exists()
+                or (build / "executed" / "smoke" / "demo" / ".c.ipynb.input.ipynb").exists()
+            ),
+            "the first run",
+        )
+        before = _tree(build)
+        for args in (("run", *names, "--scale", "smoke"), ("book", "--scale", "smoke")):
+            c2, _ = _cli(fake_repo, *args)
+            second = subprocess.run(c2, env=env, capture_output=True, text=True, timeout=120)
+            lines = second.stderr.strip().splitlines()
+            assert second.returncode == 3 and len(lines) == 1, second.stderr
+            what = "cflib book" if args[0] == "book" else "cflib run"
+            assert lines[0].startswith(f"cflib: another {what} is writing ") and f"{build}" in lines[0]
+            assert f"pid {first.pid if args[0] == 'run' else holder.pid} (" in lines[0]
+        assert _tree(build) == before  # the second one wrote nothing
+    finally:
+        first.kill()
+        holder.kill()
+        first.wait()
+        holder.wait()
