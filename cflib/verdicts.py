@@ -57,6 +57,7 @@ __all__ = [
     "seed_interval",
     "one_seed",
     "seed_count",
+    "on_substitute",
     "seed_problem",
     "BRADLEY_BAND",
     "level_band",
@@ -606,6 +607,36 @@ def one_seed(decision: Decision) -> Decision:
         iv,
         f"undecided: one training seed (a model comparison needs training seeds as units; "
         f"over this seed's test images alone it would read {decision.verdict}). {decision.rule}",
+    )
+
+
+def on_substitute(decision: Decision, why: str) -> Decision:
+    """Mark a claim read on substitute data that does not keep what the claim is about (issue 38).
+
+    A metric shown degenerate on a substitute data set, or a model family or data set the book replaces
+    with one that lacks what the claim is about, decides no claim: the verdict becomes "differs with the
+    substitute data", the interval is kept as the measurement, and the rule says what the substitute's
+    reading would have been. The claim's ``note`` says why the substitute differs.
+
+    Parameters
+    ----------
+    decision : Decision
+        The decision the rule gave on the substitute.
+    why : str
+        What the substitute lacks (one clause, for the rule text).
+
+    Returns
+    -------
+    Decision
+    """
+    if not isinstance(decision, Decision):
+        raise ValidationTypeError(f"decision must be a cflib.verdicts.Decision, got {type(decision).__name__}")
+    if not isinstance(why, str) or not why.strip():
+        raise ValidationError("why must say what the substitute lacks (a non-empty string)")
+    return Decision(
+        SUBSTITUTE,
+        decision.interval,
+        f"given by hand: {why.strip()}; on the substitute the rule reads {decision.verdict}. {decision.rule}",
     )
 
 

@@ -99,3 +99,14 @@ def test_seed_problem_finds_model_comparisons_decided_on_one_seed():
     assert verdicts.one_seed(on_images).verdict == "undecided at this scale"
     with pytest.raises(TypeError, match="claim must be a mapping"):
         verdicts.seed_problem("C10")  # type: ignore[arg-type]
+
+
+def test_on_substitute_keeps_the_reading_and_the_measurement():
+    d = verdicts.decide_above(verdicts.mean_interval([1.0, 1.1, 1.2]), 0.0)
+    sub = verdicts.on_substitute(d, "the toy keeps the knob but not the depth")
+    assert sub.verdict == "differs with the substitute data" and sub.interval is d.interval
+    assert "the toy keeps the knob" in sub.rule and "the rule reads reproduced" in sub.rule and d.rule in sub.rule
+    with pytest.raises(ValueError, match="why must say"):
+        verdicts.on_substitute(d, " ")
+    with pytest.raises(TypeError, match="decision must be"):
+        verdicts.on_substitute("reproduced", "x")  # type: ignore[arg-type]

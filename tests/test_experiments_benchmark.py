@@ -555,10 +555,17 @@ def test_claims_03_degenerate_substitute_metrics_are_named():
     p = {**dict.fromkeys(FACES + ("identity",), (0.0, 0.9)), "true": (0.0001, 0.9)}  # the truth off the floor by a hair
     r = faces_results(p=p, f1={"vae_fixed": (0.8, 0.95), "vae_learned": (0.8, 0.97)}, fd={"true": 200.0})
     table = exp.claims_03(r).set_index("key")
-    for key in ("M5-faces", "E8", "R1-faces", "R2-faces"):
+    # issue 38: E7 reads the F1 and Fréchet distance its siblings declare degenerate, so it differs too
+    for key in ("M5-faces", "E8", "R1-faces", "R2-faces", "E7"):
         assert table.loc[key, "verdict"] == "differs with the substitute data", key
         assert table.loc[key, "note"] and table.loc[key, "change"] and table.loc[key, "interval"] is not None, key
     assert "the same for every model" in table.loc["M5-faces", "note"]
+    assert "E8" in table.loc["E7", "note"] and "rule reads" in table.loc["E7", "rule"]
+    # P2 at its ceiling for every row, the truth's included: M4 cannot be read on the substitute
+    ceiling = {**dict.fromkeys(FACES + ("identity",), (0.1, 0.995)), "true": (0.2, 0.996)}
+    m4 = exp.claims_03(faces_results(p=ceiling)).set_index("key").loc["M4"]
+    assert m4["verdict"] == "differs with the substitute data" and "at least 0.99" in m4["note"]
+    assert m4["interval"] is not None and "rule reads reproduced" in m4["rule"]
     assert degenerate_metric({"a": 0.0, "b": 0.0, "true": 0.5}, "x", lower_is_better=None).startswith("x is the same")
     assert "floor" in degenerate_metric({"a": 0.0, "b": 2e-4}, "x", lower_is_better=None, floor=1e-3)
     assert degenerate_metric({"a": 0.0, "b": 0.01}, "x", lower_is_better=None, floor=1e-3) == ""

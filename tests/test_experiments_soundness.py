@@ -646,7 +646,11 @@ def results_04(
 def test_claims_04_reproduced():
     table = exp.claims_04(results_04())
     assert list(table.key) == ["C15", "C16", "C17", "C17-nll", "C18"]
-    assert set(table.verdict) == {"reproduced"}
+    # issue 38: C17-nll and C18 are about the CelebA-HQ VDVAE, which the toy does not keep: substitute, reading kept
+    sub = table.set_index("key").loc[["C17-nll", "C18"]]
+    assert set(sub.verdict) == {"differs with the substitute data"} and sub.note.str.contains("VDVAE").all()
+    assert sub.rule.str.contains("on the substitute the rule reads reproduced").all()
+    assert set(table.set_index("key").drop(index=["C17-nll", "C18"]).verdict) == {"reproduced"}
     assert set(table.kind) == {"reproduction"}
     assert "GAN composition 5.11 -> 5.11" in table.set_index("key").loc["C15", "ours"]
     assert all(table.quote) and table.interval.notna().all()
@@ -660,8 +664,11 @@ def test_claims_04_one_seed_is_undecided():
     table = exp.claims_04(
         results_04(seeds=None)
     )  # every property holds on this seed's test images, but one seed decides nothing
-    assert set(table.verdict) == {"undecided at this scale"}
-    assert all(r.startswith("undecided: one training seed") for r in table.rule)
+    t = table.set_index("key")
+    assert set(t.drop(index=["C17-nll", "C18"]).verdict) == {"undecided at this scale"}
+    assert set(t.loc[["C17-nll", "C18"], "verdict"]) == {"differs with the substitute data"}
+    assert all(r.startswith("undecided: one training seed") for r in t.drop(index=["C17-nll", "C18"]).rule)
+    assert all("undecided: one training seed" in r for r in t.loc[["C17-nll", "C18"], "rule"])
     assert all(iv["method"].endswith(", 1 training seed") for iv in table.interval)
 
 
@@ -675,19 +682,19 @@ def test_claims_04_failing_and_undecided_cases():
         "C15": "not reproduced",
         "C16": "not reproduced",
         "C17": "reproduced",
-        "C17-nll": "not reproduced",
-        "C18": "not reproduced",
+        "C17-nll": "differs with the substitute data",
+        "C18": "differs with the substitute data",
     }
     claims.reset()  # losses of 3 and 4 points against a seed-to-seed spread of sd 30: undecided, with the seeds that would decide it
     table = exp.claims_04(results_04(cf_drop=3.0, back_drop=4.0, seed_sd=30.0)).set_index("key")
-    assert table.loc["C18", "verdict"] == "undecided at this scale"
-    assert "training seeds (now 3)" in table.loc["C18", "note"] and "full.yaml" in table.loc["C18", "note"]
+    assert table.loc["C18", "verdict"] == "differs with the substitute data"
+    assert "rule reads undecided at this scale" in table.loc["C18", "rule"] and "VDVAE" in table.loc["C18", "note"]
 
 
 def test_claims_04_reads_beta_in_the_papers_range_only():
     # below beta = 1 the bound must fall (beta = 1 is the true ELBO's optimum): the old rule counted it against the paper
-    v = verdicts(exp.claims_04(results_04(betas=(0.05, 1.0, 4.0), nll=(3.6, 3.0, 3.5))))
-    assert v["C17-nll"] == "reproduced"
+    t = exp.claims_04(results_04(betas=(0.05, 1.0, 4.0), nll=(3.6, 3.0, 3.5))).set_index("key")
+    assert "on the substitute the rule reads reproduced" in t.loc["C17-nll", "rule"]
     claims.reset()  # fewer than two betas in [1, 10]: nothing to compare
     table = exp.claims_04(results_04(betas=(0.05, 0.2, 1.0))).set_index("key")
     assert table.loc["C17", "verdict"] == table.loc["C17-nll", "verdict"] == "undecided at this scale"
@@ -696,8 +703,8 @@ def test_claims_04_reads_beta_in_the_papers_range_only():
 
 def test_claims_04_no_temperature_effect_is_not_the_papers_effect():
     # identical accuracies at every temperature (zero variance): the point decides, and nothing was hurt
-    v = verdicts(exp.claims_04(results_04(cf_drop=0.0, back_drop=0.0)))
-    assert v["C18"] == "not reproduced"
+    t = exp.claims_04(results_04(cf_drop=0.0, back_drop=0.0)).set_index("key")
+    assert "on the substitute the rule reads not reproduced" in t.loc["C18", "rule"]
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -765,15 +765,24 @@ def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:
         paper="qualitative (Sec. 5.1 reading of Figs. 1-3)",
         ours=f"all flagged at 0.1 in {sum(f01)}/{n_aud} audits; largest N-TE {_iv(c3).estimate:.4f}; "
         f"flagged at 0: {np.mean(f0) if f0 else float('nan'):.1f} on average; at 0.3: {sum(f03)} in all",
-        decision=c3,
-        note=_deciding_size(c3, (0.1,), int(screenings[next(iter(screenings))].table["m"].max()), "units per test"),
+        decision=vd.on_substitute(
+            c3,
+            "whether an attribute's N-TE exceeds 0.1 is a property of the paper's data sets (Student Performance, "
+            "Obesity, Dropout), which the book replaces",
+        ),
+        note="Differs with the substitute data: the claim is that the paper's sensitive attributes (sex, parents' jobs and "
+        "education, gender, age...) each move its models' outputs by an N-TE above 0.1 on its UCI and Kaggle data sets "
+        f"(notes §3.2). The book audits {', '.join(map(str, results['datasets']))} instead: the CF-CLOT test and the SAA/SSA/"
+        "SFA protocol are kept, the data sets' attributes and their effect sizes are not, so no N-TE read here says whether "
+        "the paper's exceed 0.1.",
         evidence=f"{len(flags)} CF-CLOT tests ({audits}) at α = 0.05 on probability outputs with the median bandwidth; "
         "notebook 04 shows why 0.1 is rarely reached. The paper states no kernel, bandwidth or output representation",
         quote="The similar results of SFA-[ε]=0.1, SFA-[ε], and SSA suggested that the features used for training were the same, "
         "demonstrating that CF-CLOT effectively identified the sensitive attributes we set as unfair. [...] The attributes "
         "considered fair in the [ε]=0.3 scenario were deemed unfair in the [ε]=0.1 and [ε]=0 scenarios",
         source="Sec. 5.1.2 (Figs. 1-3)",
-        change="the old rule also required that no attribute be flagged at ε = 0.3 in any audit; the paper's words make "
+        change="issue 38: substitutes by one rule; the substitute data sets do not keep the attributes' effect sizes "
+        "the claim is about. Before: the old rule also required that no attribute be flagged at ε = 0.3 in any audit; the paper's words make "
         "SFA-0.3 equal SAA only on two of its three data sets ('except for the Obesity dataset'), so that half is not "
         "a claim about every audit; the rule reads the ε = 0.1 half, which the paper states for every data set",
         kind="reproduction",

@@ -227,19 +227,25 @@ def _claim_c17_nll(
         paper="2.874 -> 4.446 bits/dim (beta 1 -> 10)",
         ours=" -> ".join(f"{table7['NLL bound (bits/dim)'][b]:.3f}" for b in in_range)
         + f" bits/dim (beta {b0:g} -> {rest[-1]:g})",
-        decision=(
-            dnll := seeded(
+        decision=vd.on_substitute(
+            seeded(
                 all_hold(
                     nll.values(),
                     rule=f"the negative ELBO (one-sample estimate per image) at every beta in ({b0:g}, 10] above that at "
                     f"beta = {b0:g}, the VAEs of each training seed",
                 ),
                 n_seeds,
-            )
+            ),
+            "the paper's Table 7 bound is the CelebA-HQ VDVAE's with a discretised logistic-mixture likelihood; the "
+            "substitute is a small VAE on small Colour-Digits images",
         ),
         evidence="; ".join(f"beta {b:g}: {d.interval}" for b, d in nll.items()),
-        undecided=seed_note(dnll, n_seeds),
-        change=_SEEDS_CHANGE,
+        note="The likelihood bound in bits/dim is a property of the model family, its likelihood and its data: the paper's "
+        "numbers are a 42-layer conditional VDVAE's on CelebA-HQ 64x64 with a logistic-mixture likelihood (notes §2.6e, "
+        "Table 7); the book's small VAE on Colour-Digits (8x8 at book scale) keeps the beta knob but none of the three, so its bound does not "
+        "say whether the paper's rises with beta.",
+        change="issue 38: substitutes by one rule; a claim about a model family and data set the book replaces with a toy "
+        "that does not keep what the claim is about differs with the substitute data. " + _SEEDS_CHANGE,
         kind="reproduction",
     )
 
@@ -263,19 +269,25 @@ def _claim_c18(f8: Mapping[float, Mapping[str, Any]], temperatures: Sequence[flo
         "Very low prior temperatures hurt the effectiveness of cycled-back images most (Figure 8).",
         paper="qualitative",
         ours=f"accuracy lost at t = {t_lo:g} against t = {t_hi:g}: counterfactual {cf.mean():.1f} points, cycled back {back.mean():.1f} points",
-        decision=(
-            d18 := seeded(
+        decision=vd.on_substitute(
+            seeded(
                 all_hold(
                     parts.values(),
                     rule=f"the cycled-back accuracy falls from t = {t_hi:g} to t = {t_lo:g}, and by more than the "
                     "counterfactual accuracy, the same hierarchical VAE (k = 1) per training seed",
                 ),
                 n_seeds,
-            )
+            ),
+            "Figure 8 is the 42-layer CelebA-HQ VDVAE's, whose prior temperature acts on the 41 sampled layers; the "
+            "substitute is a hierarchical VAE of a few latent groups on small Colour-Digits images",
         ),
         evidence="; ".join(f"{k}: {d.interval}" for k, d in parts.items()) + " (k = 1)",
-        undecided=seed_note(d18, n_seeds),
-        change=_SEEDS_CHANGE,
+        note="The temperature effect of Figure 8 comes from sampling the deep VDVAE's 41 unabducted latent layers (of 42) "
+        "from its prior at low temperature on CelebA-HQ (notes §2.6e); the book's hierarchical VAE has a few latent groups "
+        "(4 at book scale, 8 at full) on small Colour-Digits images: it keeps the temperature knob but not the depth the "
+        "effect lives in.",
+        change="issue 38: substitutes by one rule; a claim about a model family and data set the book replaces with a toy "
+        "that does not keep what the claim is about differs with the substitute data. " + _SEEDS_CHANGE,
         kind="reproduction",
     )
 
