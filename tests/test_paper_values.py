@@ -167,7 +167,7 @@ def test_bad_input_is_refused_in_one_line() -> None:
     with pytest.raises(ValueError, match="paper, table"):
         paper_table("counterfactual-benchmark", "Table 9")
     with pytest.raises(TypeError, match="book must be"):
-        side_by_side([1, 2], paper_table("counterfactual-benchmark", "Table 1"))  # type: ignore[arg-type]
+        side_by_side([1, 2], paper_table("counterfactual-benchmark", "Table 1"))
     with pytest.raises(ValueError, match="layout"):
         side_by_side(pd.DataFrame(), pd.DataFrame(), layout="wide")
     with pytest.raises(ValueError, match="columns names book columns"):
@@ -189,3 +189,47 @@ def test_reader_table_shows_dashes_integers_and_pvalues() -> None:
         plotting.reader_table(frame)
     with pytest.raises(ValueError, match="must name columns"):
         plotting.reader_table(frame, counts=["n"], missing="x")
+
+
+def test_chapter_helpers_match_the_books_labels_to_the_papers() -> None:
+    """The chapters' versus-paper tables put each book cell under the paper's row and column for the same thing."""
+    from types import SimpleNamespace
+
+    from cflib.claims import reader_number
+    from cflib.experiments import benchmark, invariance, soundness
+
+    models = ["identity (reference)", "VAE (σ=√e⁻⁵)", "HVAE", "GAN"]
+    eff_cols = pd.MultiIndex.from_tuples([(a, f"do({b})") for b in "tid" for a in ("t MAE", "i MAE", "d acc")])
+    eff = pd.DataFrame(np.arange(36.0).reshape(4, 9), index=models, columns=eff_cols)
+    result = SimpleNamespace(
+        config=SimpleNamespace(dataset="morphosynth", cycles=3, size=16, n_test=100), table_effectiveness=eff
+    )
+    out = benchmark.versus_paper(result, "effectiveness").data  # type: ignore[arg-type]
+    # ("d acc", "do(d)") of HVAE is row 2, column 8 = 26; GAN's 35 is the best of the three, so HVAE ranks 2
+    assert out.loc[("HVAE", "book"), "y acc do(y)"] == f"{reader_number(26.0)} (2)"
+    assert out.loc[("HVAE", "paper"), "y acc do(y)"] == "0.972 (1)"  # the paper's HVAE is best of the three
+    assert out.loc[("identity (reference)", "paper"), "t MAE do(t)"] == MISSING
+
+    idx = pd.MultiIndex.from_tuples([("no", "identity"), ("no", "GAN")], names=["SI", "model"])
+    t1 = pd.DataFrame([["0.00 (0.00)", "50.0 (1.0)"], ["3.00 (0.10)", "90.0 (2.0)"]], index=idx)
+    t1.columns = ["composition", "do(digit): digit"]
+    out = soundness.table1_versus_paper(t1, "unconfounded").data
+    assert (
+        out.loc[("", "Identity", "paper"), "comp"] == "0 (1)"
+        and out.loc[("", "GAN", "book"), "d-acc"] == f"{reader_number(90.0)} (1)"
+    )
+
+    cols = pd.MultiIndex.from_tuples([("FD", "all"), ("composition L1", "white")])
+    quality = pd.DataFrame([[1.0, 5.0], [2.0, 6.0]], index=["VAE beta=0.001", "DLDM"], columns=cols)
+    out = invariance.quality_versus_paper(quality, 11).data
+    assert (
+        out.loc["VAE β=0", ("CheXpert", "paper")] == "24.23 (2)"
+        and out.loc["DLDM", ("CheXpert", "book")] == f"{reader_number(2.0)} (2)"
+    )
+    audit = pd.DataFrame({"disease": ["cardiomegaly", "effusion"], "p CIT-LR[CLDM+D]": [0.01, 0.2]})
+    out = invariance.zoo_versus_paper(audit, 12).data
+    assert out.loc["Cardiomegaly", ("rejected at 0.05", "paper")] == "7"
+    assert (
+        out.loc["Cardiomegaly", ("rejected at 0.05", "book")] == "1"
+        and out.loc["Edema", ("classifiers", "book")] == MISSING
+    )
