@@ -138,6 +138,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     if args.fail_on is not None and not args.fail_on.strip():
         raise ValueError("--fail-on: give check names such as Ctf-DE,DP, or any")
+    if args.require_clear is not None and not args.require_clear.strip():
+        raise ValueError("--require-clear: give check names such as ECA,DP, or any")
     if args.junit is not None:
         if args.junit.is_dir():
             raise FileNotFoundError(f"--junit: {args.junit} is a folder, expected a file name such as audit-junit.xml")
@@ -152,17 +154,21 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         fail_on=args.fail_on,
         data=args.data,
         scheduler=args.scheduler,
+        require_clear=args.require_clear,
     )
-    failed = report.gate(args.fail_on) if args.fail_on is not None else []
+    gated = args.fail_on is not None or args.require_clear is not None
+    failed = report.gate(args.fail_on, args.require_clear) if gated else []
+    status = report.status()
+    why = ", ".join(f"{c} ({status[c]})" for c in failed)
     if isinstance(report, DistributedAudit):  # Parquet data, audited on a cluster: report.json only
         print(report.summary().to_string())
         print(f"wrote {args.out / 'report.json'}")
         if failed:
-            print(f"cflib: --fail-on: flagged: {', '.join(failed)}", file=sys.stderr)
+            print(f"cflib: the gate fails on {why}", file=sys.stderr)
             return 1
         return 0
     if args.junit is not None:
-        report.to_junit(args.junit, fail_on=args.fail_on)
+        report.to_junit(args.junit, fail_on=args.fail_on, require_clear=args.require_clear)
     print(report.plain_summary())
     print()
     print(report.summary(formatted=True).to_string())
@@ -171,7 +177,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     )
     print("wrote " + ", ".join(map(str, written)))
     if failed:
-        print(f"cflib: --fail-on: flagged: {', '.join(failed)}", file=sys.stderr)
+        print(f"cflib: the gate fails on {why}", file=sys.stderr)
         return 1
     return 0
 
@@ -286,15 +292,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--fail-on",
         default=None,
         metavar="CHECK[,CHECK...]",
-        help="exit 1 when a named check is flagged (e.g. Ctf-DE,DP,PP; 'any' for every check, 'model' for every "
-        "check of the predictions); 0 otherwise, 2 on bad input",
+        help="exit 1 when a named check is flagged or not estimable (e.g. Ctf-DE,DP,PP; 'any' for every check, "
+        "'model' for every check of the predictions); 0 otherwise, 2 on bad input",
+    )
+    a.add_argument(
+        "--require-clear",
+        default=None,
+        metavar="CHECK[,CHECK...]",
+        help="exit 1 unless every named check is clear (within its tolerance): flagged, inconclusive and not "
+        "estimable all fail",
     )
     a.add_argument(
         "--junit",
         type=Path,
         default=None,
         metavar="FILE",
-        help="also write one JUnit test case per check (failed: flagged and gated by --fail-on)",
+        help="also write one JUnit test case per check (failed: the checks the gate fails on)",
     )
     a.set_defaults(func=_cmd_audit)
 

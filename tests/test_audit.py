@@ -511,19 +511,28 @@ def test_fail_on_exit_status_and_junit(world, tmp_path):
     import xml.etree.ElementTree as ET
 
     d, _, _ = world
-    cfg = _write_config(tmp_path, d)  # the model reads x: Ctf-DE is flagged; x is independent of nothing else here
+    # the model reads x: Ctf-DE is flagged; a wide tolerance makes Ctf-SE clear (the config's tolerances: key)
+    cfg = _write_config(tmp_path, d, tolerances={"Ctf-SE": 10.0})
     first = _cli(str(cfg), "--out", str(tmp_path / "o0"), "--quiet", "--junit", str(tmp_path / "j0.xml"))
     assert first.returncode == 0, first.stderr  # no gate: the report is written and the job passes
     doc = json.loads((tmp_path / "o0" / "report.json").read_text())
     flagged = [c["check"] for c in doc["checks"] if c["flagged"]]
-    quiet = [c["check"] for c in doc["checks"] if not c["flagged"]]
-    assert "Ctf-DE" in flagged and quiet
+    # a gate never passes on nothing: --fail-on fails on a flagged or a not-estimable check (issue 35)
+    quiet = [c["check"] for c in doc["checks"] if c["status"] in ("clear", "inconclusive")]
+    missing = [c["check"] for c in doc["checks"] if c["status"] == "not estimable"]
+    unclear = [c["check"] for c in doc["checks"] if c["status"] == "inconclusive"]
+    assert "Ctf-DE" in flagged and "Ctf-SE" in quiet and missing
     res = _cli(
         str(cfg), "--out", str(tmp_path / "o1"), "--quiet", "--fail-on", "Ctf-DE", "--junit", str(tmp_path / "j1.xml")
     )
     assert res.returncode == 1 and "Ctf-DE" in res.stderr
     res = _cli(str(cfg), "--out", str(tmp_path / "o2"), "--quiet", "--fail-on", ",".join(quiet))
     assert res.returncode == 0, res.stderr
+    res = _cli(str(cfg), "--out", str(tmp_path / "o2b"), "--quiet", "--fail-on", missing[0])
+    assert res.returncode == 1 and f"{missing[0]} (not estimable)" in res.stderr
+    if unclear:  # --require-clear also fails on an inconclusive check
+        res = _cli(str(cfg), "--out", str(tmp_path / "o2c"), "--quiet", "--require-clear", unclear[0])
+        assert res.returncode == 1 and f"{unclear[0]} (inconclusive)" in res.stderr
     res = _cli(str(cfg), "--out", str(tmp_path / "o3"), "--quiet", "--fail-on", "any")
     assert res.returncode == 1
     for bad, match in (("Nope", "no check 'Nope'"), ("DP,,EO", "empty check name")):

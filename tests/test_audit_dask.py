@@ -287,7 +287,8 @@ def test_cli_audits_parquet_files_on_the_cluster(client, tmp_path, capsys):
     estimates = {r["check"]: r["estimate"] for r in got["rows"]}
     for name in ("TV", "Ctf-DE", "Ctf-IE", "Ctf-SE", "Ctf-DE (y)"):
         assert estimates[name] == pytest.approx(direct.rows.loc[name, "estimate"], abs=1e-9)
-    assert main([*argv, "--fail-on", "DP"]) == 0  # not estimable (the predictions are not decisions): not flagged
+    # DP is not estimable (the predictions are not decisions): a gate never passes on nothing (issue 35)
+    assert main([*argv, "--fail-on", "DP"]) == 1
     cfg["counterfactual"] = "dask_cli_model:counterfactual"  # CF-CLOT joins the checks
     (tmp_path / "audit.yaml").write_text(yaml.safe_dump(cfg))
     assert main(argv) == 0

@@ -53,6 +53,16 @@ def predict(frame: pd.DataFrame) -> np.ndarray:
     return 0.5 * frame["w"].to_numpy() + 0.1 * frame["z"].to_numpy()
 
 
+class Fitted:
+    """An estimator fitted on labels ``classes`` (its predict_proba gives each the same probability)."""
+
+    def __init__(self, classes: list) -> None:
+        self.classes_ = np.array(classes)
+
+    def predict_proba(self, frame: pd.DataFrame) -> np.ndarray:
+        return np.full((len(frame), len(self.classes_)), 1 / len(self.classes_))
+
+
 # ---------------------------------------------------------------------------- a throw-away repository
 PARAMETERS = """\
 n_fit = 500
@@ -347,6 +357,20 @@ CASES: list[Case] = [
         ("y1", "'maybe'"),
         lambda e: _audit(data=DF.assign(y=np.where(DF.y > 0, "yes", "no")), y1="maybe"),
     ),
+    # --- issue 35: the positive class is looked up in the model's classes; the CPU budget of a trained generator
+    case(
+        "audit-y1-not-a-class",
+        ValueError,
+        ("y1", "classes", "['bad', 'good']"),
+        lambda e: _audit(predict=Fitted(["bad", "good"]), y1=1.0),
+    ),
+    case("audit-classes-not-0-1", ValueError, ("y1", "[1, 2]"), lambda e: _audit(predict=Fitted([1, 2]))),
+    case(
+        "audit-images-train-budget",
+        ValueError,
+        "train_options['budget_s']",
+        lambda e: _audit_images(counterfactual="train", train_options={"budget_s": -1}),
+    ),
     case("audit-missing-values", ValueError, ("'w'", "impute=True"), lambda e: _audit(data=with_value("w", 0, np.nan))),
     case(
         "audit-missing-attribute",
@@ -375,6 +399,9 @@ CASES: list[Case] = [
     case("audit-fail-on-name", ValueError, ("fail_on", "'EO'"), lambda e: audit_mod.select_checks(["TV", "DP"], "EO")),
     case("audit-fail-on-empty", ValueError, "fail_on", lambda e: audit_mod.select_checks(["TV", "DP"], "DP,,")),
     case("audit-fail-on-type", TypeError, "fail_on", lambda e: audit_mod.select_checks(["TV", "DP"], 3)),
+    case("audit-tolerances-name", ValueError, ("tolerances", "'XYZ'"), lambda e: _audit(tolerances={"XYZ": 0.1})),
+    case("audit-tolerances-value", ValueError, "tolerances['DP']", lambda e: _audit(tolerances={"DP": -1})),
+    case("audit-tolerances-type", TypeError, "tolerances", lambda e: _audit(tolerances=0.1)),
     case(
         "audit-config-fail-on",
         ValueError,
@@ -593,6 +620,12 @@ CASES: list[Case] = [
     case("cli-audit-config", EXIT2, "config", cli("audit", "missing.yaml", "--out", "{out}")),
     case(
         "cli-audit-fail-on-empty", EXIT2, "--fail-on", cli("audit", "missing.yaml", "--out", "{out}", "--fail-on", " ")
+    ),
+    case(
+        "cli-audit-require-clear-empty",
+        EXIT2,
+        "--require-clear",
+        cli("audit", "missing.yaml", "--out", "{out}", "--require-clear", " "),
     ),
     case(
         "cli-audit-junit-folder",

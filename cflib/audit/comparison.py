@@ -19,6 +19,7 @@ from ..fairness.effects import MEASURES, EffectEstimates, ctf_effects
 from ..fairness.parity import causal_predictive_parity
 from ..fairness.sfm import StandardFairnessModel
 from .checks import EFFECT_NAMES
+from .directions import directional_cfclot
 from .inputs import checked_predictions, counterfactual_frame
 
 __all__ = ["audit_pair"]
@@ -213,13 +214,13 @@ def _predictive_parity_row(
         # alpha and says FAIL for a compliant predictor about 16% of the time (the calibration page).
         "verdict": (
             "FAIL: an effect outside business necessity reaches the prediction"
-            if cpp.pvalue <= alpha
+            if cpp.pvalue < alpha
             else "SUCCESS: no evidence that an effect outside business necessity reaches the prediction"
         ),
         "method": f"Algorithm 1, {cpp.test} test over DE, IE, SE (Bonferroni), business necessity {sorted(bn) or 'none'}; "
         "estimate: the largest |tested effect|",
         "reference": "parity-decomposition, Algorithm 1",
-        "flagged": bool(cpp.pvalue <= alpha),
+        "flagged": bool(cpp.pvalue < alpha),
     }
     return row, cpp
 
@@ -298,7 +299,6 @@ def _counterfactual_rows(
     z: list[str] | None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any], tuple[str, ...]]:
     """ECA, CF-CLOT and (with ``z``) CIT-LR on each unit's counterfactual row: rows, results and CF-CLOT's warnings."""
-    from ..stats.closeness import cfclot_test
     from ..stats.invariance import cit_lr_test, expected_counterfactual_accuracy
 
     rows: dict[str, dict[str, Any]] = {}
@@ -326,20 +326,8 @@ def _counterfactual_rows(
         "reference": "invariance-test, eqs. 7-8",
         "flagged": bool(eca.eca < 1.0),
     }
-    clot = cfclot_test(y_hat, y_cf, epsilon, alpha=alpha, seed=seed)
-    details["CF-CLOT"] = clot
-    rows["CF-CLOT"] = {
-        "estimate": clot.statistic,
-        "ci_low": math.nan,
-        "ci_high": math.nan,
-        "pvalue": clot.pvalue,
-        "verdict": _verdict_test(
-            clot.pvalue, alpha, f"not {epsilon}-close (N-TE > {epsilon})", f"no evidence against {epsilon}-closeness"
-        ),
-        "method": f"CF-CLOT, N-TE <= {epsilon}, {clot.method}",
-        "reference": "closeness-test, Eq. 7",
-        "flagged": bool(clot.pvalue <= alpha),
-    }
+    clot_row, details["CF-CLOT"], clot_notes = directional_cfclot(y_hat, y_cf, a, epsilon, alpha, seed, (x0, x1))
+    rows["CF-CLOT"] = {**clot_row, "flagged": bool(clot_row["pvalue"] < alpha)}
     if z is not None:
         zmat = pd.get_dummies(learn_frame[z], drop_first=True, dtype=float).to_numpy(dtype=float)
         cit = cit_lr_test(y_hat, a, zmat, seed=seed)
@@ -354,9 +342,9 @@ def _counterfactual_rows(
             ),
             "method": f"CIT-LR given {z}",
             "reference": "invariance-test, Alg. 1",
-            "flagged": bool(cit.pvalue <= alpha),
+            "flagged": bool(cit.pvalue < alpha),
         }
-    return rows, details, tuple(clot.warnings)
+    return rows, details, clot_notes
 
 
 def _rate_row(
@@ -410,14 +398,16 @@ def _rate_row(
             },
             d,
         )
-    flagged = bool(d.pvalue <= alpha)
+    flagged = bool(d.pvalue < alpha)
     return (
         {
             "estimate": d.difference,
             "ci_low": d.ci[0],
             "ci_high": d.ci[1],
             "pvalue": d.pvalue,
-            "verdict": "violated" if flagged else "no evidence of a violation",
+            "verdict": "differs from 0 (interval excludes 0)"
+            if flagged
+            else "no evidence of a difference (interval covers 0)",
             "method": method,
             "reference": reference,
             "flagged": flagged,
@@ -472,4 +462,4 @@ def _verdict_interval(lo: float, hi: float, what: str) -> str:
 
 
 def _verdict_test(p: float, alpha: float, reject: str, keep: str) -> str:
-    return reject if p <= alpha else keep
+    return reject if p < alpha else keep

@@ -48,6 +48,7 @@ _CONFIG_KEYS = {
     "key",
     "nuisance_rows",
     "n_folds",
+    "tolerances",
 }
 #: Keys of the in-memory audit that the audit of Parquet data (on a cluster) does not have.
 _IN_MEMORY_ONLY = ("cit_z", "business_necessity", "impute", "n_jobs")
@@ -70,6 +71,7 @@ _IMAGE_KEYS = {
     "alpha",
     "seed",
     "train_options",
+    "tolerances",
 }
 
 
@@ -81,6 +83,7 @@ def audit_from_config(
     fail_on: str | Sequence[str] | None = None,
     data: str | os.PathLike | None = None,
     scheduler: str | None = None,
+    require_clear: str | Sequence[str] | None = None,
 ) -> AuditReport | DistributedAudit:
     """Run :func:`audit` from a YAML file and write ``report.json``, ``report.html`` and ``model_card.md`` into ``out``.
 
@@ -91,7 +94,8 @@ def audit_from_config(
     (``module:function`` taking a DataFrame, or a pickled scikit-learn estimator ``.pkl``/``.joblib``),
     and optionally ``counterfactual`` (``module:function``, frame to counterfactual frame), ``cit_z``,
     ``business_necessity``, ``epsilon``, ``alpha``, ``seed``, ``n_boot``, ``learner``, ``impute``
-    (true/false), ``threshold`` (scores at or above it are decision 1) and ``n_jobs``. A file with an ``images`` key is an
+    (true/false), ``threshold`` (scores at or above it are decision 1), ``n_jobs`` and ``tolerances`` (check name ->
+    the largest effect accepted, :data:`cflib.audit.status.TOLERANCES`). A file with an ``images`` key is an
     image audit (:func:`cflib.audit_images.audit_images_from_config`).
 
     **Parquet data** (``data`` a ``.parquet`` file, a folder of them, or a glob such as ``decisions/*.parquet``)
@@ -119,6 +123,8 @@ def audit_from_config(
     scheduler : str, optional
         Address of a Dask scheduler (``tcp://host:port``) for Parquet data; default a LocalCluster of one
         single-threaded worker per core, closed at the end. Refused for CSV data.
+    require_clear : str or sequence of str, optional
+        Check names that must be clear (``cflib audit --require-clear``); checked like ``fail_on``.
 
     Returns
     -------
@@ -132,8 +138,9 @@ def audit_from_config(
     """
     import yaml
 
-    if fail_on is not None:
-        check_names(fail_on)  # the spelling now; the names against the report before any file is written
+    for names in (fail_on, require_clear):
+        if names is not None:
+            check_names(names)  # the spelling now; the names against the report before any file is written
     config = Path(config)
     if not config.is_file():
         raise FileNotFoundError(f"config file {config} does not exist")
@@ -144,7 +151,7 @@ def audit_from_config(
     if not isinstance(cfg, dict):
         raise ValueError(f"{config}: expected a mapping with keys data, roles, model")
     if "images" in cfg:  # an image audit (cflib.audit_images)
-        return audit_images_from_config(config, out, progress=progress, fail_on=fail_on)
+        return audit_images_from_config(config, out, progress=progress, fail_on=fail_on, require_clear=require_clear)
     unknown = sorted(set(cfg) - _CONFIG_KEYS)
     if unknown:
         raise ValueError(f"{config}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(_CONFIG_KEYS))}")
@@ -154,7 +161,7 @@ def audit_from_config(
     base = config.parent.resolve()
     data_spec = str(data) if data is not None else str(base / str(cfg["data"]))
     if is_parquet(data_spec):
-        return _audit_parquet(config, cfg, data_spec, out, progress, fail_on, scheduler)
+        return _audit_parquet(config, cfg, data_spec, out, progress, fail_on, scheduler, require_clear)
     if scheduler is not None:
         raise ValueError(f"scheduler: only Parquet data are audited on a cluster; {config}'s data is {data_spec}")
     misplaced = [k for k in _PARQUET_ONLY if k in cfg]
@@ -185,9 +192,10 @@ def audit_from_config(
         reference=roles.get("reference"),
         threshold=cfg.get("threshold", 0.5),
         n_jobs=cfg.get("n_jobs"),
+        tolerances=cfg.get("tolerances"),
     )
-    if fail_on is not None:
-        report.gate(fail_on)  # a name that selects no check: one line, nothing written
+    if fail_on is not None or require_clear is not None:
+        report.gate(fail_on, require_clear)  # a name that selects no check: one line, nothing written
     out = Path(out)
     report.to_json(out / "report.json")
     report.to_html(out / "report.html")
@@ -233,6 +241,7 @@ def _audit_parquet(
     progress: bool,
     fail_on: str | Sequence[str] | None,
     scheduler: str | None,
+    require_clear: str | Sequence[str] | None = None,
 ) -> DistributedAudit:
     """Parquet data: read with Dask, audited on a cluster (:func:`audit_distributed`), ``report.json`` written."""
     import dask.dataframe as dd
@@ -252,9 +261,7 @@ def _audit_parquet(
     except (OSError, ValueError) as exc:
         if isinstance(exc, FileNotFoundError) and str(config) in str(exc):
             raise
-        raise ValueError(
-            f"{config}: data {spec} is not readable as Parquet ({one_line(exc, 200)})"
-        ) from None
+        raise ValueError(f"{config}: data {spec} is not readable as Parquet ({one_line(exc, 200)})") from None
     sfm, roles = _checked_roles(config, cfg, frame, Path(spec))
     refuse(["roles.reference"] if "reference" in roles else [])
     base = config.parent.resolve()
@@ -279,9 +286,10 @@ def _audit_parquet(
         epsilon=cfg.get("epsilon", 0.1),
         client=scheduler,
         progress=progress,
+        tolerances=cfg.get("tolerances"),
     )
-    if fail_on is not None:
-        result.gate(fail_on)  # a name that selects no check: one line, nothing written
+    if fail_on is not None or require_clear is not None:
+        result.gate(fail_on, require_clear)  # a name that selects no check: one line, nothing written
     result.to_json(Path(out) / "report.json")
     return result
 
@@ -326,6 +334,7 @@ def audit_images_from_config(
     *,
     progress: bool = True,
     fail_on: str | Sequence[str] | None = None,
+    require_clear: str | Sequence[str] | None = None,
 ) -> ImageAuditReport:
     """Run :func:`audit_images` from a YAML file and write ``report.json`` and ``report.html`` into ``out``.
 
@@ -333,7 +342,7 @@ def audit_images_from_config(
     relative to the file), ``attribute``, ``classifier`` (``module:function`` or a TorchScript file) and
     ``counterfactual`` (``module:function`` or ``train``), and optionally ``levels``, ``outcome``,
     ``parents``, ``attribute_reader`` (``module:function``), ``z``, ``gate``, ``epsilon``, ``alpha``,
-    ``seed`` and ``train_options`` (its ``cache_dir`` relative to the file).
+    ``seed``, ``train_options`` (its ``cache_dir`` relative to the file) and ``tolerances``.
 
     Parameters
     ----------
@@ -345,6 +354,8 @@ def audit_images_from_config(
         Show a progress bar.
     fail_on : str or sequence of str, optional
         Check names ``cflib audit --fail-on`` gates on; checked against the report before anything is written.
+    require_clear : str or sequence of str, optional
+        Check names that must be clear (``cflib audit --require-clear``), checked the same way.
 
     Returns
     -------
@@ -407,9 +418,10 @@ def audit_images_from_config(
         seed=cfg.get("seed", 0),
         train_options=train_options,
         progress=progress,
+        tolerances=cfg.get("tolerances"),
     )
-    if fail_on is not None and callable(getattr(report, "gate", None)):
-        report.gate(fail_on)  # a name that selects no check: one line, nothing written
+    if (fail_on is not None or require_clear is not None) and callable(getattr(report, "gate", None)):
+        report.gate(fail_on, require_clear)  # a name that selects no check: one line, nothing written
     out = Path(out)
     report.to_json(out / "report.json")
     report.to_html(out / "report.html")

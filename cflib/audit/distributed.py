@@ -35,11 +35,10 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -82,6 +81,7 @@ from .partitions import (
 )
 from .provenance import cflib_version, environment, model_hash, model_type, plain
 from .reproducible import CHUNK_ROWS, exact_value
+from .status import add_status, resolve_tolerances
 
 __all__ = ["DistributedAudit", "audit_dask_frame", "audit_distributed", "dispatches_dask_frames", "is_dask_frame"]
 
@@ -114,6 +114,7 @@ def audit_distributed(
     client: Any = None,
     split_every: int = 8,
     progress: bool = True,
+    tolerances: Mapping[str, float] | None = None,
 ) -> DistributedAudit:
     """Audit a model on a Dask DataFrame: doubly robust effects, group table and parity, the same for any partitioning.
 
@@ -171,6 +172,9 @@ def audit_distributed(
         Partition results combined per task of the reductions.
     progress : bool
         Write a line per pass to standard error (the tasks also show in the Dask dashboard).
+    tolerances : dict of str to float, optional
+        The largest effect accepted per check, as in :func:`cflib.audit.audit` (:mod:`cflib.audit.status`): each
+        row's ``status`` is decided on its interval against it. ``"CF-CLOT"`` sets ``epsilon``.
 
     Returns
     -------
@@ -207,6 +211,7 @@ def audit_distributed(
         split_every,
     )
     alpha = float(alpha)
+    tols, epsilon = resolve_tolerances(tolerances, epsilon)
     closeness = _checked_closeness(counterfactual, epsilon, n_features, bandwidth, alpha)
     log = _Log(progress, t0)
     conn, owned = _connect(client)
@@ -218,26 +223,17 @@ def audit_distributed(
             obj.close()
     spec = got.spec
     n_sub = len(got.scan.candidates)
-    effects = effect_estimates(
-        spec,
-        got.means,
-        got.draws,
-        got.infl,
-        got.counts,
-        got.sums.n_clipped,
-        level_,
-        learners[0],
-        n_sub,
-        got.pair_n,
-        got.notes,
-    )
+    sums = (got.means, got.draws, got.infl, got.counts, got.sums.n_clipped)
+    effects = effect_estimates(spec, *sums, level_, learners[0], n_sub, got.pair_n, got.notes)
     decision, decided_by = decision_rule(got.scan, spec.threshold)
     groups = group_table(got.scan, spec, decision, level_)
     parity = parity_differences(got.scan, spec, decision, level_)
     rows = audit_rows(effects, got.infl, parity, spec, decided_by, level_, alpha, got.counts)
     settings = _settings(spec, learners, n_sub, got.pair_n, decided_by, got.n_parts, split_every)
     rows = _with_cfclot(rows, settings, got.closeness)
+    rows = add_status(rows, alpha, tols, float(sum(got.counts)))
     provenance = _provenance(got.scan, spec, sfm, predict, y1, data)
+    provenance["tolerances"] = tols
     timing["wall_seconds"] = round(time.perf_counter() - t0, 2)
     log(f"done in {timing['wall_seconds']} s")
     return DistributedAudit(rows, groups, effects, parity, alpha, level_, settings, provenance, timing, got.notes)
@@ -376,16 +372,21 @@ def _with_cfclot(rows: pd.DataFrame, settings: dict[str, Any], res: CFCLOTRFFRes
 def _cfclot_row(res: CFCLOTRFFResult, columns: Any) -> pd.DataFrame:
     """The report's ``"CF-CLOT"`` row (the in-memory audit's, with the random-feature estimator's standard error)."""
     eps = res.epsilon
-    flagged = bool(res.pvalue <= res.alpha)
+    flagged = bool(res.pvalue < res.alpha)
+    # the one-sided bounds at alpha (a 1 - 2 alpha interval): the status's flagged is the test's rejection
+    from scipy.stats import norm
+
+    half = float(norm.ppf(1 - res.alpha)) * res.std_error
     row = {
         "estimate": res.statistic,
         "se": res.std_error,
-        "ci_low": math.nan,
-        "ci_high": math.nan,
+        "ci_low": res.statistic - half,
+        "ci_high": res.statistic + half,
         "pvalue": res.pvalue,
         "verdict": f"not {eps}-close (N-TE > {eps})" if flagged else f"no evidence against {eps}-closeness",
         "method": f"CF-CLOT, N-TE <= {eps}, normal threshold, {res.n_features} random Fourier features "
-        f"(bandwidth {res.bandwidth:.4g}), {res.m} pairs",
+        f"(bandwidth {res.bandwidth:.4g}), {res.m} pairs, pooled over both directions (the distributed audit does not "
+        f"yet test each direction: blind to flips that go both ways); interval: one-sided bounds at alpha",
         "reference": "closeness-test, Eq. 7",
         "flagged": flagged,
     }
@@ -478,6 +479,7 @@ def audit_dask_frame(
     reference: Any = None,
     threshold: float = 0.5,
     n_jobs: int | None = None,
+    tolerances: Mapping[str, float] | None = None,
 ) -> DistributedAudit:
     """:func:`cflib.audit.audit` called with a Dask DataFrame: :func:`audit_distributed` with the same settings.
 
@@ -496,7 +498,7 @@ def audit_dask_frame(
         Must be left at their defaults (refused otherwise).
     n_jobs
         Ignored: nothing to act on out of core.
-    counterfactual, epsilon, alpha, seed, n_boot, learner, progress, y1, threshold
+    counterfactual, epsilon, alpha, seed, n_boot, learner, progress, y1, threshold, tolerances
         As in :func:`cflib.audit.audit`, passed on to :func:`audit_distributed`.
 
     Returns
@@ -536,6 +538,7 @@ def audit_dask_frame(
         progress=progress,
         y1=y1,
         threshold=threshold,
+        tolerances=tolerances,
     )
 
 

@@ -24,10 +24,11 @@ from scipy import stats
 from ..fairness.effects import MEASURES, EffectEstimates
 from ..results import Interval
 from ..stats.rates import RATES, RateDifference, newcombe_difference, wilson_interval
-from .checks import COLUMNS, EFFECT_NAMES, select_checks
+from .checks import COLUMNS, EFFECT_NAMES
 from .partitions import GROUP_COUNTS, InfluencePart, PartitionSpec, ScanPart, SumsPart
 from .provenance import plain
 from .reproducible import add_sums, exact_value
+from .status import gate_checks, statuses
 
 __all__ = [
     "DistributedAudit",
@@ -51,7 +52,8 @@ class DistributedAudit:
         One row per check, indexed by name as in :class:`cflib.audit.AuditReport` (``"TV"``, ``"Ctf-DE"``,
         ``"Ctf-IE"``, ``"Ctf-SE"``, ``"Ctf-DE (white-box)"``, the outcome's ``"... (y)"`` rows, ``"DP"``,
         ``"EO"``, ``"FPR difference"``), columns ``estimate, se, ci_low, ci_high, pvalue, verdict, method,
-        reference, flagged``.
+        reference, flagged`` and the status columns (:func:`cflib.audit.status.add_status`: ``status``, ``tolerance``,
+        ``n_to_decide``, ``status_reason``; ``flagged`` is ``status == "flagged"``).
     groups : pandas.DataFrame
         Per level of the attribute: ``n`` and the base rate, selection rate, TPR, FPR and PPV with Wilson
         intervals (the columns of :func:`cflib.stats.rates.group_rates`), from reduced counts.
@@ -61,7 +63,7 @@ class DistributedAudit:
     parity : dict of str to RateDifference or None
         ``"DP"``, ``"EO"``, ``"FPR difference"`` (``None`` where not estimable).
     alpha : float
-        Level of the tests (a check is flagged at ``pvalue <= alpha`` or an interval excluding 0).
+        Level of the tests; a check's status is decided on its interval against its tolerance.
     level : float
         Level of every interval.
     settings : dict
@@ -88,14 +90,16 @@ class DistributedAudit:
     warnings: tuple[str, ...] = ()
 
     def summary(self) -> pd.DataFrame:
-        """The checks, one row each: estimate, standard error, interval, p-value and verdict.
+        """The checks, one row each: estimate, standard error, interval, p-value, verdict and status.
 
         Returns
         -------
         pandas.DataFrame
             Indexed by check name.
         """
-        return self.rows[["estimate", "se", "ci_low", "ci_high", "pvalue", "verdict"]].copy()
+        out = self.rows[["estimate", "se", "ci_low", "ci_high", "pvalue", "verdict"]].copy()
+        out["status"] = self.status()
+        return out
 
     def flagged(self) -> pd.Series:
         """Whether each check found what it looks for at level ``alpha``.
@@ -154,27 +158,38 @@ class DistributedAudit:
         os.replace(tmp, path)
         return path
 
-    def gate(self, fail_on: str | Sequence[str]) -> list[str]:
-        """The checks named in ``fail_on`` that are flagged (``cflib audit --fail-on`` exits 1 on them).
+    def status(self) -> pd.Series:
+        """The status of each check against its tolerance (``flagged``, ``clear``, ``inconclusive``, ``not estimable``).
+
+        Returns
+        -------
+        pandas.Series of str
+        """
+        return statuses(self.rows)
+
+    def gate(
+        self, fail_on: str | Sequence[str] | None = None, require_clear: str | Sequence[str] | None = None
+    ) -> list[str]:
+        """The checks the gate fails on, as :meth:`cflib.audit.AuditReport.gate`: named in ``fail_on`` and flagged or
+        not estimable, or named in ``require_clear`` and not clear.
 
         Parameters
         ----------
-        fail_on : str or sequence of str
+        fail_on, require_clear : str or sequence of str, optional
             Check names as in :attr:`rows`, comma-separated in one string or as a list; ``"any"`` selects every
             check, ``"model"`` every check of the predictions (:func:`cflib.audit.select_checks`).
 
         Returns
         -------
         list of str
-            The flagged checks among those selected, in the order of :attr:`rows` (empty: the gate passes).
+            The failing checks among those selected, in the order of :attr:`rows` (empty: the gate passes).
 
         Raises
         ------
         ValueError
             An empty name, or a name that selects no check of this result.
         """
-        flags = self.flagged()
-        return [c for c in select_checks(self.rows.index, fail_on) if flags[c]]
+        return gate_checks(self.rows, fail_on, require_clear)
 
 
 def _json(v: Any) -> Any:
@@ -483,7 +498,7 @@ def audit_rows(
     decided_by : str
         The decision rule in words.
     level, alpha : float
-        Level of the intervals, and of the tests (a difference is flagged at ``pvalue <= alpha``).
+        Level of the intervals, and of the tests (``pvalue < alpha``).
     counts : (float, float)
         Rows with ``x0`` and ``x1``.
 
@@ -573,14 +588,16 @@ def _parity_row(
             "reference": what[2],
             "flagged": False,
         }
-    flagged = bool(d.pvalue <= alpha)
+    flagged = bool(d.pvalue < alpha)
     return {
         "estimate": d.difference,
         "se": math.nan,
         "ci_low": d.ci[0],
         "ci_high": d.ci[1],
         "pvalue": d.pvalue,
-        "verdict": "violated" if flagged else "no evidence of a violation",
+        "verdict": "differs from 0 (interval excludes 0)"
+        if flagged
+        else "no evidence of a difference (interval covers 0)",
         "method": method,
         "reference": what[2],
         "flagged": flagged,

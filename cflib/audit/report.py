@@ -23,9 +23,10 @@ import numpy as np
 import pandas as pd
 
 from ..formatting import format_interval, format_number, format_pvalue
-from .checks import COLUMNS, EFFECT_NAMES, reference_link, select_checks
+from .checks import COLUMNS, EFFECT_NAMES, reference_link
 from .provenance import plain
 from .schema import SCHEMA_VERSION
+from .status import gate_checks, statuses
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -43,8 +44,10 @@ class AuditReport:
         One row per check, indexed by its name (``"TV"``, ``"Ctf-DE"``, ..., ``"DP"``, ``"EO"``,
         ``"FPR difference"``, ``"CIT-LR"``, ``"CF-CLOT"``, ``"ECA"``, ``"PP (Algorithm 1)"``, ``"... (y)"``
         for the true outcome, and ``"... [x1 vs x0]"`` for each pair when the attribute has more than two
-        levels), columns ``estimate, ci_low, ci_high, pvalue, verdict, method, reference`` and ``flagged``
-        (whether the check found what it looks for at level ``alpha``).
+        levels), columns ``estimate, ci_low, ci_high, pvalue, verdict, method, reference``, ``status``
+        (``flagged``, ``clear``, ``inconclusive`` or ``not estimable`` against the check's ``tolerance``:
+        :mod:`cflib.audit.status`), ``n_to_decide`` (for an inconclusive check, the sample that would decide
+        it at the observed estimate), ``status_reason``, and ``flagged`` (``status == "flagged"``).
     alpha : float
         The level of every test and ``1 - alpha`` the level of every interval (per comparison: with
         several comparisons the provenance's ``multiplicity`` says how the level is shared).
@@ -72,7 +75,7 @@ class AuditReport:
     groups: pd.DataFrame | None = None
 
     def summary(self, formatted: bool = False) -> pd.DataFrame:
-        """The checks, one row each: estimate, interval, p-value and verdict.
+        """The checks, one row each: estimate, interval, p-value, verdict and status.
 
         Parameters
         ----------
@@ -83,10 +86,11 @@ class AuditReport:
         Returns
         -------
         pandas.DataFrame
-            Indexed by check name, columns ``estimate, ci_low, ci_high, pvalue, verdict`` (formatted:
-            ``estimate, interval, p-value, verdict``).
+            Indexed by check name, columns ``estimate, ci_low, ci_high, pvalue, verdict, status`` (formatted:
+            ``estimate, interval, p-value, verdict, status``).
         """
         out = self.rows[["estimate", "ci_low", "ci_high", "pvalue", "verdict"]].copy()
+        out["status"] = self.status()
         if not formatted:
             return out
         return pd.DataFrame(
@@ -97,27 +101,40 @@ class AuditReport:
                 ],
                 "p-value": [_p_text(_num(v)) for v in out["pvalue"]],
                 "verdict": out["verdict"].astype(str).to_numpy(),
+                "status": out["status"].to_numpy(),
             },
             index=out.index,
         )
 
-    def flagged(self) -> pd.Series:
-        """Whether each check is flagged: it found what it looks for at level ``alpha``.
+    def status(self) -> pd.Series:
+        """The status of each check: ``flagged``, ``clear``, ``inconclusive``, ``not estimable`` (or ``descriptive``
+        for a row that tests nothing), against its tolerance (:mod:`cflib.audit.status`).
 
-        An effect or disparity is flagged when its interval excludes 0, a test when its p-value is at most
-        ``alpha``, ECA when some prediction changes under ``do(x)``; a check that could not be estimated
-        is not flagged (:meth:`not_estimable` lists them). Rows made without a ``flagged`` column are
-        flagged when their p-value is at most ``alpha``.
+        Returns
+        -------
+        pandas.Series of str
+            Indexed by check name.
+        """
+        return statuses(self.rows)
+
+    def flagged(self) -> pd.Series:
+        """Whether each check is flagged: its status is ``flagged`` (its interval lies beyond its tolerance, or a
+        test that can only reject rejects at ``p < alpha``).
+
+        A check that could not be estimated is not flagged (:meth:`not_estimable` lists them). Rows made without
+        a ``status`` or ``flagged`` column are flagged when their p-value is below ``alpha``.
 
         Returns
         -------
         pandas.Series of bool
             Indexed by check name.
         """
+        if "status" in self.rows.columns:
+            return self.rows["status"].astype(str) == "flagged"
         if "flagged" in self.rows.columns:
             return self.rows["flagged"].fillna(False).astype(bool)
         p = pd.to_numeric(self.rows["pvalue"], errors="coerce")
-        return (p <= self.alpha).fillna(False).astype(bool)
+        return (p < self.alpha).fillna(False).astype(bool)
 
     def not_estimable(self) -> pd.Series:
         """Whether each check could not be estimated (its verdict says so, with the reason).
@@ -128,8 +145,12 @@ class AuditReport:
         """
         return self.rows["verdict"].astype(str).str.startswith("not estimable")
 
-    def gate(self, fail_on: str | Sequence[str]) -> list[str]:
-        """The checks named in ``fail_on`` that are flagged (what ``cflib audit --fail-on`` exits 1 on).
+    def gate(
+        self, fail_on: str | Sequence[str] | None = None, require_clear: str | Sequence[str] | None = None
+    ) -> list[str]:
+        """The checks that fail the gate (what ``cflib audit --fail-on/--require-clear`` exits 1 on): those named in
+        ``fail_on`` that are flagged *or not estimable* (a gate never passes on nothing), and those named in
+        ``require_clear`` that are not clear (flagged, inconclusive or not estimable).
 
         Parameters
         ----------
@@ -138,20 +159,20 @@ class AuditReport:
             name ``"PP"``), comma-separated in one string or as a list; a name also selects its pairwise
             rows ``"name [a vs b]"``. ``"any"`` selects every check, ``"model"`` every check of the
             model's predictions (all but the outcome's own ``(y)`` rows).
+        require_clear : str or sequence of str, optional
+            Names as in ``fail_on``; these must be ``clear``. Descriptive rows are never gated.
 
         Returns
         -------
         list of str
-            The flagged checks among those selected, in the report's order (empty: the gate passes).
+            The failing checks among those selected, in the report's order (empty: the gate passes).
 
         Raises
         ------
         ValueError
             An empty name, or a name that selects no check of this report (the message lists them).
         """
-        selected = select_checks(self.rows.index, fail_on)
-        flags = self.flagged()
-        return [c for c in selected if flags[c]]
+        return gate_checks(self.rows, fail_on, require_clear)
 
     def plain_summary(self) -> str:
         """What a reader needs first, in words: what was flagged, at what level, with the numbers.
@@ -163,7 +184,6 @@ class AuditReport:
         """
         prov = self.provenance
         roles = prov.get("roles", {})
-        flags, missing = self.flagged(), self.not_estimable()
         level = f"{1 - self.alpha:.0%}"
         pairs = prov.get("comparisons") or ([[roles.get("x1"), roles.get("x0")]] if roles.get("x1") is not None else [])
         what = "; ".join(f"{a} against {b}" for a, b in pairs) if pairs else "its levels"
@@ -176,16 +196,24 @@ class AuditReport:
         mult = prov.get("multiplicity")
         if mult:
             parts.append(mult)
-        flagged = [c for c in self.rows.index if flags[c]]
+        parts.extend(self._who_gets_less())
+        st = self.status()
+        names = [str(c) for c in self.rows.index]
+        flagged = [c for c in names if st[c] == "flagged"]
         if flagged:
-            parts.append(f"{len(flagged)} of {len(self.rows)} checks are flagged:")
+            parts.append(f"{len(flagged)} of {len(self.rows)} checks are flagged (beyond their tolerance):")
             parts.extend(f"- {c}: {self._row_text(c)}" for c in flagged)
         else:
-            parts.append(f"None of the {len(self.rows)} checks is flagged.")
-        quiet = [c for c in self.rows.index if not flags[c] and not missing[c]]
-        if quiet:
-            parts.append("Not flagged: " + ", ".join(quiet) + ".")
-        ne = [c for c in self.rows.index if missing[c]]
+            parts.append(f"None of the {len(self.rows)} checks is flagged (beyond its tolerance).")
+        clear = [c for c in names if st[c] == "clear"]
+        if clear:
+            parts.append("Clear (within their tolerance): " + ", ".join(clear) + ".")
+        unsure = [c for c in names if st[c] == "inconclusive"]
+        if unsure:
+            parts.append("Inconclusive (neither shown beyond nor within the tolerance):")
+            reasons = self.rows.get("status_reason", pd.Series("", index=self.rows.index))
+            parts.extend(f"- {c}: {self._row_text(c)}; {reasons[c]}" for c in unsure)
+        ne = [c for c in names if st[c] == "not estimable"]
         if ne:
             parts.append("Not estimable: " + "; ".join(f"{c} ({self.rows.loc[c, 'verdict']})" for c in ne) + ".")
         if self.groups is not None and len(self.groups):
@@ -199,6 +227,38 @@ class AuditReport:
         for w in self.warnings:
             parts.append(f"Warning: {w}")
         return "\n".join(parts)
+
+    def _who_gets_less(self) -> list[str]:
+        """A sentence per demographic-parity row: which group receives fewer positive decisions (or lower mean
+        scores), by how much, with the interval and the row's status."""
+        roles, out = self.provenance.get("roles", {}), []
+        for c in self.rows.index:
+            name = str(c)
+            if not name.startswith("DP") or name.split(" [", 1)[0] != "DP":
+                continue
+            r = self.rows.loc[c]
+            est, lo, hi = _num(r["estimate"]), _num(r["ci_low"]), _num(r["ci_high"])
+            if not np.isfinite(est):
+                continue
+            x1, x0 = roles.get("x1", "x1"), roles.get("x0", "x0")
+            if " [" in name:
+                x1, _, x0 = name.split(" [", 1)[1].rstrip("]").partition(" vs ")
+            low, high = (f"{roles.get('x', 'x')} = {v}" for v in ((x1, x0) if est < 0 else (x0, x1)))
+            scores = "mean score" in str(r["method"]) or "mean prediction" in str(r["method"])
+            what = "lower mean scores" if scores else "fewer positive decisions"
+            unit = "in mean score" if scores else "in the selection rate"
+            status = r["status"] if "status" in r.index else ""
+            tol = _num(r["tolerance"]) if "tolerance" in r.index else math.nan
+            tol_text = f" at tolerance {format_number(tol)}" if np.isfinite(tol) else ""
+            if est == 0:
+                out.append(f"The groups {x1} and {x0} receive the same share of positive decisions ({name}).")
+                continue
+            out.append(
+                f"{low} receives {what} than {high}: {format_number(abs(est))} less {unit} "
+                f"({1 - self.alpha:.0%} interval for {x1} minus {x0}: {format_interval(lo, hi)}; {name} is {status}"
+                f"{tol_text})."
+            )
+        return out
 
     def _row_text(self, check: str) -> str:
         r = self.rows.loc[check]
@@ -252,13 +312,15 @@ class AuditReport:
         dict
         """
         checks = []
-        flags = self.flagged()
+        flags, st = self.flagged(), self.status()
         for name, row in self.rows.iterrows():
             checks.append(
                 {
                     "check": str(name),
                     **{c: plain(row[c]) for c in COLUMNS},
                     "flagged": bool(flags[name]),
+                    "status": str(st[name]),
+                    **{c: plain(row[c]) for c in ("tolerance", "n_to_decide", "status_reason") if c in row.index},
                     "link": reference_link(str(row["reference"])),
                 }
             )
@@ -324,10 +386,12 @@ class AuditReport:
         lines += ["", "## Intended groups", ""]
         lines += [f"- {g}: {n} rows" for g, n in prov.get("group_counts", {}).items()]
         lines += ["", "## Flagged checks", ""]
-        head = ["check", "estimate", f"{1 - self.alpha:.0%} interval", "p-value", "verdict", "reference"]
+        head = ["check", "status", "estimate", f"{1 - self.alpha:.0%} interval", "p-value", "verdict", "reference"]
+        st = self.status()
         body = [
             [
                 c,
+                st[c],
                 format_number(_num(r["estimate"])),
                 format_interval(_num(r["ci_low"]), _num(r["ci_high"])),
                 _p_text(_num(r["pvalue"])),
@@ -344,6 +408,7 @@ class AuditReport:
             [
                 [
                     c,
+                    st[c],
                     format_number(_num(r["estimate"])),
                     format_interval(_num(r["ci_low"]), _num(r["ci_high"])),
                     _p_text(_num(r["pvalue"])),
@@ -378,17 +443,24 @@ class AuditReport:
         """
         return _atomic_write(Path(path), self.model_card())
 
-    def to_junit(self, path: str | os.PathLike, fail_on: str | Sequence[str] | None = None) -> Path:
+    def to_junit(
+        self,
+        path: str | os.PathLike,
+        fail_on: str | Sequence[str] | None = None,
+        require_clear: str | Sequence[str] | None = None,
+    ) -> Path:
         """Write one JUnit test case per check (atomically), for CI dashboards.
 
-        A check that cannot be estimated is *skipped* with its reason. A flagged check *fails* when it is
-        selected by ``fail_on`` (:meth:`gate`), or when ``fail_on`` is ``None``; a flagged check outside the
-        gate passes and says so in its output, so the dashboard agrees with ``cflib audit``'s exit status.
+        With a gate (``fail_on`` or ``require_clear``) the checks :meth:`gate` returns *fail* (a gated check that
+        is not estimable fails too: a gate never passes on nothing), a not-estimable check outside the gate is
+        *skipped* with its reason, and a flagged check outside the gate passes and says so in its output, so the
+        dashboard agrees with ``cflib audit``'s exit status. Without a gate every flagged check fails and every
+        not-estimable check is skipped.
 
         Parameters
         ----------
         path : path-like
-        fail_on : str or sequence of str, optional
+        fail_on, require_clear : str or sequence of str, optional
             As in :meth:`gate`.
 
         Returns
@@ -397,17 +469,20 @@ class AuditReport:
         """
         from xml.sax.saxutils import quoteattr
 
-        gated = set(select_checks(self.rows.index, fail_on)) if fail_on is not None else set(self.rows.index)
-        flags, missing = self.flagged(), self.not_estimable()
+        gated = fail_on is not None or require_clear is not None
+        failing = set(self.gate(fail_on, require_clear)) if gated else {c for c, f in self.flagged().items() if f}
+        flags, missing, st = self.flagged(), self.not_estimable(), self.status()
         cases, n_fail, n_skip = [], 0, 0
         for c, r in self.rows.iterrows():
-            text = html.escape(f"{self._row_text(c)}; method: {r['method']}; reference: {r['reference']}", quote=False)
-            if missing[c]:
+            text = html.escape(
+                f"{st[c]}: {self._row_text(c)}; method: {r['method']}; reference: {r['reference']}", quote=False
+            )
+            if c in failing:
+                n_fail += 1
+                inner = f'<failure type="{st[c]}" message={quoteattr(str(r["verdict"]))}>{text}</failure>'
+            elif missing[c]:
                 n_skip += 1
                 inner = f"<skipped message={quoteattr(str(r['verdict']))}/>"
-            elif flags[c] and c in gated:
-                n_fail += 1
-                inner = f'<failure type="flagged" message={quoteattr(str(r["verdict"]))}>{text}</failure>'
             elif flags[c]:
                 inner = f"<system-out>flagged, not in --fail-on: {text}</system-out>"
             else:
@@ -453,7 +528,7 @@ class AuditReport:
         fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
         plt.close(fig)
         png = base64.b64encode(buf.getvalue()).decode()
-        flags = self.flagged()
+        flags, st = self.flagged(), self.status()
         rows_html = []
         for c, r in self.rows.iterrows():
             link = reference_link(str(r["reference"]))
@@ -462,6 +537,7 @@ class AuditReport:
             cls = ' class="flag"' if flags[c] else ""
             cells = [
                 html.escape(str(c)),
+                html.escape(str(st[c])),
                 format_number(_num(r["estimate"])),
                 format_interval(_num(r["ci_low"]), _num(r["ci_high"])),
                 _p_text(_num(r["pvalue"])),
@@ -471,7 +547,7 @@ class AuditReport:
             ]
             rows_html.append(f"<tr{cls}>" + "".join(f"<td>{v}</td>" for v in cells) + "</tr>")
         checks = (
-            '<table class="checks"><thead><tr><th>check</th><th>estimate</th>'
+            '<table class="checks"><thead><tr><th>check</th><th>status</th><th>estimate</th>'
             f"<th>{1 - self.alpha:.0%} interval</th><th>p-value</th><th>verdict</th><th>method</th><th>reference</th>"
             "</tr></thead><tbody>" + "".join(rows_html) + "</tbody></table>"
         )
@@ -503,7 +579,8 @@ th{{background:#f4f4f4}}.flag td{{color:#b00}}.summary{{background:#fafafa;borde
 <body><h1>Audit report</h1>
 <div class="summary">{summary}</div>
 <h2>Checks</h2>
-<p>Every check, its estimate with a {1 - self.alpha:.0%} interval or its p-value at level {self.alpha},
+<p>Every check, its status against its tolerance (flagged: beyond it; clear: within it; inconclusive: neither;
+not estimable), its estimate with a {1 - self.alpha:.0%} interval or its p-value at level {self.alpha},
 the verdict, the method and the page of the book that explains it (flagged checks in red). Made by cflib
 {html.escape(str(self.provenance.get("cflib_version", "")))} (report schema {SCHEMA_VERSION}).</p>
 {checks}

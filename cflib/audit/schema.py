@@ -12,7 +12,7 @@ from typing import Any
 __all__ = ["SCHEMA_VERSION", "load_schema"]
 
 #: Version of the report's JSON schema (``cflib/audit_schema.json``); bumped on any change to its shape.
-SCHEMA_VERSION = "1.1"  # 1.1: image audits (cflib.audit_images) add provenance entries
+SCHEMA_VERSION = "2.0"  # 1.1: image audits add provenance entries; 2.0: every check has a status against a tolerance
 _SCHEMA_FILE = Path(__file__).resolve().parent.parent / "audit_schema.json"
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, overload
 
@@ -35,6 +35,7 @@ from .inputs import (
 )
 from .provenance import cflib_version, data_hash, environment, model_hash, model_type, plain
 from .report import AuditReport
+from .status import STATUS_COLUMNS, add_status, resolve_tolerances
 
 if TYPE_CHECKING:
     import dask.dataframe as dd
@@ -65,6 +66,7 @@ def audit(
     reference: Any = ...,
     threshold: float = ...,
     n_jobs: int | None = ...,
+    tolerances: Mapping[str, float] | None = ...,
 ) -> DistributedAudit: ...
 
 
@@ -89,6 +91,7 @@ def audit(
     reference: Any = ...,
     threshold: float = ...,
     n_jobs: int | None = ...,
+    tolerances: Mapping[str, float] | None = ...,
 ) -> AuditReport: ...
 
 
@@ -113,6 +116,7 @@ def audit(
     reference: Any = None,
     threshold: float = 0.5,
     n_jobs: int | None = None,
+    tolerances: Mapping[str, float] | None = None,
 ) -> AuditReport:
     """Audit a model's predictions for causal unfairness, counterfactual variance and closeness.
 
@@ -171,6 +175,12 @@ def audit(
         Cross-fitting folds fitted at once, in separate processes (:func:`cflib.fairness.effects.ctf_effects`);
         the numbers do not depend on it. Default: one per available core (at most the 5 folds) from 5000 rows
         on, where a fit takes long enough to pay for starting the processes, and 1 below.
+    tolerances : dict of str to float, optional
+        The largest effect accepted per check (``{"DP": 0.05, "ECA": 0.02}``), overriding
+        :data:`cflib.audit.status.TOLERANCES` (sources in :data:`cflib.audit.status.TOLERANCE_SOURCES`). Each row's
+        ``status`` is ``flagged`` (its interval lies beyond the tolerance), ``clear`` (within it), ``inconclusive``
+        (neither; ``n_to_decide`` says what sample would decide) or ``not estimable``. ``"CF-CLOT"`` sets
+        ``epsilon``.
 
     Returns
     -------
@@ -187,6 +197,7 @@ def audit(
 
     t0 = time.perf_counter()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    tols, epsilon = resolve_tolerances(tolerances, epsilon)
     sfm, alpha, levels = validate_arguments(
         data, sfm, alpha, n_boot, epsilon, seed, business_necessity, threshold, impute, reference
     )
@@ -200,28 +211,9 @@ def audit(
     decision, decided_by = decisions(y_hat, float(threshold))
     bar = tqdm(total=2 + len(pairs) * (2 + (counterfactual is not None)), desc="audit", disable=not progress)
     groups = _group_table(data, sfm, decision, y01, alpha, bar)
-    table, details, notes = _checks_table(
-        pairs,
-        f,
-        filled,  # the model sees the filled rows when impute=True asked for them
-        filled,
-        y_hat,
-        y01,
-        decision,
-        decided_by,
-        sfm,
-        alpha,
-        imputed,
-        n_boot,
-        seed,
-        learner,
-        bn,
-        epsilon,
-        counterfactual,
-        z,
-        bar,
-        int(n_jobs),
-    )
+    opts = (alpha, imputed, n_boot, seed, learner, bn, epsilon, counterfactual, z, bar, int(n_jobs), tols)
+    # the model sees the filled rows when impute=True asked for them
+    table, details, notes = _checks_table(pairs, f, filled, filled, y_hat, y01, decision, decided_by, sfm, *opts)
     provenance = _provenance(
         data,
         sfm,
@@ -239,6 +231,7 @@ def audit(
         threshold=threshold,
         imputed=imputed,
     )
+    provenance["tolerances"] = tols
     bar.update(1)
     bar.close()
     timing = {"started_utc": started, "wall_seconds": round(time.perf_counter() - t0, 2)}
@@ -266,10 +259,12 @@ def _checks_table(
     z: list[str] | None,
     bar: Any,
     n_jobs: int,
+    tolerances: Mapping[str, float],
 ) -> tuple[pd.DataFrame, dict[str, Any], tuple[str, ...]]:
     """Every check of each comparison (:func:`cflib.audit.comparison.audit_pair`) on its two levels' rows, each at
     level ``alpha / k`` over ``k`` comparisons: the report's table (rows named ``[x1 vs x0]`` when ``k > 1``), the
-    details, and the notes (the imputation first, then the warnings raised)."""
+    details, and the notes (the imputation first, then the warnings raised). Each row's status
+    (:func:`cflib.audit.status.add_status`) is decided at the pair's level on the pair's rows."""
     k = len(pairs)
     alpha_pair = alpha / k
     level = 1 - alpha_pair
@@ -308,12 +303,14 @@ def _checks_table(
             bar,
             n_jobs,
         )
-        for name, row in got[0].items():
-            rows[name + suffix] = row
+        pair_rows = pd.DataFrame.from_dict(got[0], orient="index")
+        pair_rows = add_status(pair_rows, alpha_pair, tolerances, int(keep.sum()))
+        for name, row in pair_rows.iterrows():
+            rows[str(name) + suffix] = row.to_dict()
         details.update({key + suffix: v for key, v in got[1].items()})
         notes = tuple(dict.fromkeys((*notes, *got[2])))
     bar.set_postfix_str("report")
-    table = pd.DataFrame.from_dict(rows, orient="index")[[*COLUMNS, "flagged"]]
+    table = pd.DataFrame.from_dict(rows, orient="index")[[*COLUMNS, "flagged", *STATUS_COLUMNS]]
     table.index.name = "check"
     return table, details, notes
 

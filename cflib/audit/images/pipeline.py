@@ -31,12 +31,13 @@ from ...validation import (
     describe,
 )
 from ..provenance import cflib_version, environment, model_hash, plain
+from ..status import add_status, resolve_tolerances
 from .gate import check_gate, gate_rows
 from .generator import Generator, ReusedCounterfactual, as_function, train_generator
 from .inputs import batched, check_frame, check_images, image_predictor
 from .reader import read_attribute, train_reader
 from .report import ImageAuditReport
-from .rows import decisions, is_flagged, make_row, parity_row, wilson_bounds
+from .rows import decisions, make_row, parity_row, wilson_bounds
 
 __all__ = ["audit_images"]
 
@@ -62,6 +63,7 @@ def audit_images(
     train_options: Mapping[str, Any] | None = None,
     device: str = "auto",
     progress: bool = True,
+    tolerances: Mapping[str, float] | None = None,
 ) -> ImageAuditReport:
     """Audit an image classifier for counterfactual invariance to an attribute, after checking the generator.
 
@@ -113,6 +115,10 @@ def audit_images(
         Device of the models the audit trains (``"auto"``: CUDA when present).
     progress : bool
         Show a progress bar over the steps.
+    tolerances : dict of str to float, optional
+        The largest effect accepted per check (``{"ECA": 0.02, "DP": 0.05}``), overriding
+        :data:`cflib.audit.status.TOLERANCES`; each row's ``status`` is ``flagged``, ``clear``, ``inconclusive`` or
+        ``not estimable`` against it (:mod:`cflib.audit.status`). ``"CF-CLOT"`` sets ``epsilon``.
 
     Returns
     -------
@@ -134,6 +140,7 @@ def audit_images(
     """
     t0 = time.perf_counter()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    tols, epsilon = resolve_tolerances(tolerances, epsilon)
     alpha, epsilon, seed, gate, dev = _checked_settings(alpha, epsilon, seed, gate, device)
     x = check_images(images)
     frame, x0, x1, parents, keep = check_frame(attributes, len(x), attribute, outcome, parents, levels)
@@ -146,28 +153,8 @@ def audit_images(
         counterfactual, x, frame, a01, x0, x1, attribute, parents, train_options, seed, str(dev), progress
     )
 
-    rows, details, notes, reader_kind = _checks(
-        f_predict,
-        gen,
-        x,
-        frame,
-        a01,
-        x0,
-        x1,
-        current,
-        target,
-        attribute,
-        parents,
-        outcome,
-        z,
-        attribute_reader,
-        gate,
-        alpha,
-        epsilon,
-        seed,
-        str(dev),
-        progress,
-    )
+    data = (x, frame, a01, x0, x1, current, target, attribute, parents, outcome, z, attribute_reader, gate)
+    rows, details, notes, reader_kind = _checks(f_predict, gen, *data, alpha, epsilon, seed, str(dev), progress)
 
     provenance = _provenance(
         x,
@@ -188,7 +175,8 @@ def audit_images(
         attribute_reader=attribute_reader,
     )
     timing = {"started_utc": started, "wall_seconds": round(time.perf_counter() - t0, 2)}
-    return ImageAuditReport(_table(rows, alpha), alpha, provenance, timing, details, notes)
+    provenance["tolerances"] = tols
+    return ImageAuditReport(_table(rows, alpha, tols, len(x)), alpha, provenance, timing, details, notes)
 
 
 def _checks(
@@ -256,7 +244,21 @@ def _checks(
             rows.update(_stopped_rows(failed, acc, gate, where))
         else:
             cf_rows, details = _counterfactual_rows(
-                f_predict, x, x_cf, x_null, y_hat, a01, frame, parents, attribute, z, level, alpha, epsilon, seed
+                f_predict,
+                x,
+                x_cf,
+                x_null,
+                y_hat,
+                a01,
+                frame,
+                parents,
+                attribute,
+                z,
+                level,
+                alpha,
+                epsilon,
+                seed,
+                (x0, x1),
             )
             rows.update(cf_rows)
         obs_rows, obs_details = _observational_rows(y_hat, a01, frame, outcome, attribute, x0, x1, level, alpha, seed)
@@ -465,10 +467,11 @@ def _counterfactual_rows(
     alpha: float,
     epsilon: float,
     seed: int,
+    levels: tuple[Any, Any] = ("x0", "x1"),
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """ECA, CF-CLOT and CIT-LR on the counterfactual images (the gate passed), and the units that flip most."""
-    from ...stats.closeness import cfclot_test
+    """ECA, CF-CLOT (per direction) and CIT-LR on the counterfactual images (the gate passed), and the units that flip most."""
     from ...stats.invariance import cit_lr_test
+    from ..directions import directional_cfclot
 
     rows: dict[str, dict[str, Any]] = {}
     details: dict[str, Any] = {}
@@ -490,19 +493,7 @@ def _counterfactual_rows(
         f"share of {what} unchanged by do({attribute} = other level), Wilson {level:.0%} interval, {n} images",
         "invariance-test, eqs. 7-8",
     )
-    clot = cfclot_test(y_hat, y_cf, epsilon, alpha=alpha, seed=seed)
-    details["CF-CLOT"] = clot
-    rows["CF-CLOT"] = make_row(
-        clot.statistic,
-        math.nan,
-        math.nan,
-        clot.pvalue,
-        f"not {epsilon}-close (N-TE > {epsilon})"
-        if clot.pvalue <= alpha
-        else f"no evidence against {epsilon}-closeness",
-        f"CF-CLOT, N-TE <= {epsilon}, {clot.method}",
-        "closeness-test, Eq. 7",
-    )
+    rows["CF-CLOT"], details["CF-CLOT"], _ = directional_cfclot(y_hat, y_cf, a01, epsilon, alpha, seed, levels)
     if z is not None:
         zz, z_text = frame[z].to_numpy(dtype=float), f"given columns {z}"
     else:
@@ -546,7 +537,7 @@ def _observational_rows(
     rows: dict[str, dict[str, Any]] = {}
     details: dict[str, Any] = {}
     rows["DP"], details["DP"] = parity_row(
-        y_hat, a01, level, alpha, seed, "prediction", "invariance-test, eq. 5", "demographic parity"
+        y_hat, a01, level, alpha, seed, "score", "invariance-test, eq. 5", "demographic parity (mean scores)"
     )
     if outcome is None:
         return rows, details
@@ -559,9 +550,9 @@ def _observational_rows(
             level,
             alpha,
             seed,
-            "prediction among y = 1",
+            "score among y = 1",
             "invariance-test, eq. 6",
-            "equal opportunity",
+            "equal opportunity (mean scores)",
         )
     else:
         rows["EO"] = make_row(
@@ -612,14 +603,14 @@ def _first_units(x: np.ndarray, x_cf: np.ndarray, y_hat: np.ndarray) -> dict[str
     }
 
 
-def _table(rows: Mapping[str, dict[str, Any]], alpha: float) -> pd.DataFrame:
-    """The report's rows as a table indexed by check, with ``flagged``."""
+def _table(rows: Mapping[str, dict[str, Any]], alpha: float, tolerances: Mapping[str, float], n: int) -> pd.DataFrame:
+    """The report's rows as a table indexed by check, with each row's status against its tolerance and ``flagged``
+    (:func:`cflib.audit.status.add_status`)."""
     table = pd.DataFrame.from_dict(rows, orient="index")[
         ["estimate", "ci_low", "ci_high", "pvalue", "verdict", "method", "reference"]
     ]
     table.index.name = "check"
-    table["flagged"] = [is_flagged(name, row, alpha) for name, row in table.iterrows()]
-    return table
+    return add_status(table, alpha, tolerances, n)
 
 
 def _provenance(

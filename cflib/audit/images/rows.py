@@ -6,9 +6,8 @@ import math
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-__all__ = ["decisions", "is_flagged", "make_row", "parity_row", "wilson_bounds"]
+__all__ = ["decisions", "make_row", "parity_row", "wilson_bounds"]
 
 
 def wilson_bounds(k: int, n: int, level: float) -> tuple[float, float]:
@@ -62,34 +61,6 @@ def make_row(
         "method": method,
         "reference": reference,
     }
-
-
-def is_flagged(name: str, row: pd.Series, alpha: float) -> bool:
-    """Whether a row found what it looks for: a generator failing the gate, a decision that flips, a rejecting test.
-
-    Parameters
-    ----------
-    name : str
-        The check's name.
-    row : pandas.Series
-        Its row of the report.
-    alpha : float
-        The level.
-
-    Returns
-    -------
-    bool
-    """
-    verdict = str(row["verdict"])
-    if verdict.startswith("not estimable"):
-        return False
-    if name.startswith("generator "):
-        return verdict.startswith("fail")
-    if name == "ECA":
-        return bool(row["estimate"] < 1.0)
-    if name in ("CF-CLOT", "CIT-LR", "DP", "EO"):
-        return bool(row["pvalue"] <= alpha) if name == "CF-CLOT" else bool(row["pvalue"] < alpha)
-    return False
 
 
 def decisions(s: np.ndarray, s_cf: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None, str]:
@@ -163,7 +134,9 @@ def parity_row(
     diff = float(r1.mean() - r0.mean())
     se = math.sqrt(r1.var(ddof=1) / r1.size + r0.var(ddof=1) / r0.size) if min(r0.size, r1.size) > 1 else math.nan
     iv = normal_interval(diff, se, level=level, method="Welch standard error") if math.isfinite(se) else None
-    verdict = "violated" if res.pvalue < alpha else "no evidence of a violation"
+    verdict = (
+        f"mean scores differ (p < {alpha:g})" if res.pvalue < alpha else "no evidence of a difference in mean scores"
+    )
     row = make_row(
         diff,
         iv.low if iv else math.nan,
