@@ -58,6 +58,7 @@ __all__ = [
     "one_seed",
     "seed_count",
     "on_substitute",
+    "not_converged",
     "seed_problem",
     "BRADLEY_BAND",
     "level_band",
@@ -637,6 +638,37 @@ def on_substitute(decision: Decision, why: str) -> Decision:
         SUBSTITUTE,
         decision.interval,
         f"given by hand: {why.strip()}; on the substitute the rule reads {decision.verdict}. {decision.rule}",
+    )
+
+
+def not_converged(decision: Decision, criterion: str) -> Decision:
+    """Mark a comparison of models that have not converged as undecided at this scale (issue 38).
+
+    Under-training is not failure: when a convergence criterion recorded for the models (the unconfounded control's
+    error against the paper's, the loss's last-10% slope, matched training steps) says they have not converged, the
+    comparison says nothing about the paper's trained models. The verdict becomes undecided, the interval is kept, and
+    the rule says what the criterion read and what the comparison would have read.
+
+    Parameters
+    ----------
+    decision : Decision
+        The decision the comparison gave.
+    criterion : str
+        What the convergence criterion read, and the training that would meet it.
+
+    Returns
+    -------
+    Decision
+    """
+    if not isinstance(decision, Decision):
+        raise ValidationTypeError(f"decision must be a cflib.verdicts.Decision, got {type(decision).__name__}")
+    if not isinstance(criterion, str) or not criterion.strip():
+        raise ValidationError("criterion must say what the convergence criterion read (a non-empty string)")
+    return Decision(
+        UNDECIDED,
+        decision.interval,
+        f"undecided: the models have not converged ({criterion.strip()}); at this training it would read "
+        f"{decision.verdict}. {decision.rule}",
     )
 
 
