@@ -83,11 +83,11 @@ def test_the_churner_does_take_ports_a_kernel_would_be_given():
     """The stress above is real: over TCP, ports that jupyter_client found free are taken before a kernel binds them."""
     import socket
 
-    churn = _churner(20)
+    churn = _churner(30)
     time.sleep(1.0)
-    taken = 0
+    taken, deadline = 0, time.monotonic() + 15  # a loaded machine may give the churner little CPU: try for a while
     try:
-        for _ in range(200):
+        while taken < 3 and time.monotonic() < deadline:
             s = socket.socket()
             s.bind(("127.0.0.1", 0))  # what jupyter_client's write_connection_file does for each port
             port = s.getsockname()[1]
@@ -103,7 +103,7 @@ def test_the_churner_does_take_ports_a_kernel_would_be_given():
     finally:
         churn.kill()
         churn.wait()
-    assert taken > 0
+    assert taken >= 3
 
 
 def test_a_kernel_that_does_not_start_is_started_again(fake_repo, monkeypatch, capfd):

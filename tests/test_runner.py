@@ -210,3 +210,17 @@ def test_a_second_run_or_book_into_the_same_folder_stops_in_one_line_and_touches
         holder.kill()
         first.wait()
         holder.wait()
+
+
+def test_a_kernel_killed_mid_run_fails_its_notebook_in_one_message_and_leaves_no_result(fake_repo):
+    make_notebook(
+        fake_repo / "notebooks" / "demo" / "01-square.ipynb",
+        "x = 2\nseed = 0\nfail_at = -1\n",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+    )
+    out = fake_repo / "out"
+    with pytest.raises(runner.NotebookError, match="its kernel died while it ran"):
+        runner.execute("demo/01-square.ipynb", "smoke", output_dir=out)
+    d = out / "demo"
+    assert not (d / "01-square.ipynb").exists() and not (d / "01-square.run.json").exists()
+    assert not list(d.glob(".*"))  # no partial file
