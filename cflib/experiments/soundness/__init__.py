@@ -70,6 +70,8 @@ from .figures import (
     plot_si_before_after,
     plot_support_reports,
     plot_temperature,
+    plot_temperature_counterfactuals,
+    plot_temperature_traversal,
     plot_true_counterfactuals,
 )
 from .ground_truth import HueOracle, commutativity_study, score_functions, truth_effectiveness
@@ -132,6 +134,8 @@ __all__ = [
     "plot_si_before_after",
     "plot_support_reports",
     "plot_temperature",
+    "plot_temperature_counterfactuals",
+    "plot_temperature_traversal",
     "plot_true_counterfactuals",
     "rank_robustness",
     "ranks_versus_paper",

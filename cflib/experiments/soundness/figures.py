@@ -1,4 +1,4 @@
-"""The chapter's figures: Figures 1, 4, 5, 7, 8 and 11 of the paper, and the book's own plots."""
+"""The chapter's figures: Figures 1, 4, 5, 7 to 11 of the paper, and the book's own plots."""
 
 from __future__ import annotations
 
@@ -320,8 +320,10 @@ def plot_abduction_strip(
     )
 
 
-def plot_temperature(fig8: pd.DataFrame) -> Any:
-    """Figure 8: counterfactual and cycled-back digit accuracy against the prior temperature.
+def plot_temperature(fig8: pd.DataFrame) -> np.ndarray:
+    """Figure 8: composition, reversibility and digit effectiveness (counterfactual and cycled back) against the prior temperature.
+
+    The effectiveness axis runs from 0 to 100 %, so a change of a few points is drawn at its true size.
 
     Parameters
     ----------
@@ -330,14 +332,124 @@ def plot_temperature(fig8: pd.DataFrame) -> Any:
 
     Returns
     -------
-    matplotlib.axes.Axes
+    numpy.ndarray of matplotlib.axes.Axes
+        The three panels (a) composition, (b) reversibility, (c) effectiveness.
     """
-    a = plotting.subplots(1, 1, width=4.5, height=3.1)[1]
-    plotting.line_with_band(fig8.index, fig8["digit accuracy (%)"], label="counterfactual", ax=a)
-    plotting.line_with_band(fig8.index, fig8["cycled-back digit accuracy (%)"], label="cycled back", ax=a)
-    a.set(xlabel="prior temperature t", ylabel="digit accuracy (%)", title="effectiveness vs temperature (k = 1)")
-    a.legend()
-    return a
+    _, axes = plotting.subplots(1, 3, width=3.3, height=3.0)
+    plotting.line_with_band(fig8.index, fig8["composition l1"], label="composition", ax=axes[0])
+    plotting.line_with_band(
+        fig8.index, fig8["reversibility l1"], label="reversibility", color=plotting.PALETTE[1], ax=axes[1]
+    )
+    plotting.line_with_band(
+        fig8.index, fig8["digit accuracy (%)"], label="counterfactual", color=plotting.PALETTE[2], ax=axes[2]
+    )
+    plotting.line_with_band(
+        fig8.index, fig8["cycled-back digit accuracy (%)"], label="cycled back", color=plotting.PALETTE[3], ax=axes[2]
+    )
+    axes[0].set(xlabel="prior temperature t", ylabel="l1 (0-255)", title="(a) composition (k = 1)")
+    axes[1].set(xlabel="prior temperature t", ylabel="l1 (0-255)", title="(b) digit reversibility (k = 1)")
+    axes[2].set(xlabel="prior temperature t", ylabel="digit accuracy (%)", title="(c) effectiveness (k = 1)")
+    axes[0].set_ylim(bottom=0)
+    axes[1].set_ylim(bottom=0)
+    axes[2].set_ylim(0, 100)
+    axes[2].legend(loc="best", fontsize=8)
+    return axes
+
+
+def plot_temperature_counterfactuals(
+    hvae: HierarchicalConditionalVAE,
+    test: cd.ColourDigits,
+    temperatures: Sequence[float],
+    *,
+    seed: int,
+    shift: int = 5,
+    rows: int = 3,
+) -> np.ndarray:
+    """Figure 9: observation, null intervention, ``do(digit + shift)`` and the cycled-back image, per prior temperature.
+
+    One abducted group (k = 1), as in :func:`temperature_sweep`; one row per (test image, temperature).
+
+    Parameters
+    ----------
+    hvae : HierarchicalConditionalVAE
+        Trained model.
+    test : ColourDigits
+        Test split.
+    temperatures : sequence of float
+        Prior temperatures of the non-abducted groups.
+    seed : int
+        Noise seed.
+    shift : int
+        Digit change (mod 10).
+    rows : int
+        Test images to show.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes
+    """
+    if not temperatures:
+        raise ValueError("temperatures must name at least one temperature, e.g. [0.1, 1.0]")
+    enc, idx = digit_hue_encoder(), np.linspace(10, len(test) - 1, rows).astype(int)
+    x, pa = test.x[idx], {k: v[idx] for k, v in test.parents.items()}
+    target = {**pa, "digit": (pa["digit"] + shift) % 10}
+    strips, labels = [], []
+    for i in range(rows):
+        for t in temperatures:
+            f = ax.ModelFunction.sample(hvae, enc, len(idx), seed=seed, abduct_levels=1, temperature=t)
+            cf = f(x, pa, target)
+            strips.append(np.stack([x, f(x, pa, pa), cf, f(cf, target, pa)], 1)[i])
+            labels.append(f"{pa['digit'][i]} -> {target['digit'][i]}, t={t:g}")
+    return plotting.image_grid(
+        np.stack(strips), col_labels=["x", "null", f"do(d+{shift})", "cycled back"], row_labels=labels, panel=0.8
+    )
+
+
+def plot_temperature_traversal(
+    hvae: HierarchicalConditionalVAE, test: cd.ColourDigits, temperatures: Sequence[float], *, seed: int, row: int = 10
+) -> np.ndarray:
+    """Figure 10: one test image under the four combinations of a digit and a hue intervention, per prior temperature.
+
+    The digit and the hue stand for the paper's smiling and eyeglasses; one abducted group (k = 1).
+
+    Parameters
+    ----------
+    hvae : HierarchicalConditionalVAE
+        Trained model.
+    test : ColourDigits
+        Test split.
+    temperatures : sequence of float
+        Prior temperatures of the non-abducted groups (columns).
+    seed : int
+        Noise seed.
+    row : int
+        The test image.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes
+    """
+    if not temperatures:
+        raise ValueError("temperatures must name at least one temperature, e.g. [0.1, 1.0]")
+    if not 0 <= row < len(test):
+        raise ValueError(f"row must index the test split (0 to {len(test) - 1}), got {row}")
+    enc = digit_hue_encoder()
+    x, pa = test.x[[row] * 4], {k: np.repeat(v[[row]], 4) for k, v in test.parents.items()}
+    target = {
+        **pa,
+        "digit": np.where([False, True, False, True], (pa["digit"] + 5) % 10, pa["digit"]),
+        "hue": np.where([False, False, True, True], (pa["hue"] + 0.5) % 1.0, pa["hue"]),
+    }
+    cols = [
+        ax.ModelFunction.sample(hvae, enc, 4, seed=seed, abduct_levels=1, temperature=t)(x, pa, target)
+        for t in temperatures
+    ]
+    return plotting.image_grid(
+        np.stack(cols, 1),
+        col_labels=[f"t={t:g}" for t in temperatures],
+        row_labels=["null", "do(digit)", "do(hue)", "do(digit, hue)"],
+        panel=0.8,
+    )
 
 
 def plot_metric_truth(table: pd.DataFrame) -> np.ndarray:
