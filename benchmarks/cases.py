@@ -386,6 +386,12 @@ def _audit_dask_cases() -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]
     return {"audit_dask": case_audit_dask, "audit_memory": case_audit_memory, "direct_effect": case_direct_effect}
 
 
+def _audit_images_train_case() -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
+    from benchmarks.audit_images_train import case_audit_images_train
+
+    return {"audit_images_train": case_audit_images_train}
+
+
 CASES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "mmd": case_mmd,
     "limit": case_limit,
@@ -393,4 +399,5 @@ CASES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "audit": case_audit,
     "audit_adult": case_audit_adult,
     **_audit_dask_cases(),
+    **_audit_images_train_case(),
 }

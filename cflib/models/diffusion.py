@@ -1033,7 +1033,7 @@ def fit_latent_diffusion(
     config : LDMConfig, optional
         Architecture.
     cache_dir : path-like, optional
-        Folder of cached models (default ``_build/cache/models``).
+        Folder of cached models (default ``models`` in :func:`cflib.paths.cache_dir`).
     seed : int
         Seed of initialisation and training.
     device : str

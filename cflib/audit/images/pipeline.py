@@ -86,7 +86,7 @@ def audit_images(
         attribute only); an object with ``counterfactual(obs, do)`` over ``{"x": images, attribute,
         *parents}``; or ``"train"``: the book's CLDM+D fitted on these images (grey, square), conditioned on
         the attribute and the integer-coded parents, cached (:func:`cflib.runtime.fit_cached`), on CUDA
-        when present (settings :data:`TRAIN_DEFAULTS`, overridden by ``train_options``).
+        when present (:data:`TRAIN_DEFAULTS`; on a CPU :data:`CPU_TRAIN_DEFAULTS` and a budget; ``train_options``).
     outcome : str, optional
         Column of the true 0/1 label: adds equal opportunity and the accuracy per group.
     parents : sequence of str
@@ -110,7 +110,7 @@ def audit_images(
     seed : int
         Seed of every random draw (reader split and training, folds, median heuristic).
     train_options : dict, optional
-        With ``counterfactual="train"``: ``config``, ``fit``, ``counterfactual`` overrides and ``cache_dir``.
+        With ``counterfactual="train"``: ``config``, ``fit``, ``counterfactual``, ``cache_dir``, ``budget_s``.
     device : str
         Device of the models the audit trains (``"auto"``: CUDA when present).
     progress : bool
