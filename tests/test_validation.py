@@ -63,16 +63,6 @@ class Fitted:
         return np.full((len(frame), len(self.classes_)), 1 / len(self.classes_))
 
 
-class Fitted:
-    """An estimator fitted on labels ``classes`` (its predict_proba gives each the same probability)."""
-
-    def __init__(self, classes: list) -> None:
-        self.classes_ = np.array(classes)
-
-    def predict_proba(self, frame: pd.DataFrame) -> np.ndarray:
-        return np.full((len(frame), len(self.classes_)), 1 / len(self.classes_))
-
-
 # ---------------------------------------------------------------------------- a throw-away repository
 PARAMETERS = """\
 n_fit = 500
@@ -366,20 +356,6 @@ CASES: list[Case] = [
         ValueError,
         ("y1", "'maybe'"),
         lambda e: _audit(data=DF.assign(y=np.where(DF.y > 0, "yes", "no")), y1="maybe"),
-    ),
-    # --- issue 35: the positive class is looked up in the model's classes; the CPU budget of a trained generator
-    case(
-        "audit-y1-not-a-class",
-        ValueError,
-        ("y1", "classes", "['bad', 'good']"),
-        lambda e: _audit(predict=Fitted(["bad", "good"]), y1=1.0),
-    ),
-    case("audit-classes-not-0-1", ValueError, ("y1", "[1, 2]"), lambda e: _audit(predict=Fitted([1, 2]))),
-    case(
-        "audit-images-train-budget",
-        ValueError,
-        "train_options['budget_s']",
-        lambda e: _audit_images(counterfactual="train", train_options={"budget_s": -1}),
     ),
     # --- issue 35: the positive class is looked up in the model's classes; the CPU budget of a trained generator
     case(
