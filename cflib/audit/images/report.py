@@ -58,7 +58,7 @@ class ImageAuditReport(AuditReport):
             est, lo, hi = (float(v) for v in r.loc[n, ["estimate", "ci_low", "ci_high"]])
             thr = self.provenance.get("gate", {}).get(n.removeprefix("generator "))
             scale = 255.0 if n in ("generator composition", "generator reversibility") else 1.0
-            ok = "pass" in str(r.loc[n, "verdict"]) or (n == "ECA" and est == 1.0)
+            ok = self.status()[n] == "clear"  # the gate passed, or ECA shown within its tolerance
             colour = plotting.PALETTE[2] if ok else plotting.PALETTE[3]
             if np.isfinite(est):
                 xerr = [[(est - lo) / scale], [(hi - est) / scale]] if np.isfinite(lo) else None
