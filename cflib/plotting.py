@@ -27,10 +27,14 @@ __all__ = [
     "scatter_with_fit",
     "identity_line",
     "verdict_colors",
+    "ALPHA_COLOR",
 ]
 
 #: Colour-blind-safe palette (Okabe-Ito) used for every categorical series in the book.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+
+#: Colour of a significance-level line (the text calls it red): a dark red that no series of :data:`PALETTE` uses.
+ALPHA_COLOR = "#A50026"
 
 #: Colours for claim verdicts in tables and figures.
 verdict_colors = {

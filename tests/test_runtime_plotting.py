@@ -86,3 +86,19 @@ def test_plot_helpers_return_axes_and_validate():
     with pytest.raises(ValueError, match="pvalues"):
         plotting.qq_uniform([0.5, 1.5])
     plt.close("all")
+
+
+def test_the_alpha_line_has_a_colour_no_series_uses():
+    from matplotlib.colors import to_hex
+
+    from cflib.stats.replications import plot_pvalue_vs_eca
+
+    assert plotting.ALPHA_COLOR.lower() not in {c.lower() for c in plotting.PALETTE}
+    rng = np.random.default_rng(0)
+    eca = rng.uniform(0, 1, 30)
+    for i, series in enumerate(plotting.PALETTE):
+        ax = plot_pvalue_vs_eca(eca, -3 * eca - rng.uniform(0.01, 0.2, 30), alpha=0.05, color=series)
+        level = [ln for ln in ax.get_lines() if np.allclose(ln.get_ydata(), np.log10(0.05))]
+        assert [to_hex(ln.get_color()) for ln in level] == [plotting.ALPHA_COLOR.lower()], i
+        assert to_hex(ax.collections[0].get_facecolor()[0]) == series.lower()
+        plt.close("all")

@@ -146,7 +146,9 @@ def plot_pvalue_vs_eca(
             ax.fill_between(
                 grid, line - band_k * st["resid_sd"], line + band_k * st["resid_sd"], color=color, alpha=0.15, lw=0
             )
-    ax.axhline(math.log10(alpha), color="#D55E00", ls="--", lw=1)
+    from ..plotting import ALPHA_COLOR
+
+    ax.axhline(math.log10(alpha), color=ALPHA_COLOR, ls="--", lw=1)
     if ylim is not None:
         ax.set_ylim(*ylim)
     label = f"r = {st['r']:.2f}, sd = {st['resid_sd']:.2g}"

@@ -141,7 +141,7 @@ def plot_power(
                 color=plotting.PALETTE[j],
                 ax=ax,
             )
-        ax.axhline(alpha, color="#D55E00", ls="--", lw=1)
+        ax.axhline(alpha, color=plotting.ALPHA_COLOR, ls="--", lw=1)
         ax.set_xlabel(labels[xcol])
     axes[0].set_xscale("log")
     axes[0].set_xticks(power_ns, [str(m) for m in power_ns])
