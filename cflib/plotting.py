@@ -270,6 +270,7 @@ def image_grid(
     vmax: float | None = None,
     panel: float = 1.1,
     fig=None,
+    gaps_after: Sequence[int] = (),
 ):
     """Show a grid of images, e.g. rows of counterfactuals.
 
@@ -288,11 +289,13 @@ def image_grid(
         Size of one image in inches.
     fig : matplotlib.figure.Figure, optional
         Figure to draw into; a new one by default.
+    gaps_after : sequence of int
+        Columns after which a gap of half a panel separates two groups (e.g. a figure's panels (a), (b), (c)).
 
     Returns
     -------
     numpy.ndarray of matplotlib.axes.Axes
-        The ``(rows, cols)`` axes.
+        The ``(rows, cols)`` axes (the gaps are not axes).
     """
     images = np.asarray(images)
     if images.ndim not in (4, 5):
@@ -306,9 +309,23 @@ def image_grid(
         raise ValueError(f"row_labels has {len(row_labels)} entries for {rows} rows")
     if col_labels is not None and len(col_labels) != cols:
         raise ValueError(f"col_labels has {len(col_labels)} entries for {cols} columns")
+    gaps = sorted({int(g) for g in gaps_after})
+    if any(not 0 <= g < cols - 1 for g in gaps):
+        raise ValueError(f"gaps_after must name columns 0 to {cols - 2} (a gap goes between two columns), got {gaps}")
     if fig is None:
-        fig = plt.figure(figsize=(panel * cols + (1.2 if row_labels is not None else 0.2), panel * rows + 0.4))
-    axes = np.asarray(fig.subplots(rows, cols, squeeze=False))
+        width = panel * (cols + 0.5 * len(gaps)) + (1.2 if row_labels is not None else 0.2)
+        fig = plt.figure(figsize=(width, panel * rows + 0.4))
+    keep = [c + sum(g < c for g in gaps) for c in range(cols)]
+    ratios = [1.0] * (cols + len(gaps))
+    for j in range(len(ratios)):
+        if j not in keep:
+            ratios[j] = 0.5
+    grid = np.asarray(fig.subplots(rows, len(ratios), squeeze=False, gridspec_kw={"width_ratios": ratios}))
+    for j in range(len(ratios)):
+        if j not in keep:
+            for ax in grid[:, j]:
+                ax.remove()
+    axes = grid[:, keep]
     for r in range(rows):
         for c in range(cols):
             ax = axes[r, c]

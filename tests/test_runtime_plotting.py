@@ -102,3 +102,21 @@ def test_the_alpha_line_has_a_colour_no_series_uses():
         assert [to_hex(ln.get_color()) for ln in level] == [plotting.ALPHA_COLOR.lower()], i
         assert to_hex(ax.collections[0].get_facecolor()[0]) == series.lower()
         plt.close("all")
+
+
+def test_image_grid_separates_groups_of_columns_by_gaps():
+    images = np.random.default_rng(0).uniform(0, 1, (2, 5, 4, 4))
+    axes = plotting.image_grid(images, col_labels=list("abcde"), panel=1.0, gaps_after=(1, 3))
+    assert axes.shape == (2, 5)
+    for c in range(5):
+        np.testing.assert_array_equal(np.asarray(axes[1, c].images[0].get_array()), images[1, c])
+    axes[0, 0].figure.canvas.draw()
+    left = [axes[0, c].get_position().x0 for c in range(5)]
+    width = axes[0, 0].get_position().width
+    steps = np.diff(left) / width
+    # a gap of half a panel after columns 1 and 3, none elsewhere
+    assert steps[1] > steps[0] + 0.3 and steps[3] > steps[2] + 0.3
+    assert len(axes[0, 0].figure.axes) == 10
+    with pytest.raises(ValueError, match="gaps_after"):
+        plotting.image_grid(images, gaps_after=(4,))
+    plt.close("all")

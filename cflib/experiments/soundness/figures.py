@@ -200,6 +200,9 @@ def plot_si_before_after(scms: Mapping[str, cd.ColourDigits], si: Mapping[str, n
 def figure1(model: Any, test: cd.ColourDigits, rows: np.ndarray, title: str, *, seed: int) -> np.ndarray:
     """Figure 1: repeated null interventions, a null and a digit intervention, and two hue cycles, per test image.
 
+    The three groups of columns are the paper's panels (a) composition, (b) effectiveness and (c) reversibility,
+    lettered and separated by gaps.
+
     Parameters
     ----------
     model : object
@@ -222,9 +225,12 @@ def figure1(model: Any, test: cd.ColourDigits, rows: np.ndarray, title: str, *, 
     comp = ax.composition_sequence(f, x, pa, m=5)
     eff = np.stack([x, f(x, pa, pa), f(x, pa, {**pa, "digit": (pa["digit"] + 3) % 10})], 1)
     rev = ax.reversibility_sequence(f, x, pa, "hue", (pa["hue"] + 0.5) % 1.0, cycles=2)
-    cols = ["x"] + [f"null {j}" for j in range(1, 6)] + ["x", "null", "do(d+3)", "x", "do(h)", "back", "do(h)", "back"]
+    cols = ["(a) x"] + [f"null {j}" for j in range(1, 6)] + ["(b) x", "null", "do(d+3)"]
+    cols += ["(c) x", "do(h)", "back", "do(h)", "back"]
     labels = [f"{title}\ndigit {d}" if i == 0 else f"digit {d}" for i, d in enumerate(pa["digit"])]
-    return plotting.image_grid(np.concatenate([comp, eff, rev], 1), col_labels=cols, row_labels=labels, panel=0.75)
+    return plotting.image_grid(
+        np.concatenate([comp, eff, rev], 1), col_labels=cols, row_labels=labels, panel=0.75, gaps_after=(5, 8)
+    )
 
 
 def plot_shape_counterfactuals(
