@@ -225,7 +225,6 @@ def _fine_tuning_claim(bench: _Benchmark03, fd: Mapping[str, float], fd_bad: str
         "quote": "We observe that by training HVAE only with the standard ELBO loss, the model exclusively reconstructs the initial image "
         "and systematically ignores the causal/counterfactual condition.",
         "source": "Sec. 4.2; Table 4 (HVAE fine-tuned F1 0.998 / 0.981); Table 5 (FID 12.667 -> 22.047)",
-        "kind": "reproduction",
     }
     evidence = f"ELBO-only HVAE within 0.25 F1 of the identity map; fine-tuning adds > 0.1 F1 on both attributes; Fréchet distance rises; {paired}"
     if fd_bad or headroom <= 0.1:
@@ -243,6 +242,7 @@ def _fine_tuning_claim(bench: _Benchmark03, fd: Mapping[str, float], fd_bad: str
             note=why + " A metric shown degenerate on the substitute decides no claim on it.",
             change="issue 38: substitutes by one rule; E7 read the F1 and Fréchet distance its sibling claims declare "
             "degenerate on SmileyFaces",
+            kind="reproduction",
             **text,
         )
         return
@@ -254,6 +254,7 @@ def _fine_tuning_claim(bench: _Benchmark03, fd: Mapping[str, float], fd_bad: str
         evidence=evidence,
         change=matched,
         more=MORE_SEEDS,
+        kind="reproduction",
         **text,
     )
 
@@ -382,7 +383,6 @@ def _minimality_claims(bench: _Benchmark03) -> None:
         "evidence": f"per-image P2; {paired}",
         "quote": "We notice that for CelebA, the term […] cannot effectively discern changes that are too minimal from effective ones",
         "source": "Sec. 4.3, Table 5 (CelebA P(S_x ≥ div) 0.925-0.999)",
-        "kind": "reproduction",
     }
     statement = "On faces P2 is close to 1 for the VAE and HVAE rows, so their CLD sits near the identity value 0.2954."
     p2_all = {k: bench.per_mean(k, "p2") for k in (*MODELS, "true")}
@@ -400,10 +400,13 @@ def _minimality_claims(bench: _Benchmark03) -> None:
             "CelebA it cannot tell too-minimal changes from effective ones. A metric shown degenerate on the substitute "
             "decides no claim on it.",
             change="issue 38: substitutes by one rule; M4 read the P2 that is at its ceiling for every row on SmileyFaces",
+            kind="reproduction",
             **m4,
         )
     else:
-        record_claim("M4", statement, p2, "all four rows above 0.9", change=matched, more=MORE_SEEDS, **m4)
+        record_claim(
+            "M4", statement, p2, "all four rows above 0.9", change=matched, more=MORE_SEEDS, kind="reproduction", **m4
+        )
     p1 = {k: bench.per_mean(k, "p1") for k in (*MODELS, "true")}
     p1_bad = degenerate_metric(p1, "P1 (mean over seeds)", lower_is_better=None, floor=1e-3)
     m5 = (
