@@ -262,7 +262,7 @@ def plot_factual_vs_counterfactual(
     """
     rhos = [m.rho for m in zoo]
     pick = [m for m in zoo if m.arch == zoo[0].arch and m.seed == zoo[0].seed and m.rho in (min(rhos), max(rhos))]
-    fig, axes = plotting.subplots(2, len(DISEASES), width=3.2, height=3.0)
+    fig, axes = plotting.subplots(2, len(DISEASES), width=2.7, height=2.6)
     for m in pick:
         ax = axes[0 if m.rho == min(rhos) else 1, DISEASES.index(m.disease)]
         p0 = m.predict_proba(test.images)
@@ -274,7 +274,9 @@ def plot_factual_vs_counterfactual(
         ax.set_title(f"{m.disease}, {m.arch} rho={m.rho:g}", fontsize=9)
         ax.set_xlabel("p(factual)")
         ax.set_ylabel("p(counterfactual)")
-    axes[0, 0].legend(fontsize=7, markerscale=2)
+    # One legend for the figure, below the panels, so it is neither cut nor drawn over the points.
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=9, markerscale=3)
     return axes
 
 
