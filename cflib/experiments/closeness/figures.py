@@ -200,7 +200,10 @@ def plot_power(power: pd.DataFrame, eps: float, ax: Axes | None = None) -> Axes:
 def plot_audit_grid(
     audits: Mapping[tuple[str, str], AuditResult], datasets: Sequence[str], archs: Sequence[str]
 ) -> np.ndarray:
-    """One panel per data set (rows) and model (columns): accuracy and unfairness of every variant.
+    """Accuracy and unfairness of every variant, one row per data set and two panels per model.
+
+    Each quantity has its own panel with horizontal bars from 0 (no second y-axis, no legend over the bars);
+    the bars' numbers are written at their ends.
 
     Parameters
     ----------
@@ -212,15 +215,29 @@ def plot_audit_grid(
     Returns
     -------
     numpy.ndarray of matplotlib.axes.Axes
+        ``(len(datasets), 2 * len(archs))``: for each model its accuracy panel, then its unfairness panel.
     """
-    _, axes = subplots(len(datasets), len(archs), width=3.3, height=2.7, squeeze=False)
+    n_var = max(len(audits[(d, a)].table) for d in datasets for a in archs)
+    _, axes = subplots(len(datasets), 2 * len(archs), width=1.9, height=0.32 * n_var + 1.0, squeeze=False)
+    top = max(float(audits[(d, a)].table["unfairness"].max()) for d in datasets for a in archs)
     for i, name in enumerate(datasets):
         for j, arch in enumerate(archs):
-            ax = audits[(name, arch)].plot(ax=axes[i, j])
-            ax.set_title(f"{name} / {arch}", fontsize=9)
-            legend = ax.get_legend()
-            if (i, j) != (0, 0) and legend is not None:
-                legend.remove()
+            t = audits[(name, arch)].table
+            y = np.arange(len(t))
+            for k, (col, colour, label) in enumerate(
+                (("accuracy", "C0", "accuracy"), ("unfairness", "C3", "unfairness (mean |Δp|)"))
+            ):
+                ax = axes[i, 2 * j + k]
+                ax.barh(y, t[col], 0.6, color=colour)
+                for yy, v in zip(y, t[col], strict=True):
+                    ax.text(v, yy, f" {v:.2f}", va="center", fontsize=7)
+                ax.set_xlim(0, 1.25 if col == "accuracy" else 1.3 * max(top, 1e-9))
+                ax.set_yticks(y, t["variant"] if k == 0 else [""] * len(y))
+                ax.invert_yaxis()
+                ax.set_title(f"{name} / {arch}\n{label}" if k == 0 else f"\n{label}", fontsize=8)
+                ax.tick_params(labelsize=7)
+                if col == "accuracy":
+                    ax.set_xticks([0, 0.5, 1])
     return axes
 
 
