@@ -273,7 +273,7 @@ def estimate_train_seconds(
         )
         t_cf = timed(lambda: model.counterfactual(x, a, 1 - a, aux=pa, **cf))
     steps = math.ceil(n / batch)
-    scale = batch / probe_n  # a step's cost grows with its batch (near linearly on a CPU)
+    scale = min(batch, n) / probe_n  # a step's cost grows with its batch (near linearly on a CPU)
     out = {
         "autoencoder": float(fit.get("vae_epochs", 0)) * steps * t_vae * scale,
         "diffusion": float(fit.get("diffusion_epochs", 0)) * steps * t_unet * scale,
