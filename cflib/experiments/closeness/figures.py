@@ -230,7 +230,7 @@ def plot_audit_grid(
                 ax = axes[i, 2 * j + k]
                 ax.barh(y, t[col], 0.6, color=colour)
                 for yy, v in zip(y, t[col], strict=True):
-                    ax.text(v, yy, f" {v:.2f}", va="center", fontsize=7)
+                    ax.text(v, yy, f" {v:.2f}" if col == "accuracy" else f" {v:.2g}", va="center", fontsize=7)
                 ax.set_xlim(0, 1.25 if col == "accuracy" else 1.3 * max(top, 1e-9))
                 ax.set_yticks(y, t["variant"] if k == 0 else [""] * len(y))
                 ax.invert_yaxis()
@@ -238,6 +238,8 @@ def plot_audit_grid(
                 ax.tick_params(labelsize=7)
                 if col == "accuracy":
                     ax.set_xticks([0, 0.5, 1])
+                else:
+                    ax.locator_params(axis="x", nbins=3)
     return axes
 
 
