@@ -336,20 +336,50 @@ def test_cfclot_row_is_partition_invariant_and_equals_the_in_memory_test(client,
     s = cf_three.settings["cfclot"]
     assert s["pairs"] == CF_N and s["n_features"] == 128 and s["bandwidth"] > 0
     y_hat, y_cf = in_memory_outputs(CF_DATA)
-    mem = cfclot_rff_test(y_hat, y_cf, EPS, n_features=128, bandwidth=s["bandwidth"], seed=SEED)
+    x = CF_DATA["x"].to_numpy()
+    # each direction equals the in-memory random-feature test on that direction's units, at alpha / 2
+    mems = []
+    for code, key in enumerate(("x0 -> x1", "x1 -> x0")):
+        sel = x == code
+        mem = cfclot_rff_test(
+            y_hat[sel], y_cf[sel], EPS, n_features=128, bandwidth=s["bandwidth"], seed=SEED, alpha=0.025
+        )
+        d = s["directions"][key]
+        assert d["pairs"] == sel.sum()
+        np.testing.assert_allclose(
+            [d["statistic"], d["std_error"], d["pvalue"], d["threshold"], d["sigma_features"]],
+            [mem.statistic, mem.std_error, mem.pvalue, mem.threshold, mem.sigma_features],
+            rtol=0,
+            atol=1e-9,
+        )
+        mems.append(mem)
     row = cf_three.rows.loc["CF-CLOT"]
-    np.testing.assert_allclose(
-        [row["estimate"], row["se"], row["pvalue"], s["threshold"], s["sigma_features"]],
-        [mem.statistic, mem.std_error, mem.pvalue, mem.threshold, mem.sigma_features],
-        rtol=0,
-        atol=1e-9,
-    )
-    assert row["flagged"] == mem.rejected and "128 random Fourier features" in row["method"]
-    # the exact-kernel CF-CLOT on the same rows lies within a few of the random-feature test's standard errors
-    exact = cfclot_test(y_hat, y_cf, EPS, bandwidth=s["bandwidth"], method="normal")
-    assert abs(exact.statistic - row["estimate"]) < 4 * row["se"]
+    assert row["estimate"] == max(m.statistic for m in mems)
+    assert row["pvalue"] == pytest.approx(min(1.0, 2 * min(m.pvalue for m in mems)), abs=1e-12)
+    assert row["flagged"] == any(m.rejected for m in mems) and "128 random Fourier features" in row["method"]
+    # the exact-kernel CF-CLOT on the same units lies within a few of the random-feature test's standard errors
+    worst = int(np.argmax([m.statistic for m in mems]))
+    exact = cfclot_test(y_hat[x == worst], y_cf[x == worst], EPS, bandwidth=s["bandwidth"], method="normal")
+    assert abs(exact.statistic - row["estimate"]) < 4 * mems[worst].std_error
     # N-TE about 0.006: not EPS-close, by both tests
-    assert exact.rejected and row["flagged"] and row["verdict"] == f"not {EPS}-close (N-TE > {EPS})"
+    assert exact.rejected and row["flagged"] and row["verdict"].startswith(f"not {EPS}-close (N-TE > {EPS} under do(x")
+
+
+def test_cfclot_per_direction_sees_flips_that_go_both_ways(client):
+    """A model that outputs the attribute itself: pooled, the factual and counterfactual outputs have the same
+    distribution (x is balanced); each direction moves every output by 1, so the row is flagged."""
+    frame = CF_DATA.iloc[:1000]
+
+    def says_x(rows: pd.DataFrame) -> np.ndarray:
+        return rows["x"].to_numpy(dtype=float)
+
+    res = run_cf(client, frame, 3, predict=says_x, counterfactual=counterfactual, epsilon=0.1, n_features=128, n_boot=0)
+    row = res.rows.loc["CF-CLOT"]
+    assert row["flagged"] and row["estimate"] > 0.3 and res.rows.loc["CF-CLOT", "status"] == "flagged"
+    # the pooled comparison this row replaced sees nothing: the two pooled samples have the same ones and zeros
+    x = frame["x"].to_numpy(dtype=float)
+    pooled = cfclot_rff_test(x, 1 - x, 0.1, n_features=128, bandwidth=res.settings["cfclot"]["bandwidth"], seed=SEED)
+    assert not pooled.rejected and pooled.statistic < 0.05
 
 
 def test_a_counterfactual_model_leaves_the_other_rows_unchanged(client, cf_three):

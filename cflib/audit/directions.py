@@ -13,11 +13,15 @@ shown beyond ``epsilon`` and ``clear`` when both are shown within it.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["directional_cfclot"]
+__all__ = ["DIRECTIONS", "DirectionEnds", "direction_row", "directional_cfclot"]
+
+#: The two directions' keys: the units with ``x0`` under ``do(x0 -> x1)``, those with ``x1`` under ``do(x1 -> x0)``.
+DIRECTIONS = ("x0 -> x1", "x1 -> x0")
 
 
 def directional_cfclot(
@@ -58,59 +62,100 @@ def directional_cfclot(
 
     z = float(norm.ppf(1 - alpha / 2))
     results: dict[str, Any] = {}
-    parts: list[str] = []
     notes: list[str] = []
-    ends: list[tuple[float, float, float, float]] = []  # estimate, low, high, p
-    for code, (src, dst) in enumerate(((labels[0], labels[1]), (labels[1], labels[0]))):
-        key = "x0 -> x1" if code == 0 else "x1 -> x0"
+    ends: list[DirectionEnds | None] = []
+    for code in (0, 1):
         sel = a01 == code
         if sel.sum() < 2:
-            results[key] = None
-            parts.append(f"{src} -> {dst}: fewer than 2 units")
+            results[DIRECTIONS[code]] = None
+            ends.append(None)
             continue
         res = cfclot_test(y_hat[sel], y_cf[sel], epsilon, alpha=alpha / 2, seed=seed)
-        results[key] = res
+        results[DIRECTIONS[code]] = res
         notes.extend(res.warnings)
-        lo = hi = math.nan
-        if res.method == "normal" and res.sigma is not None:
-            half = z * float(res.sigma) / math.sqrt(res.m)
-            lo, hi = res.statistic - half, res.statistic + half
-        ends.append((float(res.statistic), lo, hi, float(res.pvalue)))
-        parts.append(
-            f"{src} -> {dst}: N-TE {res.statistic:.3g}"
-            + (f" [{lo:.3g}, {hi:.3g}]" if np.isfinite(lo) else "")
-            + f", p {res.pvalue:.3g}, {res.m} units"
-        )
-    method = (
-        f"CF-CLOT per direction (the units with x = {labels[0]} under do(x -> {labels[1]}), those with "
-        f"x = {labels[1]} under do(x -> {labels[0]})), N-TE <= {epsilon}, each at alpha/2 = {alpha / 2:.3g} "
-        f"(Bonferroni); estimate and interval: the larger N-TE, its {1 - alpha:.0%} interval from the "
-        f"{1 - alpha / 2:.1%} intervals of both; p-value: twice the smaller. " + "; ".join(parts)
-    )
+        half = z * float(res.sigma) / math.sqrt(res.m) if res.method == "normal" and res.sigma is not None else math.nan
+        ends.append(DirectionEnds(float(res.statistic), half, float(res.pvalue), int(res.m)))
+    method = "CF-CLOT per direction"
+    row = direction_row(ends, epsilon, alpha, labels, method, "closeness-test, Eq. 7 and Def. 4 (per direction)")
+    return row, results, tuple(dict.fromkeys(notes))
+
+
+class DirectionEnds(NamedTuple):
+    """One direction's CF-CLOT: its N-TE, the half-width of its ``1 - alpha / 2`` interval (NaN: none), its
+    p-value at level ``alpha / 2`` and its number of units."""
+
+    statistic: float
+    half: float
+    pvalue: float
+    m: int
+
+
+def direction_row(
+    ends: Sequence[DirectionEnds | None],
+    epsilon: float,
+    alpha: float,
+    labels: tuple[Any, Any],
+    method: str,
+    reference: str,
+) -> dict[str, Any]:
+    """The report's ``CF-CLOT`` row from its two directions' results (in memory or from a cluster's sums).
+
+    Parameters
+    ----------
+    ends : sequence of two DirectionEnds or None
+        ``x0 -> x1`` (the units with ``x0``) then ``x1 -> x0``; ``None`` where a direction has fewer than 2 units.
+    epsilon : float
+        Tolerated N-TE.
+    alpha : float
+        Level of the row (each direction was tested at ``alpha / 2``).
+    labels : (x0, x1)
+        The levels' names.
+    method : str
+        How each direction was computed, the start of the row's ``method``.
+    reference : str
+        The row's ``reference``.
+
+    Returns
+    -------
+    dict
+        ``estimate, ci_low, ci_high, pvalue, verdict, method, reference``: the larger N-TE, the interval
+        ``[max of the lower ends, max of the upper ends]``, twice the smaller p-value.
+    """
+    parts = []
+    for code, e in enumerate(ends):
+        src, dst = labels[code], labels[1 - code]
+        if e is None:
+            parts.append(f"{src} -> {dst}: fewer than 2 units")
+            continue
+        ci = f" [{e.statistic - e.half:.3g}, {e.statistic + e.half:.3g}]" if np.isfinite(e.half) else ""
+        parts.append(f"{src} -> {dst}: N-TE {e.statistic:.3g}{ci}, p {e.pvalue:.3g}, {e.m} units")
     row: dict[str, Any] = {
         "ci_low": math.nan,
         "ci_high": math.nan,
-        "method": method,
-        "reference": "closeness-test, Eq. 7 and Def. 4 (per direction)",
+        "method": f"{method} (the units with x = {labels[0]} under do(x -> {labels[1]}), those with "
+        f"x = {labels[1]} under do(x -> {labels[0]})), N-TE <= {epsilon}, each at alpha/2 = {alpha / 2:.3g} "
+        f"(Bonferroni); estimate and interval: the larger N-TE, its {1 - alpha:.0%} interval from the "
+        f"{1 - alpha / 2:.1%} intervals of both; p-value: twice the smaller. " + "; ".join(parts),
+        "reference": reference,
     }
-    if len(ends) < 2:
+    got = [e for e in ends if e is not None]
+    if len(got) < 2:
         row.update(
             estimate=math.nan,
             pvalue=math.nan,
             verdict="not estimable: a direction has fewer than 2 units (" + "; ".join(parts) + ")",
         )
-        return row, results, tuple(dict.fromkeys(notes))
-    worst = int(np.argmax([e[0] for e in ends]))
-    p = min(1.0, 2 * min(e[3] for e in ends))
-    lows, highs = [e[1] for e in ends], [e[2] for e in ends]
-    if all(np.isfinite(lows)) and all(np.isfinite(highs)):
-        row.update(ci_low=max(lows), ci_high=max(highs))
+        return row
+    worst = int(np.argmax([e.statistic for e in got]))
+    p = min(1.0, 2 * min(e.pvalue for e in got))
+    if all(np.isfinite(e.half) for e in got):
+        row.update(ci_low=max(e.statistic - e.half for e in got), ci_high=max(e.statistic + e.half for e in got))
     which = ("do(x -> {1}) on the {0} units", "do(x -> {0}) on the {1} units")[worst].format(*labels)
     row.update(
-        estimate=ends[worst][0],
+        estimate=got[worst].statistic,
         pvalue=p,
         verdict=f"not {epsilon}-close (N-TE > {epsilon} under {which})"
         if p < alpha
         else f"no evidence against {epsilon}-closeness in either direction",
     )
-    return row, results, tuple(dict.fromkeys(notes))
+    return row

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import os
 import sys
 import time
@@ -50,6 +51,7 @@ from ..fairness.sfm import StandardFairnessModel
 from ..stats.closeness_rff import CFCLOTRFFResult, cfclot_rff_finish, rff_map
 from ..stats.kernels import make_kernel, median_bandwidth
 from ..validation import check_alpha, check_count, check_level, check_real, warn
+from .directions import DIRECTIONS, DirectionEnds, direction_row
 from .distributed_tables import (
     DistributedAudit,
     audit_rows,
@@ -230,7 +232,7 @@ def audit_distributed(
     parity = parity_differences(got.scan, spec, decision, level_)
     rows = audit_rows(effects, got.infl, parity, spec, decided_by, level_, alpha, got.counts)
     settings = _settings(spec, learners, n_sub, got.pair_n, decided_by, got.n_parts, split_every)
-    rows = _with_cfclot(rows, settings, got.closeness)
+    rows = _with_cfclot(rows, settings, got.closeness, spec, alpha, closeness.epsilon if closeness else math.nan)
     rows = add_status(rows, alpha, tols, float(sum(got.counts)))
     provenance = _provenance(got.scan, spec, sfm, predict, y1, data)
     provenance["tolerances"] = tols
@@ -253,7 +255,7 @@ class _Passes:
     pair_n: int
     n_parts: int
     notes: tuple[str, ...]
-    closeness: CFCLOTRFFResult | None = None
+    closeness: tuple[CFCLOTRFFResult | None, CFCLOTRFFResult | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -329,7 +331,7 @@ def _passes(
     clot = None
     if closeness is not None:
         clot = _closeness_passes(conn, parts, spec, scan, closeness, split_every, log, timing)
-        notes = (*notes, *clot.warnings)
+        notes = (*notes, *(w for r in clot if r is not None for w in r.warnings))
     return _Passes(spec, scan, sums, infl, means, draws, counts, pair_n, len(parts), notes, clot)
 
 
@@ -342,71 +344,100 @@ def _closeness_passes(
     split_every: int,
     log: _Log,
     timing: dict[str, Any],
-) -> CFCLOTRFFResult:
-    """CF-CLOT from two passes: the bandwidth and features on the client, the feature sums, then the row means."""
+) -> tuple[CFCLOTRFFResult | None, CFCLOTRFFResult | None]:
+    """CF-CLOT per direction from two passes: the bandwidth and features on the client, then each direction's
+    feature sums and row means (``None`` for a direction with fewer than 2 units)."""
     bw = closeness.bandwidth
     if bw == "median":  # the subsample's first rows by rank: the same rows for any partitioning
         first = scan.candidates.head(BANDWIDTH_ROWS)
         bw = median_bandwidth(first["__cflib_out_0"], first[YCF], seed=spec.seed)
     fmap = rff_map(1, n_features=closeness.n_features, bandwidth=float(bw), seed=spec.seed)
-    log(f"pass 4/5 (CF-CLOT: {closeness.n_features} random Fourier features, bandwidth {float(bw):.4g})")
+    log(f"pass 4/5 (CF-CLOT per direction: {closeness.n_features} random Fourier features, bandwidth {float(bw):.4g})")
     pair_sums = _reduce(conn, parts, rff_partition, (spec, _shared(fmap)), split_every)
     timing["cfclot_sums_seconds"] = log.lap()
     log("pass 5/5 (CF-CLOT: row means)")
     args = (spec, _shared(fmap), _shared(pair_sums), closeness.epsilon)
     row_sums = _reduce(conn, parts, rff_rows_partition, args, split_every)
     timing["cfclot_rows_seconds"] = log.lap()
-    return cfclot_rff_finish(pair_sums, row_sums, fmap, alpha=closeness.alpha)
+    # each direction at alpha / 2 (Bonferroni), as the in-memory audit's row (cflib.audit.directions)
+    d0, d1 = (
+        cfclot_rff_finish(pair_sums[c], row_sums[c], fmap, alpha=closeness.alpha / 2) if pair_sums[c].n >= 2 else None
+        for c in (0, 1)
+    )
+    return d0, d1
 
 
-def _with_cfclot(rows: pd.DataFrame, settings: dict[str, Any], res: CFCLOTRFFResult | None) -> pd.DataFrame:
+def _with_cfclot(
+    rows: pd.DataFrame,
+    settings: dict[str, Any],
+    res: tuple[CFCLOTRFFResult | None, CFCLOTRFFResult | None] | None,
+    spec: PartitionSpec,
+    alpha: float,
+    epsilon: float,
+) -> pd.DataFrame:
     """The report's rows with CF-CLOT's appended (and its settings added to ``settings``), when it ran."""
     if res is None:
         return rows
     settings["cfclot"] = _cfclot_settings(res)
-    out = pd.concat([rows, _cfclot_row(res, rows.columns)])
+    out = pd.concat([rows, _cfclot_row(res, rows.columns, spec, alpha, epsilon)])
     out.index.name = "check"
     return out
 
 
-def _cfclot_row(res: CFCLOTRFFResult, columns: Any) -> pd.DataFrame:
-    """The report's ``"CF-CLOT"`` row (the in-memory audit's, with the random-feature estimator's standard error)."""
-    eps = res.epsilon
-    flagged = bool(res.pvalue < res.alpha)
-    # the one-sided bounds at alpha (a 1 - 2 alpha interval): the status's flagged is the test's rejection
+def _cfclot_row(
+    res: tuple[CFCLOTRFFResult | None, CFCLOTRFFResult | None],
+    columns: Any,
+    spec: PartitionSpec,
+    alpha: float,
+    epsilon: float,
+) -> pd.DataFrame:
+    """The report's ``"CF-CLOT"`` row: the in-memory audit's per-direction row, each direction's N-TE and standard
+    error from the random-feature estimator."""
     from scipy.stats import norm
 
-    half = float(norm.ppf(1 - res.alpha)) * res.std_error
-    row = {
-        "estimate": res.statistic,
-        "se": res.std_error,
-        "ci_low": res.statistic - half,
-        "ci_high": res.statistic + half,
-        "pvalue": res.pvalue,
-        "verdict": f"not {eps}-close (N-TE > {eps})" if flagged else f"no evidence against {eps}-closeness",
-        "method": f"CF-CLOT, N-TE <= {eps}, normal threshold, {res.n_features} random Fourier features "
-        f"(bandwidth {res.bandwidth:.4g}), {res.m} pairs, pooled over both directions (the distributed audit does not "
-        f"yet test each direction: blind to flips that go both ways); interval: one-sided bounds at alpha",
-        "reference": "closeness-test, Eq. 7",
-        "flagged": flagged,
-    }
+    z = float(norm.ppf(1 - alpha / 2))
+    ends = [None if r is None else DirectionEnds(r.statistic, z * r.std_error, r.pvalue, r.m) for r in res]
+    some = next(r for r in res if r is not None) if any(r is not None for r in res) else None
+    how = "CF-CLOT per direction"
+    if some is not None:
+        how += f", normal threshold, {some.n_features} random Fourier features (bandwidth {some.bandwidth:.4g})"
+    row = direction_row(
+        ends, epsilon, alpha, (spec.x0, spec.x1), how, "closeness-test, Eq. 7 and Def. 4 (per direction)"
+    )
+    row["se"] = max((r.std_error for r in res if r is not None), default=math.nan)
+    row["flagged"] = bool(np.isfinite(row["pvalue"]) and row["pvalue"] < alpha)
     return pd.DataFrame.from_dict({"CF-CLOT": row}, orient="index")[list(columns)]
 
 
-def _cfclot_settings(res: CFCLOTRFFResult) -> dict[str, Any]:
-    """CF-CLOT's settings and numbers for the report (``settings["cfclot"]``)."""
-    return {
-        "epsilon": res.epsilon,
-        "n_features": res.n_features,
-        "bandwidth": res.bandwidth,
-        "features": "cosine-sine random Fourier features of the Gaussian kernel, frequencies from the seed",
-        "pairs": res.m,
-        "threshold": res.threshold,
-        "sigma_units": res.sigma,
-        "sigma_features": res.sigma_features,
-        "mte": res.mte,
-        "mean_d": res.mean_d,
+def _cfclot_settings(res: tuple[CFCLOTRFFResult | None, CFCLOTRFFResult | None]) -> dict[str, Any]:
+    """CF-CLOT's settings and each direction's numbers for the report (``settings["cfclot"]``)."""
+    got = [r for r in res if r is not None]
+    out: dict[str, Any] = {}
+    if got:
+        out = {
+            "epsilon": got[0].epsilon,
+            "n_features": got[0].n_features,
+            "bandwidth": got[0].bandwidth,
+            "features": "cosine-sine random Fourier features of the Gaussian kernel, frequencies from the seed",
+            "pairs": sum(r.m for r in got),
+        }
+    out["directions"] = {
+        key: None
+        if r is None
+        else {
+            "pairs": r.m,
+            "statistic": r.statistic,
+            "std_error": r.std_error,
+            "pvalue": r.pvalue,
+            "threshold": r.threshold,
+            "sigma_units": r.sigma,
+            "sigma_features": r.sigma_features,
+            "mte": r.mte,
+            "mean_d": r.mean_d,
+        }
+        for key, r in zip(DIRECTIONS, res, strict=True)
     }
+    return out
 
 
 def _settings(

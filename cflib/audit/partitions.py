@@ -433,13 +433,15 @@ def combine(*parts: Any) -> Any:
     Parameters
     ----------
     *parts : ScanPart, SumsPart, InfluencePart, RFFPairSums or RFFRowSums
-        Of one kind.
+        Of one kind (or tuples of them, combined element by element).
 
     Returns
     -------
     ScanPart, SumsPart, InfluencePart, RFFPairSums or RFFRowSums
     """
     first = parts[0]
+    if isinstance(first, tuple):  # one result per CF-CLOT direction
+        return tuple(combine(*same) for same in zip(*parts, strict=True))
     if isinstance(first, (RFFPairSums, RFFRowSums)):
         return combine_rff_sums(*parts)
     if isinstance(first, SumsPart):
@@ -734,14 +736,17 @@ def influence_partition(
     return InfluencePart(exact_sums(infl), exact_sums(infl * infl), whitebox)
 
 
-def _pair_outputs(part: pd.DataFrame, spec: PartitionSpec) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """The factual and counterfactual predictions of the pair's rows."""
-    sub, _ = _pair(part, spec)
-    return sub[YHAT].to_numpy(dtype=float), sub[YCF].to_numpy(dtype=float)
+def _pair_outputs(
+    part: pd.DataFrame, spec: PartitionSpec, code: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The factual and counterfactual predictions of the pair's rows with attribute ``code`` (0: ``x0``, 1: ``x1``)."""
+    sub, a01 = _pair(part, spec)
+    sel = a01 == code
+    return sub[YHAT].to_numpy(dtype=float)[sel], sub[YCF].to_numpy(dtype=float)[sel]
 
 
-def rff_partition(part: pd.DataFrame, spec: PartitionSpec, fmap: RFFMap) -> RFFPairSums:
-    """CF-CLOT's pass 1 on one partition (after :func:`with_counterfactuals`): the pair rows' exact feature sums.
+def rff_partition(part: pd.DataFrame, spec: PartitionSpec, fmap: RFFMap) -> tuple[RFFPairSums, RFFPairSums]:
+    """CF-CLOT's pass 1 on one partition (after :func:`with_counterfactuals`): the exact feature sums per direction.
 
     Parameters
     ----------
@@ -752,30 +757,35 @@ def rff_partition(part: pd.DataFrame, spec: PartitionSpec, fmap: RFFMap) -> RFFP
 
     Returns
     -------
-    RFFPairSums
+    (RFFPairSums, RFFPairSums)
+        The rows with ``x0`` (under ``do(x0 -> x1)``), then those with ``x1`` (under ``do(x1 -> x0)``).
     """
-    y, y_cf = _pair_outputs(part, spec)
-    return rff_pair_sums(y, y_cf, fmap)
+    d0, d1 = (rff_pair_sums(*_pair_outputs(part, spec, code), fmap) for code in (0, 1))
+    return d0, d1
 
 
 def rff_rows_partition(
-    part: pd.DataFrame, spec: PartitionSpec, fmap: RFFMap, pair_sums: RFFPairSums, epsilon: float
-) -> RFFRowSums:
-    """CF-CLOT's pass 2 on one partition: exact sums of the units' row means of ``G = H - eps D`` and their squares.
+    part: pd.DataFrame,
+    spec: PartitionSpec,
+    fmap: RFFMap,
+    pair_sums: tuple[RFFPairSums, RFFPairSums],
+    epsilon: float,
+) -> tuple[RFFRowSums, RFFRowSums]:
+    """CF-CLOT's pass 2 on one partition: per direction, exact sums of the units' row means of ``G = H - eps D``.
 
     Parameters
     ----------
     part : pandas.DataFrame
     spec : PartitionSpec
     fmap : RFFMap
-    pair_sums : RFFPairSums
-        Pass 1 reduced over every partition.
+    pair_sums : (RFFPairSums, RFFPairSums)
+        Pass 1 reduced over every partition, per direction.
     epsilon : float
         CF-CLOT's tolerance.
 
     Returns
     -------
-    RFFRowSums
+    (RFFRowSums, RFFRowSums)
     """
-    y, y_cf = _pair_outputs(part, spec)
-    return rff_row_sums(y, y_cf, fmap, pair_sums, epsilon)
+    d0, d1 = (rff_row_sums(*_pair_outputs(part, spec, code), fmap, pair_sums[code], epsilon) for code in (0, 1))
+    return d0, d1
