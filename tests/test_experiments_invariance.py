@@ -339,7 +339,10 @@ def test_claims_02_c5_is_merged_into_c3():
     table = exp.claims_02(_results_02(_synthetic_audit())).set_index("key")
     assert "C5" not in table.index
     change = claims._STATE["claims"]["C3"]["change"]
-    assert "merged the former claim C5" in change and "merged" not in claims._STATE["claims"]["C3-regression"]["change"]
+    assert (
+        "the former claim C5 is merged into C3" in change
+        and "merged" not in claims._STATE["claims"]["C3-regression"]["change"]
+    )
     gap = claims._STATE["values"]["mean_spread_gap_generator"]
     assert (
         gap < 0 and f"{gap:.3f}" in table.loc["C3", "evidence"]
