@@ -76,3 +76,19 @@ def test_figure10_lays_out_four_interventions_by_temperature(hvae_and_test):
     with pytest.raises(ValueError, match="row"):
         exp.plot_temperature_traversal(h, test, [1.0], seed=0, row=len(test))
     plt.close("all")
+
+
+def test_figure12_moves_the_hue_from_full_to_no_abduction(hvae_and_test):
+    h, test = hvae_and_test
+    axes = exp.plot_abduction_strip(h, test, seed=0, attribute="hue")
+    assert axes.shape == (3, h.levels + 2)
+    idx = np.linspace(10, len(test) - 1, 3).astype(int)
+    pa = {k: v[idx] for k, v in test.parents.items()}
+    target = {**pa, "hue": (pa["hue"] + 0.5) % 1.0}
+    f = ax.ModelFunction.sample(h, digit_hue_encoder(), 3, seed=0, abduct_levels=h.levels)
+    np.testing.assert_allclose(
+        _shown(axes[1, 1]), np.moveaxis(np.asarray(f(test.x[idx], pa, target)[1]), 0, -1), atol=1e-5
+    )
+    with pytest.raises(ValueError, match="attribute"):
+        exp.plot_abduction_strip(h, test, seed=0, attribute="shape")
+    plt.close("all")

@@ -524,9 +524,9 @@ def _snd() -> list[PaperItem]:
             12,
             "the same for eyeglasses",
             "result",
-            "not here",
-            None,
-            "the book's counterpart of Fig. 11 intervenes on one attribute, the digit",
+            "partial",
+            nb4,
+            hier + "; the hue in place of eyeglasses",
         ),
         (
             13,

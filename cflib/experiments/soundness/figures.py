@@ -292,9 +292,9 @@ def plot_partial_abduction(table6: pd.DataFrame) -> np.ndarray:
 
 
 def plot_abduction_strip(
-    hvae: HierarchicalConditionalVAE, test: cd.ColourDigits, *, seed: int, shift: int = 5
+    hvae: HierarchicalConditionalVAE, test: cd.ColourDigits, *, seed: int, shift: int = 5, attribute: str = "digit"
 ) -> np.ndarray:
-    """Figure 11: three test images and their ``do(digit + shift)`` counterfactuals from full (k = L) to no abduction.
+    """Figures 11 and 12: three test images and their counterfactuals from full (k = L) to no abduction.
 
     Parameters
     ----------
@@ -305,24 +305,30 @@ def plot_abduction_strip(
     seed : int
         Noise seed.
     shift : int
-        Digit change (mod 10).
+        Digit change (mod 10) of ``do(digit + shift)``; ``attribute="hue"`` moves the hue half-way round instead.
+    attribute : {"digit", "hue"}
+        The intervened parent (Figure 11 intervenes on smiling, Figure 12 on eyeglasses).
 
     Returns
     -------
     numpy.ndarray of matplotlib.axes.Axes
     """
+    if attribute not in ("digit", "hue"):
+        raise ValueError(f"attribute must be 'digit' or 'hue', got {attribute!r}")
     enc, rows = digit_hue_encoder(), np.linspace(10, len(test) - 1, 3).astype(int)
     pa = {k: v[rows] for k, v in test.parents.items()}
-    target = {**pa, "digit": (pa["digit"] + shift) % 10}
+    if attribute == "digit":
+        target = {**pa, "digit": (pa["digit"] + shift) % 10}
+        labels = [f"{a} -> {b}" for a, b in zip(pa["digit"], target["digit"], strict=True)]
+    else:
+        target = {**pa, "hue": (pa["hue"] + 0.5) % 1.0}
+        labels = [f"hue {a:.2f} -> {b:.2f}" for a, b in zip(pa["hue"], target["hue"], strict=True)]
     ks = range(hvae.levels, -1, -1)
     strip = [test.x[rows]] + [
         ax.ModelFunction.sample(hvae, enc, len(rows), seed=seed, abduct_levels=k)(test.x[rows], pa, target) for k in ks
     ]
     return plotting.image_grid(
-        np.stack(strip, 1),
-        col_labels=["x"] + [f"k={k}" for k in ks],
-        row_labels=[f"{a} -> {b}" for a, b in zip(pa["digit"], target["digit"], strict=True)],
-        panel=0.9,
+        np.stack(strip, 1), col_labels=["x"] + [f"k={k}" for k in ks], row_labels=labels, panel=0.9
     )
 
 
