@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -249,22 +250,24 @@ def reader_number(value: Any) -> str:
     return format_number(x, 3)
 
 
-def plain_value(value: Any) -> str:
-    """A dict or list as reader's text: ``a 0.886, b 0.862`` instead of Python's repr (:func:`short_number`).
+def plain_value(value: Any, number: Callable[[Any], str] | None = None) -> str:
+    """A dict or list as reader's text: ``a 0.886, b 0.862`` instead of Python's repr.
 
     Parameters
     ----------
     value : Any
+    number : callable, optional
+        How a number (a leaf) is written: :func:`short_number` by default.
 
     Returns
     -------
     str
     """
     if isinstance(value, dict):
-        return ", ".join(f"{k} {plain_value(v)}" for k, v in value.items())
+        return ", ".join(f"{k} {plain_value(v, number)}" for k, v in value.items())
     if isinstance(value, (list, tuple)):
-        return ", ".join(plain_value(v) for v in value)
-    return short_number(value)
+        return ", ".join(plain_value(v, number) for v in value)
+    return (number or short_number)(value)
 
 
 def reader_plain(value: Any) -> str:
@@ -278,11 +281,7 @@ def reader_plain(value: Any) -> str:
     -------
     str
     """
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {reader_plain(v)}" for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return ", ".join(reader_plain(v) for v in value)
-    return reader_number(value)
+    return plain_value(value, reader_number)
 
 
 #: Paper codes of the project's notes ("Monteiro et al. 2023 (003)"), which point at nothing a reader has.
