@@ -549,6 +549,25 @@ def test_claims_04_reproduced_failing_and_undecided():
     assert verdicts(exp.claims_04(results_04(scale=0.0)))["C13"] == "undecided at this scale"
 
 
+def test_direction_study_sees_what_the_pooled_flip_misses():
+    """A balanced attribute flipped for every unit: the pooled samples coincide (N-TE near 0 at every beta); each
+    direction compares sigmoid(c) with sigmoid(c + beta), whose N-TE grows with beta and is 0 at beta = 0."""
+    d = exp.direction_study(600, [0.0, 1.0, 3.0], 0)
+    assert (d["N-TE pooled"].abs() < 0.01).all() and not d["reject pooled"].any()
+    ways = d[["N-TE a=0 under do(a->1)", "N-TE a=1 under do(a->0)"]]
+    assert (ways.loc[0.0] == 0).all() and (ways.loc[1.0] < ways.loc[3.0]).all()
+    assert d.loc[3.0, "reject per direction"] and not d.loc[0.0, "reject per direction"]
+    assert d.loc[3.0, "larger N-TE low"] > 0.1 > d.loc[3.0, "pooled high"]
+    # the units are a stream of their own: the same seed gives the same table
+    pd.testing.assert_frame_equal(d, exp.direction_study(600, [0.0, 1.0, 3.0], 0))
+    r = results_04()
+    r["directions"] = d
+    t = exp.claims_04(r).set_index("key")
+    assert t.loc["C12-directions", "verdict"] == "reproduced" and t.loc["C12-directions", "kind"] == OWN
+    r["directions"] = d.loc[[0.0, 1.0]]  # at beta 1 no direction is shown beyond 0.1
+    assert verdicts(exp.claims_04(r))["C12-directions"] != "reproduced"
+
+
 # ---------------------------------------------------------------- claims_05
 def results_05(level_rate=0.04, level_reps=1000, lin_power=(0.2, 0.6)):
     tests = ["full (permutation)", "linear (Gretton Sec. 6)"]

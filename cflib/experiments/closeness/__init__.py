@@ -65,6 +65,7 @@ from .claims import (
 from .epsilon import (
     R_VALUES,
     bandwidth_study,
+    direction_study,
     epsilon_gap_tables,
     flip_vs_set_study,
     llm_example,
@@ -130,6 +131,7 @@ __all__ = [
     "epsilon_gap_tables",
     "bandwidth_study",
     "plot_bandwidth_study",
+    "direction_study",
     "flip_vs_set_study",
     "plot_flip_vs_set",
     "llm_example",
