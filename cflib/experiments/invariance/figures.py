@@ -1,4 +1,4 @@
-"""The chapter's figures: the ECA identity, Figure 2, calibration and power, the toy X-rays and Figures 3-4, 8-12."""
+"""The chapter's figures: the ECA identity, Figure 2, calibration and power, the toy X-rays and Figures 3-4, 8, 10, 11."""
 
 from __future__ import annotations
 
@@ -240,12 +240,14 @@ def plot_counterfactual_rows(data: ToyCXR, show: np.ndarray, sources: Mapping[st
 
 
 def plot_factual_vs_counterfactual(
-    zoo: Sequence[CNNZooMember], test: ToyCXR, counterfactuals: Sequence[np.ndarray]
+    zoo: Sequence[CNNZooMember], test: ToyCXR, counterfactuals: Sequence[np.ndarray], *, disease: str
 ) -> np.ndarray:
-    """Figures 8-12: predicted probability on counterfactual against factual images, per disease.
+    """Figures 8, 10, 11: one disease's grid of predictions on the factual against the counterfactual image.
 
-    The first architecture's members with the smallest and largest shortcut strength (first seed);
-    grey points are horizontally flipped images, a change no classifier should care about.
+    The paper's layout: rows are the observed group, columns the target group of the counterfactual, and a
+    last column with the horizontally flipped image, a change no classifier should care about. Each panel
+    overlays the disease's classifiers of the first architecture and seed with the smallest and the largest
+    shortcut strength, so the invariant classifier and the trace user are read on the same axes.
 
     Parameters
     ----------
@@ -254,26 +256,45 @@ def plot_factual_vs_counterfactual(
     test : ToyCXR
         Test images.
     counterfactuals : sequence of numpy.ndarray
-        Generated counterfactuals of all test images, one array per group.
+        Generated counterfactuals of all test images, one array per target group.
+    disease : str
+        One of :data:`cflib.data.toy_cxr.DISEASES`.
 
     Returns
     -------
     numpy.ndarray of matplotlib axes
+        Shape ``(n_groups, n_groups + 1)``.
     """
-    rhos = [m.rho for m in zoo]
-    pick = [m for m in zoo if m.arch == zoo[0].arch and m.seed == zoo[0].seed and m.rho in (min(rhos), max(rhos))]
-    fig, axes = plotting.subplots(2, len(DISEASES), width=2.7, height=2.6)
-    for m in pick:
-        ax = axes[0 if m.rho == min(rhos) else 1, DISEASES.index(m.disease)]
+    if disease not in DISEASES:
+        raise ValueError(f"disease must be one of {DISEASES}, got {disease!r}")
+    if len(counterfactuals) != test.n_groups:
+        raise ValueError(f"counterfactuals must hold one array per group ({test.n_groups}), got {len(counterfactuals)}")
+    own = [m for m in zoo if m.disease == disease]
+    if not own:
+        raise ValueError(f"zoo has no classifier of {disease!r}; pass a zoo trained on it")
+    rhos = sorted({min(m.rho for m in own), max(m.rho for m in own)})
+    pick = [next(m for m in own if m.arch == own[0].arch and m.seed == own[0].seed and m.rho == r) for r in rhos]
+    k = test.n_groups
+    fig, axes = plotting.subplots(k, k + 1, width=2.1, height=2.0, sharex=True, sharey=True)
+    flipped = test.images[:, :, ::-1].copy()
+    for colour, m in zip(plotting.PALETTE[: len(pick)], pick, strict=True):
         p0 = m.predict_proba(test.images)
-        for a in range(3):
-            other = a != test.A
-            ax.scatter(p0[other], m.predict_proba(counterfactuals[a])[other], s=5, alpha=0.5, label=f"do(A={a})")
-        ax.scatter(p0, m.predict_proba(test.images[:, :, ::-1].copy()), s=5, alpha=0.4, color="0.5", label="flip")
-        plotting.identity_line(ax)
-        ax.set_title(f"{m.disease}, {m.arch} rho={m.rho:g}", fontsize=9)
+        ys = [m.predict_proba(counterfactuals[a]) for a in range(k)] + [m.predict_proba(flipped)]
+        for a in range(k):
+            rows = np.asarray(test.A) == a
+            for j, y in enumerate(ys):
+                axes[a, j].scatter(p0[rows], y[rows], s=5, alpha=0.5, color=colour, label=f"{m.arch}, rho={m.rho:g}")
+    for a in range(k):
+        for j in range(k + 1):
+            ax = axes[a, j]
+            ax.set(xlim=(-0.03, 1.03), ylim=(-0.03, 1.03))
+            plotting.identity_line(ax)
+            if a == 0:
+                ax.set_title("flip" if j == k else f"do(A={j})", fontsize=9)
+        axes[a, 0].set_ylabel(f"observed A={a}\np(counterfactual)")
+    for ax in axes[-1]:
         ax.set_xlabel("p(factual)")
-        ax.set_ylabel("p(counterfactual)")
+    fig.suptitle(disease, fontsize=10)
     # One legend for the figure, below the panels, so it is neither cut nor drawn over the points.
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=9, markerscale=3)
