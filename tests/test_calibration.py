@@ -58,7 +58,8 @@ def test_calibration_table_passes_fast_cases_and_is_reproducible():
     again = cal.calibration_table(200, cases=FAST[::-1], seed=3).table.set_index("test")
     pd.testing.assert_series_equal(t.set_index("test")["events"], again.loc[t["test"], "events"])
     assert res.unexpected.empty
-    assert set(res.summary()["verdict"]) == {"pass"}
+    # the table speaks the claims' vocabulary (issue 39): 200 replications place no rate in its band, none outside
+    assert set(res.summary()["verdict"]) == {"undecided at this scale"}
 
 
 def test_marginalized_cit_lr_fails_where_expected_and_claims_say_so():
