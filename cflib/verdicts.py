@@ -629,11 +629,16 @@ def on_substitute(decision: Decision, why: str) -> Decision:
     Returns
     -------
     Decision
+        Unchanged when the substitute gave no measurement (no interval, or an undefined one): there is then
+        nothing to set beside the paper, and the claim stays undecided at this scale.
     """
     if not isinstance(decision, Decision):
         raise ValidationTypeError(f"decision must be a cflib.verdicts.Decision, got {type(decision).__name__}")
     if not isinstance(why, str) or not why.strip():
         raise ValidationError("why must say what the substitute lacks (a non-empty string)")
+    iv = decision.interval
+    if iv is None or not np.all(np.isfinite([iv.estimate, iv.low, iv.high])):
+        return decision
     return Decision(
         SUBSTITUTE,
         decision.interval,

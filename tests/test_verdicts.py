@@ -200,3 +200,11 @@ def test_combine_keeps_the_deciding_part_and_says_the_parts_as_asked():
         v.combine([lo], detail="verdicts")
     with pytest.raises(ValueError, match="detail must be"):
         v.combine([lo], detail="all")
+
+
+def test_on_substitute_keeps_a_claim_without_a_measurement_undecided():
+    """A substitute that gave no number (an undefined interval) has nothing to set beside the paper: still undecided."""
+    none = v.Decision(UNDECIDED, v.Interval(float("nan"), float("nan"), float("nan"), "no panels"), "no data")
+    assert v.on_substitute(none, "the toy lacks it") is none
+    some = v.decide_above(v.exact(0.3), 0.1)
+    assert v.on_substitute(some, "the toy lacks it").verdict == "differs with the substitute data"

@@ -842,7 +842,9 @@ def _claim_directions(directions: pd.DataFrame, n_units: int) -> None:
         kind="book's own finding",
         evidence=f"f = sigmoid(c + beta a), a ~ Bern(1/2), c ~ N(0, 1), {n_units} units (a stream of their own); "
         "CF-CLOT at epsilon 0.1 with the normal threshold, pooled at alpha 0.05 and each direction at 0.025",
-        source="Definition 4; the audit's CF-CLOT row",
+        quote="Given a deep model f_Y(·) and sensitive attribute a_t ∈ A_s, suppose Ŷ represents factual potential "
+        "outcomes and Ŷ_{a_t'} represents the counterfactual one. The N-TE of do(a_t → a_t') is",
+        source="Definition 4",
     )
 
 
