@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -27,17 +28,38 @@ from urllib.parse import unquote, urlsplit
 
 import pandas as pd
 
-from .claims import changes_markdown, gather, report_markdown, tally_markdown, verdict_table_markdown
+from . import verdicts
+from .claims import (
+    REPRODUCTION,
+    changes_markdown,
+    claim_link,
+    gather,
+    report_markdown,
+    tally_markdown,
+    verdict_table_markdown,
+)
 from .experiments.papers.index import index_markdown
+from .formatting import reader_markdown, reader_numbers
 from .paths import build_dir, repo_root
 from .runner import folder_lock, run, sigterm_as_interrupt, toc_notebooks
 
-__all__ = ["stage", "build", "receipt_markdown", "check_links", "LinkReport"]
+__all__ = [
+    "stage",
+    "build",
+    "receipt_markdown",
+    "check_links",
+    "LinkReport",
+    "scale_plan",
+    "scale_plan_markdown",
+    "before_report",
+    "write_before_report",
+]
 
-#: The earlier report the changes page compares with: notebook, key, statement, verdict and evidence of
-#: every claim in the clean book-scale build of commit 27e2182, the last report before the verdicts
-#: were decided on intervals (issue 20).
+#: The earlier report the changes page compares with (``book/``): :data:`BEFORE_COLUMNS` of every claim of the
+#: previous round's clean book-scale build, written by :func:`write_before_report` from its claims files.
 BEFORE_REPORT = "reproduction-before.csv"
+#: The columns of :data:`BEFORE_REPORT`.
+BEFORE_COLUMNS = ["notebook", "key", "statement", "verdict", "evidence", "rule", "kind", "note"]
 #: The page the build writes from :mod:`cflib.experiments.papers.index`: every figure and table of the papers.
 PAPERS_INDEX = "papers-figures-tables.md"
 #: The line of the landing page (``book/index.md``) that the build replaces with the tally of the claims per paper.
@@ -156,6 +178,201 @@ def _with_receipt(src: Path, stamp_file: Path, status: str, claims: pd.DataFrame
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
+def scale_plan(df: pd.DataFrame) -> pd.DataFrame:
+    """The paper-scale plan: per undecided claim, the size that would decide it and what that size costs.
+
+    The size is the claim's own (``needs``, :func:`cflib.verdicts.check_needs`, recorded by the claims
+    function from the same computation as its note); the time is that size times the seconds one unit took in
+    the run that recorded it (measured by the notebook, on that run's device). A step that runs on a GPU when
+    one is present has no GPU time until a GPU run measures one; a step that does not (numpy, scikit-learn)
+    takes the same time with or without one.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Output of :func:`cflib.claims.gather`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per undecided claim, reproductions first: ``notebook, key, kind, unit, now, size, parameter,
+        cpu_seconds, gpu_seconds, scale, note`` (``size`` and the times are missing when the claim's note
+        gives no structured size; ``gpu_seconds`` is missing where no GPU rate was measured).
+    """
+    if not isinstance(df, pd.DataFrame) or not {"notebook", "key", "verdict"} <= set(df.columns):
+        raise TypeError("df must be the DataFrame returned by cflib.claims.gather()")
+    rows = []
+    sub = df[df["verdict"] == verdicts.UNDECIDED]
+    for r in sub.itertuples():
+        needs = getattr(r, "needs", None)
+        needs = needs if isinstance(needs, dict) else _needs_in_note(getattr(r, "note", "") or "")
+        cpu = gpu = None
+        if needs is not None and needs.get("seconds_per_unit") is not None:
+            cpu = float(needs["size"]) * float(needs["seconds_per_unit"])
+            gpu = None if needs["gpu"] else cpu
+        rows.append(
+            {
+                "notebook": r.notebook,
+                "key": r.key,
+                "kind": getattr(r, "kind", REPRODUCTION) or REPRODUCTION,
+                "unit": needs["unit"] if needs else "",
+                "now": needs["now"] if needs else None,
+                "size": needs["size"] if needs else None,
+                "parameter": needs["parameter"] if needs else "",
+                "cpu_seconds": cpu,
+                "gpu_seconds": gpu,
+                "scale": getattr(r, "scale", ""),
+                "note": getattr(r, "note", "") or "",
+            }
+        )
+    cols = [
+        "notebook",
+        "key",
+        "kind",
+        "unit",
+        "now",
+        "size",
+        "parameter",
+        "cpu_seconds",
+        "gpu_seconds",
+        "scale",
+        "note",
+    ]
+    plan = pd.DataFrame(rows, columns=cols)
+    order = plan["kind"].ne(REPRODUCTION).astype(int)
+    return plan.assign(_o=order).sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
+
+
+#: The size an undecided claim's note asks for, in the words of cflib.verdicts' notes: "about N <unit> (now M)".
+_NOTE_SIZE = re.compile(r"about ([\d,]+) ([^()]+?) \(now ([\d,]+)\)")
+
+
+def _needs_in_note(note: str) -> dict[str, Any] | None:
+    """The first "about N <unit> (now M)" of a note, as ``needs`` without a parameter or a rate."""
+    m = _NOTE_SIZE.search(note)
+    if m is None:
+        return None
+    unit = re.sub(r"\s*would decide it.*$", "", m.group(2)).strip()
+    return {
+        "size": int(m.group(1).replace(",", "")),
+        "unit": unit,
+        "now": int(m.group(3).replace(",", "")),
+        "parameter": "",
+        "seconds_per_unit": None,
+        "gpu": False,
+    }
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None or pd.isna(seconds):
+        return ""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def scale_plan_markdown(df: pd.DataFrame) -> str:
+    """The report's section on the paper-scale plan: :func:`scale_plan` as a table, with its totals.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Output of :func:`cflib.claims.gather`.
+
+    Returns
+    -------
+    str
+        MyST markdown: a heading, how the table is made, and one row per undecided claim.
+    """
+    plan = scale_plan(df)
+    lines = [
+        "## Paper scale, claim by claim",
+        "",
+        "Each undecided claim, the size its own note asks for (`notebooks/params/full.yaml` runs it, through the",
+        "parameter named), and the time that size takes: the size times the seconds one unit took in the run shown",
+        "in this book, as the notebook measured them on its device. A step that numpy or scikit-learn runs takes the",
+        "same time on a GPU machine; a step that torch runs has no GPU time until a GPU run measures its rate.",
+        "A claim whose note gives its size only in words is listed with the note.",
+        "",
+    ]
+    if plan.empty:
+        return "\n".join([*lines, "No claim is undecided."]) + "\n"
+    lines += ["| claim | kind | size now → needed | parameter | this CPU | one GPU |", "|---|---|---|---|---|---|"]
+    for r in plan.itertuples():
+        link = claim_link(r.notebook, r.key)
+        kind = "" if r.kind == REPRODUCTION else r.kind
+        if pd.isna(r.size):
+            note = reader_markdown(reader_numbers(r.note)).replace("|", "\\|").replace("\n", " ") or "no size given"
+            lines.append(f"| {link} | {kind} | in the note: {note} | | | |")
+            continue
+        gpu = _duration(r.gpu_seconds) or ("not measured" if not pd.isna(r.cpu_seconds) else "")
+        param = f"`{r.parameter}`" if r.parameter else "(the note's)"
+        lines.append(
+            f"| {link} | {kind} | {int(r.now):,} → {int(r.size):,} {r.unit} | {param} | "
+            f"{_duration(r.cpu_seconds) or 'no rate recorded'} | {gpu} |"
+        )
+    sized, timed = plan.dropna(subset=["size"]), plan.dropna(subset=["cpu_seconds"])
+    untimed = sorted(set(sized["notebook"]) - set(timed["notebook"]))
+    lines += [
+        "",
+        f"{len(sized)} of {len(plan)} undecided claims give the size that would decide them; {len(timed)} come with the "
+        f"rate their notebook measured, and at those sizes their steps take {_duration(float(timed['cpu_seconds'].sum()))} "
+        "on this CPU in all (an upper bound: rows that share one fit per replication are counted once each).",
+    ]
+    if untimed:
+        lines.append(
+            "No rate is recorded yet for the claims of "
+            + ", ".join(nb.removesuffix(".ipynb") for nb in untimed)
+            + ": their sizes come from the notes' words, their times are still to be measured."
+        )
+    lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def before_report(directory: str | os.PathLike, notebooks: list[str] | None = None) -> pd.DataFrame:
+    """The rows of :data:`BEFORE_REPORT` from a build's claims files.
+
+    Parameters
+    ----------
+    directory : path-like
+        The executed folder of a book-scale build (``_build/executed/book``).
+    notebooks : list of str, optional
+        The notebooks to keep, in this order (default: every notebook with a claims file).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`BEFORE_COLUMNS`.
+    """
+    df = gather(directory, notebooks)
+    for c in BEFORE_COLUMNS:
+        if c not in df.columns:
+            df[c] = ""
+    return df[BEFORE_COLUMNS].fillna("").reset_index(drop=True)
+
+
+def write_before_report(directory: str | os.PathLike, path: str | os.PathLike | None = None) -> Path:
+    """Write :data:`BEFORE_REPORT` (atomically) from a book-scale build's claims files, in the book's order.
+
+    Parameters
+    ----------
+    directory : path-like
+        The executed folder of the earlier build (e.g. ``/work/baseline/_build/executed/book``).
+    path : path-like, optional
+        Where to write (default ``book/reproduction-before.csv`` of this repository).
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    table = before_report(directory, toc_notebooks())
+    if table.empty:
+        raise ValueError(f"directory {directory} holds no claims of the book's notebooks; is it a finished build?")
+    out = Path(path) if path is not None else repo_root() / "book" / BEFORE_REPORT
+    _write_text(out, table.to_csv(index=False))
+    return out
+
+
 def stage(executed_dir: Path, site: Path | None = None, statuses: Mapping[str, str] | None = None) -> Path:
     """Assemble the book's sources in ``site`` (default ``_build/site``).
 
@@ -198,7 +415,7 @@ def stage(executed_dir: Path, site: Path | None = None, statuses: Mapping[str, s
     _write_text(landing, (root / "book" / "index.md").read_text().replace(TALLY_MARKER, tally_markdown(claims)))
     wanted.add(landing)
     report = site / "book" / "reproduction-report.md"
-    _write_text(report, report_markdown(claims))
+    _write_text(report, report_markdown(claims) + "\n" + scale_plan_markdown(claims))
     changes = site / "book" / "reproduction-changes.md"
     _write_text(changes, changes_markdown(claims, pd.read_csv(root / "book" / BEFORE_REPORT)))
     index = site / "book" / PAPERS_INDEX

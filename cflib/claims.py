@@ -35,6 +35,7 @@ __all__ = [
     "VERDICTS",
     "KINDS",
     "changes_markdown",
+    "claim_link",
     "PAPERS",
     "PAPERS_SHORT",
     "Claim",
@@ -131,6 +132,11 @@ class Claim:
         The chapter slug of the paper the claim is about, when that is not the notebook's chapter (a
         calibration row of the foundations part checking CF-CLOT's level is about ``"closeness-test"``);
         empty otherwise. The tallies and the report count the claim under that paper.
+    needs : dict or None
+        For an undecided claim, the size that would decide it as data (:func:`cflib.verdicts.check_needs`): ``size``,
+        ``unit``, ``now``, ``parameter`` (the notebook parameter ``notebooks/params/full.yaml`` sets),
+        ``seconds_per_unit`` (measured by this run, on its device) and ``gpu`` (whether that step runs on a
+        GPU); the report's paper-scale plan is computed from it.
     """
 
     key: str
@@ -149,6 +155,7 @@ class Claim:
     note: str = field(default="")
     change: str = field(default="")
     about: str = field(default="")
+    needs: dict[str, Any] | None = field(default=None)
 
 
 def _jsonable(value: Any) -> Any:
@@ -261,6 +268,7 @@ def claim(
     note: str = "",
     change: str = "",
     about: str = "",
+    needs: dict[str, Any] | None = None,
 ) -> Claim:
     """Record the verdict on one of the paper's claims and show it.
 
@@ -294,17 +302,18 @@ def claim(
     rule : str
         The decision rule (taken from ``decision`` when given).
     kind : str
-        One of :data:`KINDS`, always given (no default): ``"reproduction"`` for the paper's own claim in the
-        paper's own form, ``"book's own finding"`` for a claim about the book's own generator, metric, bar or
-        correction, ``"sanity check"`` for what holds by construction.
+        One of :data:`KINDS`, always given: ``"reproduction"`` (the paper's claim in the paper's own form), ``"book's
+        own finding"`` (the book's generator, metric, bar or correction), ``"sanity check"`` (true by construction).
     note : str
-        For an undecided claim, the size that would decide it; for "not checkable here", where the
-        checkable analogue lives; for "differs with the substitute data", why.
+        Undecided: the size that would decide it; "not checkable here": where the checkable analogue lives; "differs
+        with the substitute data": why.
     change : str
         Why the criterion changed from the previous report, other than adopting the interval rule.
     about : str
         The chapter slug (a key of :data:`PAPERS`) of the paper the claim is about, when it is not the
         notebook's own chapter's paper; the tallies count the claim there.
+    needs : dict, optional
+        An undecided claim's size as data (:func:`cflib.verdicts.check_needs`); dropped once decided.
 
     Returns
     -------
@@ -380,6 +389,7 @@ def claim(
         note=note,
         change=change,
         about=about,
+        needs=_verdicts.check_needs(needs) if needs is not None and verdict == _verdicts.UNDECIDED else None,
     )
     _STATE["claims"][key] = asdict(c)
     _write()
@@ -438,6 +448,7 @@ _OPTIONAL: dict[str, Any] = {
     "note": "",
     "change": "",
     "about": "",
+    "needs": None,
 }
 
 
@@ -613,13 +624,30 @@ def _short_value(value: Any, most: int = 4) -> str:
     return reader_numbers(_fmt(value))
 
 
-def _link(notebook: str, key: str | None = None, base: str = "../notebooks/") -> str:
+def claim_link(notebook: str, key: str | None = None, base: str = "../notebooks/") -> str:
     """A raw HTML link to a notebook's page, at a claim's card when ``key`` is given (MyST's ``{doc}`` role
-    cannot carry an anchor that only the notebook's output defines)."""
+    cannot carry an anchor that only the notebook's output defines).
+
+    Parameters
+    ----------
+    notebook : str
+        Notebook path relative to ``notebooks/``.
+    key : str, optional
+        The claim's key.
+    base : str
+        Relative path from the linking page to the notebooks' pages.
+
+    Returns
+    -------
+    str
+    """
     name = notebook.removesuffix(".ipynb")
     label = name.rsplit("/", 1)[-1] + (f" {key}" if key else "")
     anchor = f"#{claim_anchor(key)}" if key else ""
     return f'<a href="{base}{name}.html{anchor}">{html.escape(label)}</a>'
+
+
+_link = claim_link
 
 
 def _paper_of(df: pd.DataFrame) -> pd.Series:
@@ -912,6 +940,8 @@ def changes_markdown(df: pd.DataFrame, before: pd.DataFrame) -> str:
 
     def entry(r: Any, o: Any) -> list[str]:
         why = []
+        if str(o["evidence"]) != r.evidence:  # a new size or new data moves a verdict without a new rule
+            why.append(f"the evidence changed: it was {o['evidence']}; it is now {r.evidence}")
         if r.change:
             why.append(r.change)
         if o["kind"] != r.kind:
@@ -923,7 +953,7 @@ def changes_markdown(df: pd.DataFrame, before: pd.DataFrame) -> str:
                     else "it holds by construction or checks cflib itself"
                 )
             )
-        if o["verdict"] != r.verdict and not r.change:
+        if o["verdict"] != r.verdict and not r.change and str(o["evidence"]) == r.evidence:
             why.append("the estimate or its interval moved")
         return [
             f"### {r.notebook.removesuffix('.ipynb')} {r.key}",

@@ -62,6 +62,7 @@ __all__ = [
     "seed_problem",
     "BRADLEY_BAND",
     "level_band",
+    "check_needs",
 ]
 
 REPRODUCED = "reproduced"
@@ -120,7 +121,7 @@ def exact(value: Any, *, method: str = "exact computation, no sampling error") -
 
 
 def binomial_interval(k: Any, n: Any, *, level: float = 0.95, unit: str = "units") -> Interval:
-    """Clopper-Pearson (exact) interval for a proportion ``k / n``.
+    """Clopper-Pearson (exact) interval for a proportion ``k / n`` (:func:`cflib.stats.proportions.clopper_pearson_interval`).
 
     Parameters
     ----------
@@ -138,7 +139,7 @@ def binomial_interval(k: Any, n: Any, *, level: float = 0.95, unit: str = "units
     Interval
         Exact at ``k = 0`` and ``k = n``; undefined (NaN) when ``n = 0``.
     """
-    from scipy.stats import beta
+    from .stats.proportions import clopper_pearson_interval
 
     n = check_count(n, "n", minimum=0)
     k = check_count(k, "k", minimum=0)
@@ -148,9 +149,7 @@ def binomial_interval(k: Any, n: Any, *, level: float = 0.95, unit: str = "units
     method = f"{_level_text(level)} Clopper-Pearson, {_count(n, unit)}"
     if n == 0:
         return Interval(math.nan, math.nan, math.nan, method + " (no units)")
-    a = 1 - level
-    low = 0.0 if k == 0 else float(beta.ppf(a / 2, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(1 - a / 2, k + 1, n - k))
+    low, high = clopper_pearson_interval(k, n, level)
     return Interval(k / n, low, high, method)
 
 
@@ -772,3 +771,51 @@ def level_band(nominal: float, *, coverage: bool = False) -> tuple[float, float]
     miss = 1 - nominal if coverage else nominal
     lo, hi = (round(f * miss, 12) for f in BRADLEY_BAND)
     return (round(1 - hi, 12), round(1 - lo, 12)) if coverage else (lo, hi)
+
+
+def check_needs(needs: Any) -> dict[str, Any]:
+    """Check the size an undecided claim asks for, and return it as a plain dict.
+
+    Parameters
+    ----------
+    needs : mapping
+        ``size`` (int >= 1, the size that would decide the claim), ``unit`` (str, e.g. ``"replications"``),
+        ``now`` (int >= 0, the size this run used), ``parameter`` (str, the notebook parameter
+        ``notebooks/params/full.yaml`` sets to ``size``), ``seconds_per_unit`` (float >= 0 or None: the
+        seconds one unit took in this run, measured by the notebook) and ``gpu`` (bool: whether that step
+        runs on a GPU when one is present).
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    TypeError, ValueError
+        A missing or unknown key, or a value of the wrong type or range.
+    """
+    if not isinstance(needs, dict):
+        raise TypeError(f"needs must be a dict with size, unit, now, parameter, seconds_per_unit, gpu; got {needs!r}")
+    keys = {"size", "unit", "now", "parameter", "seconds_per_unit", "gpu"}
+    if set(needs) != keys:
+        raise ValueError(f"needs must have exactly the keys {sorted(keys)}, got {sorted(needs)}")
+    for name, least in (("size", 1), ("now", 0)):
+        v = needs[name]
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
+            raise ValueError(f"needs[{name!r}] must be an integer >= {least}, got {v!r}")
+    for name in ("unit", "parameter"):
+        if not isinstance(needs[name], str) or not needs[name].strip():
+            raise ValueError(f"needs[{name!r}] must be a non-empty string, got {needs[name]!r}")
+    rate = needs["seconds_per_unit"]
+    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate >= 0):
+        raise ValueError(f"needs['seconds_per_unit'] must be a finite number >= 0 or None, got {rate!r}")
+    if not isinstance(needs["gpu"], (bool, np.bool_)):
+        raise TypeError(f"needs['gpu'] must be True or False, got {needs['gpu']!r}")
+    return {
+        "size": int(needs["size"]),
+        "unit": needs["unit"],
+        "now": int(needs["now"]),
+        "parameter": needs["parameter"],
+        "seconds_per_unit": None if rate is None else float(rate),
+        "gpu": bool(needs["gpu"]),
+    }

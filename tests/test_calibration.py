@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -88,3 +90,52 @@ def test_dependence_study_default_calibrated_and_paper_form_not():
     assert default["calibrated"].all() and (default["rate"] <= 0.12).all()
     paper_dep = t[(t["form"].str.startswith("marginalize")) & (t["dependence"] == 2.0)].iloc[0]
     assert paper_dep["ci_low"] > 0.05, paper_dep
+
+
+def test_reps_add_replications_to_the_named_rows_only():
+    """reps={"K10": n} runs that row n times; its first n_rep replications are the plain run's, other rows keep n_rep."""
+    names = ["Demographic parity", "Equal opportunity"]  # K9 and K10 of calibration_cases()
+    plain = cal.calibration_table(60, cases=names, seed=2).table.set_index("test")
+    more = cal.calibration_table(60, cases=names, seed=2, reps={"K10": 150, "K1": 10}).table.set_index("test")
+    eo = "Equal opportunity (Welch on y = 1)"
+    assert more.loc[eo, "R"] == 150 and more.loc["Demographic parity (Welch)", "R"] == 60
+    assert more.loc["Demographic parity (Welch)", "events"] == plain.loc["Demographic parity (Welch)", "events"]
+    case = cal.calibration_cases()[9]
+    first = case.run(60, 2, 9)
+    assert first.sum() == plain.loc[eo, "events"] and np.array_equal(case.run(150, 2, 9)[:60], first)
+    assert more.loc[eo, "events"] == case.run(150, 2, 9).sum()
+    # a smaller size than n_rep never cuts a row: max(n_rep, reps)
+    assert cal.calibration_table(60, cases=names, seed=2, reps={"K10": 5}).table["R"].tolist() == [60, 60]
+    for bad, match in (
+        ({"K0": 5}, "not a claim key"),
+        ({"K99": 5}, "not a claim key"),
+        ({"K2": 0}, "positive integer"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            cal.calibration_table(5, cases=names, reps=bad)
+    with pytest.raises(TypeError, match="mapping of claim keys"):
+        cal.calibration_table(5, cases=names, reps=[("K2", 5)])
+
+
+def test_undecided_rows_record_their_size_and_the_measured_rate(tmp_path, monkeypatch):
+    """An undecided row's needs: the note's size, its replications now and the seconds one took in this run."""
+    monkeypatch.setenv("CFLIB_CLAIMS_FILE", str(tmp_path / "c.claims.json"))
+    claims.reset()
+    res = cal.calibration_table(30, cases=["Demographic parity", "Equal opportunity"], seed=0)
+    cal.claims_calibration(res)
+    df = claims.claims_table()
+    written = json.loads((tmp_path / "c.claims.json").read_text())
+    rates = written["values"]["calibration_seconds_per_replication"]
+    t = res.table
+    for i, r in enumerate(t.itertuples()):
+        assert rates[f"K{i + 1}"] == pytest.approx(r.seconds / r.R)
+    stored = {c["key"]: c for c in written["claims"]}
+    for key, c in stored.items():
+        if c["verdict"] == vd.UNDECIDED:
+            n = c["needs"]
+            assert n["now"] == 30 and n["unit"] == "replications" and n["parameter"] == f"reps.{key}"
+            assert f"about {n['size']} replications" in c["note"] and n["size"] > 30
+            assert n["seconds_per_unit"] == pytest.approx(rates[key]) and n["gpu"] is False
+        else:
+            assert c["needs"] is None
+    assert len(df) == 2

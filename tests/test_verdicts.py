@@ -208,3 +208,31 @@ def test_on_substitute_keeps_a_claim_without_a_measurement_undecided():
     assert v.on_substitute(none, "the toy lacks it") is none
     some = v.decide_above(v.exact(0.3), 0.1)
     assert v.on_substitute(some, "the toy lacks it").verdict == "differs with the substitute data"
+
+
+def test_check_needs_keeps_a_well_formed_size_and_refuses_the_rest():
+    good = {
+        "size": 8000,
+        "unit": "replications",
+        "now": 1000,
+        "parameter": "reps.K3",
+        "seconds_per_unit": 0.01,
+        "gpu": False,
+    }
+    assert v.check_needs(dict(good)) == good
+    assert v.check_needs({**good, "seconds_per_unit": None})["seconds_per_unit"] is None
+    for bad, match in (
+        ({**good, "size": 0}, "size"),
+        ({**good, "now": -1}, "now"),
+        ({**good, "size": True}, "size"),
+        ({**good, "unit": ""}, "unit"),
+        ({**good, "seconds_per_unit": -1.0}, "seconds_per_unit"),
+        ({**good, "seconds_per_unit": float("nan")}, "seconds_per_unit"),
+        ({k: x for k, x in good.items() if k != "gpu"}, "exactly the keys"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            v.check_needs(bad)
+    with pytest.raises(TypeError, match="gpu"):
+        v.check_needs({**good, "gpu": "no"})
+    with pytest.raises(TypeError, match="needs must be a dict"):
+        v.check_needs([8000])

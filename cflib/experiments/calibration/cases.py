@@ -6,8 +6,9 @@ depend on the seed only, not on the order or the process the cases run in.
 
 from __future__ import annotations
 
+import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -533,7 +534,8 @@ class CalibrationResult:
     ----------
     table : pandas.DataFrame
         ``test, function, quantity, data, n, R, events, rate, nominal, ci_low, ci_high, passed,
-        conservative, expected_fail, quote, source, kind, seconds``.
+        conservative, expected_fail, quote, source, kind, seconds, stream`` (rows of one stream share one fit
+        per replication: the first of them pays for it).
     level : float
         Coverage of the Clopper-Pearson intervals.
     """
@@ -602,6 +604,7 @@ def calibration_table(
     small: bool = False,
     level: float = 0.99,
     seed: int = 0,
+    reps: Mapping[str, int] | None = None,
 ) -> CalibrationResult:
     """Empirical type-I error or coverage of every test, with Clopper-Pearson intervals.
 
@@ -612,6 +615,11 @@ def calibration_table(
     ----------
     n_rep : int
         Null replications per case.
+    reps : mapping of str to int, optional
+        More replications for some cases, by claim key (``"K3"`` is the third case of
+        :func:`calibration_cases`): case ``K<i>`` runs ``max(n_rep, reps["K<i>"])`` replications. Its first
+        ``n_rep`` replications are those of the plain run (replication ``r`` draws from ``[seed, i, r]``), so
+        a larger size only adds replications. The book gives the undecided rows the sizes their notes ask for.
     cases : sequence of str, optional
         Names (or unique substrings of names) of the cases to run; default all.
     small : bool
@@ -632,6 +640,7 @@ def calibration_table(
     if not isinstance(n_rep, (int, np.integer)) or n_rep < 1:
         raise ValueError(f"n_rep must be a positive integer, got {n_rep!r}")
     all_cases = calibration_cases(small=small)
+    sizes = _replications(reps, n_rep, len(all_cases))
     chosen = list(range(len(all_cases)))
     if cases is not None:
         chosen = []
@@ -646,9 +655,10 @@ def calibration_table(
     for i in chosen:
         c = all_cases[i]
         t0 = time.perf_counter()
-        events = c.run(n_rep, seed, i)
+        n_i = sizes[i]
+        events = c.run(n_i, seed, i)
         k = int(events.sum())
-        lo, hi = tuple(vd.binomial_interval(k, n_rep, level=level))
+        lo, hi = tuple(vd.binomial_interval(k, n_i, level=level))
         passed = lo <= c.nominal if c.conservative else lo <= c.nominal <= hi
         rows.append(
             {
@@ -657,9 +667,9 @@ def calibration_table(
                 "quantity": c.quantity,
                 "data": c.data,
                 "n": c.n_per_rep,
-                "R": n_rep,
+                "R": n_i,
                 "events": k,
-                "rate": k / n_rep,
+                "rate": k / n_i,
                 "nominal": c.nominal,
                 "ci_low": lo,
                 "ci_high": hi,
@@ -670,6 +680,24 @@ def calibration_table(
                 "source": c.source,
                 "kind": "reproduction" if c.reproduces else "sanity check",
                 "seconds": time.perf_counter() - t0,
+                "stream": i if c.stream is None else c.stream,
             }
         )
     return CalibrationResult(pd.DataFrame(rows), level)
+
+
+def _replications(reps: Mapping[str, int] | None, n_rep: int, n_cases: int) -> list[int]:
+    """Replications of each case: ``n_rep``, or more where ``reps`` names the case by its claim key."""
+    if reps is None:
+        return [int(n_rep)] * n_cases
+    if not isinstance(reps, Mapping):
+        raise TypeError(f"reps must be a mapping of claim keys to replications (e.g. {{'K3': 8000}}), got {reps!r}")
+    sizes = [int(n_rep)] * n_cases
+    for key, n in reps.items():
+        m = re.fullmatch(r"K(\d+)", str(key))
+        if m is None or not 1 <= int(m.group(1)) <= n_cases:
+            raise ValueError(f"reps key {key!r} is not a claim key K1..K{n_cases} of calibration_cases()")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"reps[{key!r}] must be a positive integer of replications, got {n!r}")
+        sizes[int(m.group(1)) - 1] = max(int(n_rep), int(n))
+    return sizes

@@ -92,6 +92,11 @@ def claims_calibration(result: CalibrationResult) -> pd.DataFrame:
     t = result.table
     claims.record("calibration_rates", dict(zip(t["test"], t["rate"].astype(float), strict=True)))
     claims.record("calibration_unexpected", list(result.unexpected["test"]))
+    # the measured cost of one replication of each row (this run, this device): the report's paper-scale plan reads it
+    per_rep = [float(s) / int(n) for s, n in zip(t["seconds"], t["R"], strict=True)]
+    if "stream" in t.columns:  # rows of one stream share a fit per replication: each costs what the stream's first paid
+        per_rep = list(pd.Series(per_rep, index=t.index).groupby(t["stream"]).transform("max"))
+    claims.record("calibration_seconds_per_replication", {f"K{i + 1}": s for i, s in enumerate(per_rep)})
     if len(t) == 1:  # one case per point of notebooks/sweeps/calibration.yaml: scalars for its table
         r = t.iloc[0]
         for key in ("test", "rate", "ci_low", "ci_high", "passed"):
@@ -126,14 +131,24 @@ def claims_calibration(result: CalibrationResult) -> pd.DataFrame:
                     "the claim is now the paper's promise of level alpha, checked on its printed form, read on Bradley's "
                     f"liberal band [{lo:g}, {hi:g}] (it was the book's statement that this form misses its level)"
                 )
-        note = ""
+        note, needs = "", None
         if decision.verdict == vd.UNDECIDED:
             n = deciding_replications(float(r.rate), rule, level=result.level, start=int(r.R))
             note = (
-                f"At the observed rate, about {n} replications would decide it."
+                f"At the observed rate, about {n} replications would decide it "
+                f"(about {_minutes(n * per_rep[i])} on the device of this run; the notebook's reps parameter sets {key} to {n})."
                 if n
                 else "The observed rate sits on the rule's boundary: no number of replications decides it at this rate."
             )
+            if n:
+                needs = {
+                    "size": n,
+                    "unit": "replications",
+                    "now": int(r.R),
+                    "parameter": f"reps.{key}",
+                    "seconds_per_unit": per_rep[i],
+                    "gpu": False,  # numpy and scikit-learn: a GPU does not run these steps
+                }
         claims.claim(
             key,
             statement,
@@ -144,8 +159,14 @@ def claims_calibration(result: CalibrationResult) -> pd.DataFrame:
             source=r.source,
             kind=r.kind,
             note=note,
+            needs=needs,
             change=change,
             about="closeness-test" if r.test.startswith("CF-CLOT") else "",  # counted under Fu et al.'s paper
             evidence=f"{r.R} null replications of {r.data} (n = {r.n} per replication), cflib function {r.function}",
         )
     return claims.rows(keys)
+
+
+def _minutes(seconds: float) -> str:
+    """A duration in words: seconds under two minutes, else minutes."""
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
