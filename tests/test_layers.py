@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "cflib.models": 3,
     "cflib.metrics": 4,
     "cflib.stats": 4,
+    "cflib.stats.proportions": 0,  # numerics only (scipy, cflib.validation): cflib.verdicts uses it
     "cflib.fairness": 4,
     "cflib.experiments": 5,
     "cflib.audit": 5,

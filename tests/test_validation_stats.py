@@ -80,6 +80,9 @@ CASES: list[Case] = [
     case("wilson_interval-k-above-n", ValueError, "k", lambda: stats.wilson_interval(11, 10)),
     case("wilson_interval-level", ValueError, "level", lambda: stats.wilson_interval(3, 10, level=1.5)),
     case("newcombe_difference-k-above-n", ValueError, "k1", lambda: stats.newcombe_difference(1, 10, 12, 10)),
+    case("newcombe_interval-k-above-n", ValueError, "k2", lambda: stats.newcombe_interval(1, 10, 12, 10)),
+    case("newcombe_test-not-counts", TypeError, "k1", lambda: stats.newcombe_test(0.5, 10, 2, 10)),
+    case("clopper_pearson_interval-n", ValueError, "n", lambda: stats.clopper_pearson_interval(0, -2)),
     case(
         "welch_difference-level", ValueError, "level", lambda: stats.welch_difference([0.0, 1.0], [1.0, 2.0], level=2)
     ),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +12,7 @@ import pandas as pd
 from cflib.results import Interval
 from cflib.validation import ValidationError, ValidationTypeError, check_axes, check_real, describe
 
+from .proportions import wilson_interval
 from .unit_arrays import per_unit_values
 
 __all__ = ["ECAResult", "expected_counterfactual_accuracy"]
@@ -94,32 +94,6 @@ def _predict(model: Any, x: Any) -> np.ndarray:
     raise TypeError(
         f"model must have a predict method, be callable, or be None (x are predictions); got {type(model).__name__}"
     )
-
-
-def wilson_bounds(k: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """Wilson score interval of the proportion ``k / n`` at the normal quantile ``z`` (95% by default).
-
-    Parameters
-    ----------
-    k : float
-        Successes.
-    n : int
-        Trials (0 gives NaN bounds).
-    z : float
-        Normal quantile of the interval.
-
-    Returns
-    -------
-    (float, float)
-        The bounds, clipped to [0, 1].
-    """
-    if n == 0:
-        return (float("nan"), float("nan"))
-    phat = k / n
-    den = 1 + z**2 / n
-    mid = (phat + z**2 / (2 * n)) / den
-    half = z * math.sqrt(phat * (1 - phat) / n + z**2 / (4 * n**2)) / den
-    return (max(0.0, mid - half), min(1.0, mid + half))
 
 
 def expected_counterfactual_accuracy(
@@ -205,7 +179,7 @@ def expected_counterfactual_accuracy(
         eca=k / agree_flat.size,
         n=int(agree_flat.size),
         ci=Interval.of(
-            wilson_bounds(k, agree_flat.size),
+            wilson_interval(k, agree_flat.size, 0.95),
             estimate=k / agree_flat.size,
             method=f"95% Wilson, {agree_flat.size} (unit, level) pairs",
         ),

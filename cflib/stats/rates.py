@@ -9,7 +9,8 @@ from the two Wilson intervals; honest for small groups and rates of 0 or 1) and 
 it, or, for means of scores, the Welch interval that inverts the Welch t-test of
 :func:`cflib.stats.invariance.demographic_parity_test` (Ma et al., eqs. 5-6). Either way the interval
 excludes 0 exactly when the p-value is below its level. A rate whose denominator is empty is
-reported as *not estimable* with the reason, never as 0.
+reported as *not estimable* with the reason, never as 0. The proportion intervals themselves
+(Wilson, Newcombe) live in :mod:`cflib.stats.proportions`; ``wilson_interval`` is re-exported here.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from scipy import stats
 
 from ..results import BaseTestResult, Interval
 from ..validation import check_probability
+from .proportions import newcombe_interval, newcombe_test
+from .proportions import wilson_interval as wilson_interval  # re-exported: its home is cflib.stats.proportions
 
-__all__ = ["RATES", "wilson_interval", "RateDifference", "welch_difference", "newcombe_difference", "group_rates"]
+__all__ = ["RATES", "RateDifference", "welch_difference", "newcombe_difference", "group_rates"]
 
 #: The rates of :func:`group_rates`: name -> (numerator, denominator) in words.
 RATES = {
@@ -35,47 +38,6 @@ RATES = {
     "fpr": ("decision = 1", "units with y = 0"),
     "ppv": ("y = 1", "units with decision = 1"),
 }
-
-
-def wilson_interval(k: Any, n: Any, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval of a proportion ``k / n``.
-
-    Parameters
-    ----------
-    k : int
-        Successes, ``0 <= k <= n``.
-    n : int
-        Trials; ``n = 0`` gives ``(nan, nan)`` (not estimable).
-    level : float
-        Confidence level in (0, 1).
-
-    Returns
-    -------
-    (low, high) : tuple of float
-        ``(p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)``, clipped to [0, 1].
-
-    Raises
-    ------
-    TypeError, ValueError
-        ``k`` or ``n`` not whole numbers, ``k`` outside [0, n], ``level`` outside (0, 1).
-    """
-    for name, v in (("k", k), ("n", n)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"{name} must be a whole number, got {v!r}")
-    if n < 0 or not 0 <= k <= max(n, 0):
-        raise ValueError(f"k must lie in [0, n] with n >= 0, got k={k!r}, n={n!r}")
-    check_probability(level, "level")
-    return _wilson_z(int(k), int(n), float(stats.norm.ppf(0.5 + level / 2)))
-
-
-def _wilson_z(k: int, n: int, z: float) -> tuple[float, float]:
-    if n == 0:
-        return (math.nan, math.nan)
-    p = k / n
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (max(0.0, mid - half), min(1.0, mid + half))
 
 
 @dataclass(frozen=True)
@@ -205,14 +167,6 @@ def welch_difference(v0: Any, v1: Any, level: float = 0.95) -> RateDifference:
     return RateDifference(float(t), p, diff, ci, float(df), level, n0, n1, "", "welch")
 
 
-def _newcombe_bounds(k0: int, n0: int, k1: int, n1: int, z: float) -> tuple[float, float]:
-    p0, p1 = k0 / n0, k1 / n1
-    l0, u0 = _wilson_z(k0, n0, z)
-    l1, u1 = _wilson_z(k1, n1, z)
-    d = p1 - p0
-    return d - math.sqrt((p1 - l1) ** 2 + (u0 - p0) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p0 - l0) ** 2)
-
-
 def newcombe_difference(k0: Any, n0: Any, k1: Any, n1: Any, level: float = 0.95) -> RateDifference:
     """Difference of two proportions ``k1/n1 - k0/n0`` with Newcombe's hybrid score interval and its p-value.
 
@@ -258,28 +212,10 @@ def newcombe_difference(k0: Any, n0: Any, k1: Any, n1: Any, level: float = 0.95)
             "newcombe",
         )
     d = k1 / n1 - k0 / n0
-    z = float(stats.norm.ppf(0.5 + level / 2))
-    lo, hi = _newcombe_bounds(k0, n0, k1, n1, z)
-    if d == 0:
-        zstar = 0.0
-    else:
-        # The end nearer 0 moves away from d as z grows: find the z at which it reaches 0.
-        end = (
-            (lambda zz: _newcombe_bounds(k0, n0, k1, n1, zz)[0])
-            if d > 0
-            else (lambda zz: -_newcombe_bounds(k0, n0, k1, n1, zz)[1])
-        )
-        a, b = 0.0, 40.0
-        if end(b) > 0:
-            zstar = b
-        else:
-            for _ in range(80):
-                mid = (a + b) / 2
-                a, b = (mid, b) if end(mid) > 0 else (a, mid)
-            zstar = (a + b) / 2
-    p = float(min(1.0, 2 * stats.norm.sf(zstar)))
+    lo, hi = newcombe_interval(k1, n1, k0, n0, level)
+    statistic, p = newcombe_test(k1, n1, k0, n0)
     ci = _interval((lo, hi), d, level, "newcombe")
-    return RateDifference(math.copysign(zstar, d) if d else 0.0, p, d, ci, math.nan, level, n0, n1, "", "newcombe")
+    return RateDifference(statistic, p, d, ci, math.nan, level, n0, n1, "", "newcombe")
 
 
 def group_rates(

@@ -25,7 +25,7 @@ from cflib.validation import (
     warn,
 )
 
-from .counterfactual_accuracy import wilson_bounds
+from .proportions import wilson_interval
 from .unit_arrays import per_unit_values
 
 __all__ = ["alignment_stats", "plot_pvalue_vs_eca", "rejection_summary"]
@@ -185,13 +185,12 @@ def rejection_summary(pvalues: Any, alpha: float = 0.05, level: float = 0.99) ->
     level = check_probability(level, "level")
     n = p.size
     k = int(np.sum(p < alpha))
-    z = float(stats.norm.ppf(0.5 + level / 2))
     lo, hi = stats.binom.ppf([(1 - level) / 2, (1 + level) / 2], n, alpha)
     return {
         "rate": k / n,
         "k": k,
         "n": n,
-        "ci": wilson_bounds(k, n, z),
+        "ci": wilson_interval(k, n, level),
         "null_interval": (float(lo) / n, float(hi) / n),
         "calibrated": bool(lo <= k <= hi),
         "ks_pvalue": float(stats.kstest(p, "uniform").pvalue),

@@ -7,33 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from ...stats.proportions import wilson_interval as wilson_bounds  # the one Wilson interval, re-exported
+
 __all__ = ["decisions", "make_row", "parity_row", "wilson_bounds"]
-
-
-def wilson_bounds(k: int, n: int, level: float) -> tuple[float, float]:
-    """The Wilson score interval of ``k`` successes in ``n`` trials (exactly 0 or 1 at the ends).
-
-    Parameters
-    ----------
-    k, n : int
-        Successes and trials.
-    level : float
-        Coverage.
-
-    Returns
-    -------
-    (float, float)
-    """
-    from scipy.stats import norm
-
-    z = float(norm.ppf(0.5 + level / 2))
-    p = k / n
-    den = 1 + z**2 / n
-    mid = (p + z**2 / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / den
-    return (0.0 if k == 0 else max(0.0, mid - half)), (
-        1.0 if k == n else min(1.0, mid + half)
-    )  # exact ends, no rounding
 
 
 def make_row(

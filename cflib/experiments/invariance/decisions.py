@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ... import verdicts as vd
+from ...stats.proportions import newcombe_interval
 
 #: The notes' sign check of CIT-LR's paired mean (notebooks 01 and 06).
 NOTES_SIGN = "The paired mean of ŷ·ĝ − ŷ·ĥ should be ≥ 0 up to noise."
@@ -60,13 +61,6 @@ def join_parts(parts: Mapping[str, vd.Decision], what: str) -> vd.Decision:
     return vd.combine(parts, rule=what, detail="verdicts")
 
 
-def _wilson(k: int, n: int, z: float) -> tuple[float, float]:
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return centre - half, centre + half
-
-
 def difference_interval(k1: int, n1: int, k2: int, n2: int, *, level: float = 0.95, unit: str = "units") -> vd.Interval:
     """Newcombe's hybrid score interval for ``k1/n1 - k2/n2`` (exact at 0 and 1, unlike the Wald interval).
 
@@ -86,18 +80,11 @@ def difference_interval(k1: int, n1: int, k2: int, n2: int, *, level: float = 0.
     cflib.verdicts.Interval
         Undefined (NaN) when either side has no units.
     """
-    from scipy.stats import norm
-
     method = f"{100 * level:g}% Newcombe score interval of a difference of proportions, {n1} and {n2} {unit}"
     if n1 == 0 or n2 == 0:
         return vd.Interval(np.nan, np.nan, np.nan, method + " (no units)")
-    z = float(norm.ppf(0.5 + level / 2))
-    p1, p2 = k1 / n1, k2 / n2
-    (l1, u1), (l2, u2) = _wilson(k1, n1, z), _wilson(k2, n2, z)
-    d = p1 - p2
-    return vd.Interval(
-        d, d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2), method
-    )
+    low, high = newcombe_interval(k1, n1, k2, n2, level)
+    return vd.Interval(k1 / n1 - k2 / n2, low, high, method)
 
 
 def count(rate_percent: float, n: int) -> int:

@@ -233,16 +233,16 @@ def rejection_rates(audit: pd.DataFrame, *, alpha: float = 0.05) -> pd.DataFrame
     pandas.DataFrame
         Indexed by ``(test, group)``: ``rejected, classifiers, rate, 95% CI``.
     """
-    from scipy.stats import binomtest
+    from ...stats.proportions import clopper_pearson_interval
 
     def rate(mask, key):
         k, n = int((audit.loc[mask, f"p {key}"] < alpha).sum()), int(mask.sum())
-        ci = binomtest(k, n).proportion_ci() if n else None
+        low, high = clopper_pearson_interval(k, n, 0.95)
         return {
             "rejected": k,
             "classifiers": n,
             "rate": k / n if n else np.nan,
-            "95% CI": f"[{ci.low:.2f}, {ci.high:.2f}]" if n else "-",
+            "95% CI": f"[{low:.2f}, {high:.2f}]" if n else "-",
         }
 
     groups = ((_INVARIANT, audit["ECA"] >= 0.99), (_USES, audit["ECA"] < 0.9))
