@@ -218,8 +218,8 @@ def case_audit_dask(p: dict[str, Any]) -> dict[str, Any]:
         "memory_limit_bytes": MEMORY_LIMIT_BYTES,
         "workers_restarted": restarted,
         "identical_across_repeats": bool(same),
-        "nuisance_fit": res.settings["nuisance_fit"],
-        "estimates": _estimates(res.effects, res.rows, truths(model)),
+        "nuisance_fit": res.details["settings"]["nuisance_fit"],
+        "estimates": _estimates(res.details["effects"], res.rows, truths(model)),
     }
 
 

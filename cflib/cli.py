@@ -120,21 +120,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parquet_data(args: argparse.Namespace) -> bool:
-    """Whether ``cflib audit`` reads Parquet data (``--data``, else the config's ``data``, relative to the config)."""
-    from .audit.config import is_parquet
-
-    if args.data is not None:
-        return is_parquet(args.data)
-    try:
-        cfg = yaml.safe_load(args.config.read_text())
-    except yaml.YAMLError:
-        return False  # audit_from_config says what is wrong with the file
-    return isinstance(cfg, dict) and "data" in cfg and is_parquet(args.config.parent / str(cfg["data"]))
-
-
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from .audit import DistributedAudit, audit_from_config
+    from .audit import audit_from_config
 
     if args.fail_on is not None and not args.fail_on.strip():
         raise ValueError("--fail-on: give check names such as Ctf-DE,DP, or any")
@@ -145,8 +132,6 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             raise FileNotFoundError(f"--junit: {args.junit} is a folder, expected a file name such as audit-junit.xml")
         _existing(args.junit.parent if str(args.junit.parent) else Path("."), "--junit's folder", directory=True)
     _existing(args.config, "config")
-    if args.junit is not None and _parquet_data(args):
-        raise ValueError("--junit: the audit of Parquet data (on a cluster) writes report.json only; leave --junit out")
     report = audit_from_config(
         args.config,
         args.out,
@@ -160,13 +145,6 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     failed = report.gate(args.fail_on, args.require_clear) if gated else []
     status = report.status()
     why = ", ".join(f"{c} ({status[c]})" for c in failed)
-    if isinstance(report, DistributedAudit):  # Parquet data, audited on a cluster: report.json only
-        print(report.summary().to_string())
-        print(f"wrote {args.out / 'report.json'}")
-        if failed:
-            print(f"cflib: the gate fails on {why}", file=sys.stderr)
-            return 1
-        return 0
     if args.junit is not None:
         report.to_junit(args.junit, fail_on=args.fail_on, require_clear=args.require_clear)
     print(report.plain_summary())

@@ -35,22 +35,29 @@ The package, one idea a module:
 - :mod:`~cflib.audit.distributed`: :func:`audit_distributed`, the audit of a Dask DataFrame (issue 30), with
   :mod:`~cflib.audit.partitions` (its per-partition passes), :mod:`~cflib.audit.reproducible` (row hashes and
   exact sums, so the numbers do not depend on the partitioning) and :mod:`~cflib.audit.distributed_tables`
-  (:class:`DistributedAudit` and its tables); :func:`audit` hands a Dask DataFrame to it;
+  (its tables); :func:`audit` hands a Dask DataFrame to it, and both return an :class:`AuditReport`
+  (``DistributedAudit`` is a deprecated alias of it);
+- :mod:`~cflib.audit.settings` (:class:`AuditSettings`, the options every form shares),
+  :mod:`~cflib.audit.rows` (every row built from its test's result) and :mod:`~cflib.audit.intersections`
+  (group tables from counts, intersectional groups);
 - :mod:`cflib.audit.images`: the image audit (:func:`audit_images`, also importable from :mod:`cflib.audit_images`).
 """
 
 from .checks import CHECKS, book_url, reference_link, select_checks
 from .config import audit_from_config
-from .distributed import DistributedAudit, audit_distributed
+from .distributed import audit_distributed
+from .distributed_tables import DistributedAudit
 from .images import audit_images
 from .report import AuditReport
 from .schema import SCHEMA_VERSION, load_schema
+from .settings import AuditSettings
 from .tabular import audit
 
 __all__ = [
     "CHECKS",
     "SCHEMA_VERSION",
     "AuditReport",
+    "AuditSettings",
     "DistributedAudit",
     "audit",
     "audit_distributed",

@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..fairness.effects import MEASURES, EffectEstimates, ctf_effects
+from ..fairness.effects import EffectEstimates, ctf_effects
 from ..fairness.parity import causal_predictive_parity
 from ..fairness.sfm import StandardFairnessModel
-from .checks import EFFECT_NAMES
 from .directions import directional_cfclot
 from .inputs import checked_predictions, counterfactual_frame
+from .rows import Finding, check_row, cit_row, difference_row, eca_row, eca_rule, effect_rows, whitebox_row
 
 __all__ = ["audit_pair"]
 
@@ -153,7 +153,6 @@ def _effect_rows(
     n_jobs: int,
 ) -> tuple[dict[str, EffectEstimates], dict[str, dict[str, Any]], tuple[str, ...]]:
     """TV and Ctf-DE/IE/SE of the prediction (and of the outcome), and the white-box Ctf-DE: the effects, rows, notes."""
-    rows: dict[str, dict[str, Any]] = {}
     outcomes = ["_y_hat"] + ([sfm.y] if has_y else [])
     # One set of nuisance fits per fold for the prediction and the outcome; their difference (Algorithm 1)
     # reuses both (ctf_effects' differences), and the bootstrap reweights the influence values.
@@ -171,24 +170,10 @@ def _effect_rows(
     )
     assert isinstance(eff, dict), "ctf_effects returns one result per outcome for a list of outcomes"
     notes = tuple(dict.fromkeys(w for e in eff.values() for w in e.warnings))  # also raised as CflibWarning
-    for out, suffix in (("_y_hat", ""), (sfm.y, " (y)")):
-        if out not in eff:
-            continue
-        e = eff[out]
-        for m in MEASURES:
-            lo, hi = e.ci[m]
-            rows[EFFECT_NAMES[m] + suffix] = {
-                "estimate": e.estimate[m],
-                "ci_low": lo,
-                "ci_high": hi,
-                "pvalue": e.pvalue[m],
-                "verdict": _verdict_interval(lo, hi, "effect" if m != "TV" else "disparity"),
-                "method": e.method,
-                "reference": "parity-decomposition, Def. 3 and Props. 3-4",
-                "flagged": bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 0 or hi < 0)),
-            }
-        if out == "_y_hat" and f is not None:
-            rows["Ctf-DE (white-box)"] = _whitebox_de(f, model_frame.assign(_y_hat=y_hat), sfm, x0, x1, level)
+    whitebox, how = None, ""
+    if f is not None:
+        whitebox, how = _whitebox_de(f, model_frame.assign(_y_hat=y_hat), sfm, x0, x1, level)
+    rows = effect_rows(eff, {"_y_hat": "", sfm.y: " (y)"}, whitebox, how)
     return eff, rows, notes
 
 
@@ -220,7 +205,6 @@ def _predictive_parity_row(
         "method": f"Algorithm 1, {cpp.test} test over DE, IE, SE (Bonferroni), business necessity {sorted(bn) or 'none'}; "
         "estimate: the largest |tested effect|",
         "reference": "parity-decomposition, Algorithm 1",
-        "flagged": bool(cpp.pvalue < alpha),
     }
     return row, cpp
 
@@ -307,43 +291,18 @@ def _counterfactual_rows(
     cf = counterfactual_frame(counterfactual, model_frame, sfm.x, target)
     y_cf = checked_predictions(f(cf), len(model_frame), "predict on the counterfactual rows")
     both = np.r_[y_hat, y_cf]
-    binary = set(np.unique(both)) <= {0.0, 1.0}
-    # A score in [0, 1] is a probability: ECA compares the decisions it leads to (at the threshold),
-    # since almost every continuous score moves a little under any intervention.
-    decide = not binary and both.min() >= 0.0 and both.max() <= 1.0
-    thr = float(decided_by.split(">= ")[1]) if decided_by.startswith("score >= ") else 0.5
+    decide, thr, tol = eca_rule(set(np.unique(both)) <= {0.0, 1.0}, both.min(), both.max(), decided_by)
     f_dec, cf_dec = ((y_hat >= thr).astype(float), (y_cf >= thr).astype(float)) if decide else (y_hat, y_cf)
-    eca = expected_counterfactual_accuracy(None, f_dec, cf_dec, tol=0.0 if (binary or decide) else 1e-9)
+    eca = expected_counterfactual_accuracy(None, f_dec, cf_dec, tol=tol)
     details["ECA"] = eca
-    what = f"decisions (score >= {thr})" if decide else "predictions"
-    rows["ECA"] = {
-        "estimate": eca.eca,
-        "ci_low": eca.ci[0],
-        "ci_high": eca.ci[1],
-        "pvalue": math.nan,
-        "verdict": "invariant on every unit" if eca.eca == 1.0 else f"{eca.flip_rate:.1%} of {what} change under do(x)",
-        "method": f"share of {what} unchanged by do(x = other level), Wilson interval",
-        "reference": "invariance-test, eqs. 7-8",
-        "flagged": bool(eca.eca < 1.0),
-    }
+    rows["ECA"] = eca_row(eca, decide, thr)
     clot_row, details["CF-CLOT"], clot_notes = directional_cfclot(y_hat, y_cf, a, epsilon, alpha, seed, (x0, x1))
-    rows["CF-CLOT"] = {**clot_row, "flagged": bool(clot_row["pvalue"] < alpha)}
+    rows["CF-CLOT"] = clot_row
     if z is not None:
         zmat = pd.get_dummies(learn_frame[z], drop_first=True, dtype=float).to_numpy(dtype=float)
         cit = cit_lr_test(y_hat, a, zmat, seed=seed)
         details["CIT-LR"] = cit
-        rows["CIT-LR"] = {
-            "estimate": cit.statistic,
-            "ci_low": math.nan,
-            "ci_high": math.nan,
-            "pvalue": cit.pvalue,
-            "verdict": _verdict_test(
-                cit.pvalue, alpha, "not counterfactually invariant", "no evidence against invariance"
-            ),
-            "method": f"CIT-LR given {z}",
-            "reference": "invariance-test, Alg. 1",
-            "flagged": bool(cit.pvalue < alpha),
-        }
+        rows["CIT-LR"] = cit_row(cit, z, alpha)
     return rows, details, clot_notes
 
 
@@ -366,54 +325,13 @@ def _rate_row(
     """
     from ..stats.rates import newcombe_difference, welch_difference
 
-    if missing:
-        return (
-            {
-                "estimate": math.nan,
-                "ci_low": math.nan,
-                "ci_high": math.nan,
-                "pvalue": math.nan,
-                "verdict": f"not estimable: {missing}",
-                "method": method,
-                "reference": reference,
-                "flagged": False,
-            },
-            None,
-        )
-    if decisions:
-        d = newcombe_difference(int(v0.sum()), int(v0.size), int(v1.sum()), int(v1.size), level)
-    else:
-        d = welch_difference(v0, v1, level)
-    if d.reason.startswith("not estimable"):
-        return (
-            {
-                "estimate": math.nan,
-                "ci_low": math.nan,
-                "ci_high": math.nan,
-                "pvalue": math.nan,
-                "verdict": f"{d.reason} ({what})",
-                "method": method,
-                "reference": reference,
-                "flagged": False,
-            },
-            d,
-        )
-    flagged = bool(d.pvalue < alpha)
-    return (
-        {
-            "estimate": d.difference,
-            "ci_low": d.ci[0],
-            "ci_high": d.ci[1],
-            "pvalue": d.pvalue,
-            "verdict": "differs from 0 (interval excludes 0)"
-            if flagged
-            else "no evidence of a difference (interval covers 0)",
-            "method": method,
-            "reference": reference,
-            "flagged": flagged,
-        },
-        d,
-    )
+    d = None
+    if not missing:
+        if decisions:
+            d = newcombe_difference(int(v0.sum()), int(v0.size), int(v1.sum()), int(v1.size), level)
+        else:
+            d = welch_difference(v0, v1, level)
+    return check_row("", difference_row(d, what, alpha, missing), method=method, reference=reference), d
 
 
 def _whitebox_de(
@@ -423,9 +341,9 @@ def _whitebox_de(
     x0: Any,
     x1: Any,
     level: float,
-) -> dict[str, Any]:
+) -> tuple[Finding, str]:
     """Ctf-DE of the prediction computed from the model itself: for the x0 units, whose own (z, w) follow
-    P(z, w | x0), the mean of f(x1, z, w) - f(x0, z, w); interval from the units' spread."""
+    P(z, w | x0), the mean of f(x1, z, w) - f(x0, z, w); interval from the units' spread. The finding and its method."""
     from ..results import Estimate
 
     d0 = frame[frame[sfm.x] == x0]
@@ -434,32 +352,5 @@ def _whitebox_de(
     )
     se = float(diff.std(ddof=1) / math.sqrt(diff.size)) if diff.size > 1 else math.nan
     e = Estimate.normal(float(diff.mean()), se, level) if np.isfinite(se) else Estimate(float(diff.mean()))
-    exact_zero = bool(np.all(diff == 0))
-    verdict = (
-        "no direct effect: the prediction does not change with x on any unit"
-        if exact_zero
-        else _verdict_interval(e.ci.low, e.ci.high, "effect")
-    )
-    flagged = not exact_zero and bool(
-        np.isfinite(e.ci.low) and np.isfinite(e.ci.high) and (e.ci.low > 0 or e.ci.high < 0)
-    )
-    return {
-        "estimate": e.estimate,
-        "ci_low": e.ci.low,
-        "ci_high": e.ci.high,
-        "pvalue": math.nan,
-        "verdict": verdict,
-        "method": f"the model evaluated at x = {x1!r} on the {diff.size} units with x = {x0!r}, normal interval",
-        "reference": "parity-decomposition, notes Sec. 2.10 (white-box Ctf-DE)",
-        "flagged": flagged,
-    }
-
-
-def _verdict_interval(lo: float, hi: float, what: str) -> str:
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        return "not estimable"
-    return f"{what} (interval excludes 0)" if lo > 0 or hi < 0 else "no evidence (interval covers 0)"
-
-
-def _verdict_test(p: float, alpha: float, reject: str, keep: str) -> str:
-    return reject if p < alpha else keep
+    found = whitebox_row(e.estimate, se, e.ci.low, e.ci.high, bool(np.all(diff == 0)))
+    return found, f"the model evaluated at x = {x1!r} on the {diff.size} units with x = {x0!r}, normal interval"

@@ -8,6 +8,7 @@ a Dask cluster (:func:`cflib.audit.distributed.audit_distributed`, issue 30): an
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 from collections.abc import Sequence
@@ -20,12 +21,12 @@ from ..fairness.sfm import StandardFairnessModel
 from ..validation import ValidationError
 from .checks import check_names
 from .distributed import audit_distributed
-from .distributed_tables import DistributedAudit
 from .images.pipeline import audit_images
 from .images.report import ImageAuditReport
 from .inputs import one_line
 from .loading import load_classifier, load_images, load_object
 from .report import AuditReport
+from .settings import MIN_GROUP_SIZE, AuditSettings
 from .tabular import audit
 
 __all__ = ["audit_from_config", "audit_images_from_config", "is_parquet"]
@@ -49,9 +50,11 @@ _CONFIG_KEYS = {
     "nuisance_rows",
     "n_folds",
     "tolerances",
+    "groups",
+    "min_group_size",
 }
 #: Keys of the in-memory audit that the audit of Parquet data (on a cluster) does not have.
-_IN_MEMORY_ONLY = ("cit_z", "business_necessity", "impute", "n_jobs")
+_IN_MEMORY_ONLY = ("business_necessity", "impute", "n_jobs")
 #: Keys of the audit of Parquet data only.
 _PARQUET_ONLY = ("key", "nuisance_rows", "n_folds")
 _ROLES = {"x", "z", "w", "y", "x0", "x1", "y1", "reference"}
@@ -84,7 +87,7 @@ def audit_from_config(
     data: str | os.PathLike | None = None,
     scheduler: str | None = None,
     require_clear: str | Sequence[str] | None = None,
-) -> AuditReport | DistributedAudit:
+) -> AuditReport:
     """Run :func:`audit` from a YAML file and write ``report.json``, ``report.html`` and ``model_card.md`` into ``out``.
 
     The file holds ``data`` (a CSV path, relative to the file, read as it comes; or Parquet data, see below),
@@ -101,11 +104,11 @@ def audit_from_config(
     **Parquet data** (``data`` a ``.parquet`` file, a folder of them, or a glob such as ``decisions/*.parquet``)
     are read with :func:`dask.dataframe.read_parquet` and audited on a Dask cluster by
     :func:`cflib.audit.distributed.audit_distributed` (the model is applied partition by partition; no process
-    holds all rows): the effects, the group table and DP/EO/FPR, written to ``report.json``
-    (:meth:`DistributedAudit.to_json`). The keys ``key`` (an id column: folds and bootstrap multipliers from its
-    hash), ``nuisance_rows`` and ``n_folds`` apply to it, and so do ``counterfactual`` and ``epsilon`` (CF-CLOT with
-    random Fourier features); the in-memory audit's ``cit_z``, ``business_necessity``, ``impute``, ``n_jobs`` and
-    ``roles.reference`` do not (refused).
+    holds all rows): the same report and files (the effects, the group table, DP/EO/FPR, and with a
+    ``counterfactual`` ECA, CF-CLOT with random Fourier features and with ``cit_z`` CIT-LR). The keys ``key`` (an id
+    column: folds and bootstrap multipliers from its hash), ``nuisance_rows`` and ``n_folds`` apply to it; the
+    in-memory audit's ``business_necessity``, ``impute``, ``n_jobs`` and ``roles.reference`` do not (refused).
+    ``groups`` (a list of columns) and ``min_group_size`` add the intersectional groups to either form.
 
     Parameters
     ----------
@@ -114,7 +117,7 @@ def audit_from_config(
     out : path-like
         Output folder; written only when the audit succeeded (each file atomically).
     progress : bool
-        Show a progress bar (a line per pass for Parquet data).
+        Show a progress bar (one step per pass for Parquet data, quiet when not a terminal).
     fail_on : str or sequence of str, optional
         Check names of a CI gate (:meth:`AuditReport.gate`); checked before anything is written, so a
         name that selects no check of this report writes nothing.
@@ -128,8 +131,8 @@ def audit_from_config(
 
     Returns
     -------
-    AuditReport or DistributedAudit
-        :class:`DistributedAudit` for Parquet data.
+    AuditReport
+        The same type for CSV and Parquet data.
 
     Raises
     ------
@@ -174,25 +177,16 @@ def audit_from_config(
     sfm, roles = _checked_roles(config, cfg, frame, data_path)
     model = load_object(str(cfg["model"]), base, "model")
     cf = load_object(str(cfg["counterfactual"]), base, "counterfactual") if cfg.get("counterfactual") else None
+    shared = _shared_settings(cfg, roles, progress, cf)
     report = audit(
         model,
         frame,
         sfm=sfm,
-        counterfactual=cf,
-        z=cfg.get("cit_z"),
         business_necessity=cfg.get("business_necessity", ()),
-        epsilon=cfg.get("epsilon", 0.1),
-        alpha=cfg.get("alpha", 0.05),
-        seed=cfg.get("seed", 0),
-        n_boot=cfg.get("n_boot", 200),
-        learner=cfg.get("learner", "hgb"),
-        progress=progress,
-        y1=roles.get("y1"),
         impute=cfg.get("impute", False),
         reference=roles.get("reference"),
-        threshold=cfg.get("threshold", 0.5),
         n_jobs=cfg.get("n_jobs"),
-        tolerances=cfg.get("tolerances"),
+        **{f.name: getattr(shared, f.name) for f in dataclasses.fields(shared)},
     )
     if fail_on is not None or require_clear is not None:
         report.gate(fail_on, require_clear)  # a name that selects no check: one line, nothing written
@@ -242,15 +236,15 @@ def _audit_parquet(
     fail_on: str | Sequence[str] | None,
     scheduler: str | None,
     require_clear: str | Sequence[str] | None = None,
-) -> DistributedAudit:
-    """Parquet data: read with Dask, audited on a cluster (:func:`audit_distributed`), ``report.json`` written."""
+) -> AuditReport:
+    """Parquet data: read with Dask, audited on a cluster (:func:`audit_distributed`), the same files written."""
     import dask.dataframe as dd
 
     def refuse(keys: list[str]) -> None:
         if keys:
             raise ValueError(
                 f"{config}: key(s) {', '.join(keys)} do not apply to Parquet data (the audit on a cluster runs the "
-                "effects, the group table, DP/EO/FPR and CF-CLOT); audit a CSV sample in memory for them"
+                "effects, the group table, DP/EO/FPR, ECA, CF-CLOT and CIT-LR); audit a CSV sample in memory for them"
             )
 
     refuse([k for k in _IN_MEMORY_ONLY if k in cfg])
@@ -273,25 +267,38 @@ def _audit_parquet(
         model,
         frame,
         sfm=sfm,
+        settings=_shared_settings(cfg, roles, progress, cf),
         key=cfg.get("key"),
         n_folds=cfg.get("n_folds", 5),
         nuisance_rows=cfg.get("nuisance_rows", 200_000),
-        n_boot=cfg.get("n_boot", 200),
-        alpha=cfg.get("alpha", 0.05),
-        seed=cfg.get("seed", 0),
-        learner=cfg.get("learner", "hgb"),
-        y1=roles.get("y1"),
-        threshold=cfg.get("threshold", 0.5),
-        counterfactual=cf,
-        epsilon=cfg.get("epsilon", 0.1),
         client=scheduler,
-        progress=progress,
-        tolerances=cfg.get("tolerances"),
     )
     if fail_on is not None or require_clear is not None:
         result.gate(fail_on, require_clear)  # a name that selects no check: one line, nothing written
-    result.to_json(Path(out) / "report.json")
+    out = Path(out)
+    result.to_json(out / "report.json")
+    result.to_html(out / "report.html")
+    result.to_markdown(out / "model_card.md")
     return result
+
+
+def _shared_settings(cfg: dict[str, Any], roles: dict[str, Any], progress: bool, cf: Any) -> AuditSettings:
+    """The options every form of the audit shares, from the config (:class:`AuditSettings`)."""
+    return AuditSettings(
+        alpha=cfg.get("alpha", 0.05),
+        seed=cfg.get("seed", 0),
+        n_boot=cfg.get("n_boot", 200),
+        learner=cfg.get("learner", "hgb"),
+        y1=roles.get("y1"),
+        threshold=cfg.get("threshold", 0.5),
+        epsilon=cfg.get("epsilon", 0.1),
+        counterfactual=cf,
+        z=cfg.get("cit_z"),
+        tolerances=cfg.get("tolerances"),
+        progress=progress,
+        groups=cfg.get("groups"),
+        min_group_size=cfg.get("min_group_size", MIN_GROUP_SIZE),
+    )
 
 
 def _send_by_value(model: Any, base: Path) -> None:

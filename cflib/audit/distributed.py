@@ -33,13 +33,14 @@ recomputed from the graph: the same numbers come back.
 
 from __future__ import annotations
 
-import functools
+import dataclasses
+import hashlib
 import logging
 import math
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -53,7 +54,6 @@ from ..stats.kernels import make_kernel, median_bandwidth
 from ..validation import check_alpha, check_count, check_level, check_real, warn
 from .directions import DIRECTIONS, DirectionEnds, direction_row
 from .distributed_tables import (
-    DistributedAudit,
     audit_rows,
     decision_rule,
     effect_estimates,
@@ -63,7 +63,9 @@ from .distributed_tables import (
     parity_differences,
 )
 from .inputs import positive_column, predictor
+from .intersections import with_intersections
 from .partitions import (
+    ECA_COUNTS,
     HASH,
     YCF,
     YHAT,
@@ -82,10 +84,13 @@ from .partitions import (
     with_predictions,
 )
 from .provenance import cflib_version, environment, model_hash, model_type, plain
+from .report import AuditReport
 from .reproducible import CHUNK_ROWS, exact_value
+from .rows import cit_row, eca_row, eca_rule
+from .settings import AuditSettings
 from .status import add_status, resolve_tolerances
 
-__all__ = ["DistributedAudit", "audit_dask_frame", "audit_distributed", "dispatches_dask_frames", "is_dask_frame"]
+__all__ = ["AuditReport", "audit_dask_frame", "audit_distributed", "is_dask_frame", "plain_tree"]
 
 #: Most levels a categorical confounder or mediator may have (each becomes a column of the nuisance designs).
 MAX_LEVELS = 1000
@@ -98,26 +103,18 @@ def audit_distributed(
     data: Any,
     *,
     sfm: StandardFairnessModel,
+    settings: AuditSettings | None = None,
     key: str | None = None,
     n_folds: int = 5,
     nuisance_rows: int = 200_000,
-    n_boot: int = 200,
-    alpha: float = 0.05,
     level: float | None = None,
-    seed: int = 0,
-    learner: Any = "linear",
-    y1: Any = None,
-    threshold: float = 0.5,
     clip: float = 0.01,
-    counterfactual: Any = None,
-    epsilon: float = 0.1,
     n_features: int = 256,
     bandwidth: float | str = "median",
     client: Any = None,
     split_every: int = 8,
-    progress: bool = True,
-    tolerances: Mapping[str, float] | None = None,
-) -> DistributedAudit:
+    **options: Any,
+) -> AuditReport:
     """Audit a model on a Dask DataFrame: doubly robust effects, group table and parity, the same for any partitioning.
 
     Parameters
@@ -131,6 +128,9 @@ def audit_distributed(
     sfm : cflib.fairness.StandardFairnessModel
         Roles of the columns. ``x0``/``x1`` name the pair compared (rows of other levels are left out); without
         them the attribute must hold 0/1 (or booleans).
+    settings : AuditSettings, optional
+        The options shared with the in-memory audit (:class:`cflib.audit.settings.AuditSettings`; here the default
+        learner is ``"linear"``); ``**options`` replace some of them.
     key : str, optional
         A column identifying the rows (an id): the folds, the subsample and the bootstrap multipliers are drawn
         from its hash. Without it, from the hash of the row's content (all columns as given), so identical rows
@@ -138,31 +138,12 @@ def audit_distributed(
     n_folds : int
         Cross-fitting folds (at least 2).
     nuisance_rows : int
-        Largest number of rows the nuisance models are fitted on (a subsample of the smallest hash-derived ranks;
-        all rows when the pair has fewer). The report says how many were used.
-    n_boot : int
-        Bootstrap replicates (0: normal intervals from the influence-function standard errors; from 2 on the
-        intervals are bootstrap percentiles, as in :func:`cflib.audit.audit`).
-    alpha : float
-        Level of the tests.
+        Largest number of rows the nuisance models (and CIT-LR) are fitted on (a subsample of the smallest
+        hash-derived ranks; all rows when the pair has fewer). The report says how many were used.
     level : float, optional
         Level of the intervals; default ``1 - alpha``.
-    seed : int
-        Seed of the hashes (folds, subsample, multipliers) and of the named learners.
-    learner : {"linear", "hgb", "rf"} or scikit-learn estimator
-        Nuisance regressions (the propensities use the matching classifier; ``"hgb"`` for an estimator).
-    y1 : scalar, optional
-        The outcome's positive label (the audit reads ``1{y == y1}``); needed for a string outcome.
-    threshold : float
-        Scores in [0, 1] at or above it are decision 1 (group table and parity).
     clip : float
         Propensities are clipped to ``[clip, 1 - clip]``.
-    counterfactual : CounterfactualModel or callable, optional
-        Gives each unit's counterfactual row under ``do(x = the other level)`` as in :func:`cflib.audit.audit`,
-        applied partition by partition; adds the row ``"CF-CLOT"`` (``H0: N-TE <= epsilon`` between the
-        predictions and the counterfactual predictions; :func:`cflib.stats.closeness_rff.cfclot_rff_test`).
-    epsilon : float
-        CF-CLOT's tolerated N-TE, in ``(0, 1)``.
     n_features : int
         CF-CLOT's random Fourier frequencies ``D``: their draw adds ``O(1 / sqrt(D))`` to its standard error.
     bandwidth : float or "median"
@@ -172,15 +153,18 @@ def audit_distributed(
         single-threaded worker per core, closed at the end.
     split_every : int
         Partition results combined per task of the reductions.
-    progress : bool
-        Write a line per pass to standard error (the tasks also show in the Dask dashboard).
-    tolerances : dict of str to float, optional
-        The largest effect accepted per check, as in :func:`cflib.audit.audit` (:mod:`cflib.audit.status`): each
-        row's ``status`` is decided on its interval against it. ``"CF-CLOT"`` sets ``epsilon``.
+    **options
+        Fields of :class:`~cflib.audit.settings.AuditSettings`, as in :func:`cflib.audit.audit`: ``alpha``,
+        ``seed`` (also of the hashes), ``n_boot`` (0: normal intervals from the influence-function standard errors;
+        from 2 on bootstrap percentiles with Rademacher multipliers), ``learner``, ``y1``, ``threshold``,
+        ``counterfactual`` (adds ECA, CF-CLOT with random Fourier features and, with ``z``, CIT-LR on the
+        subsample), ``epsilon``, ``z``, ``tolerances``, ``progress`` (a progress bar per pass, quiet when
+        standard error is not a terminal), ``groups`` and ``min_group_size`` (intersectional groups).
 
     Returns
     -------
-    DistributedAudit
+    AuditReport
+        The report of :func:`cflib.audit.audit` (``details`` holds ``effects``, ``parity``, ``settings``, ``level``).
 
     Raises
     ------
@@ -195,50 +179,23 @@ def audit_distributed(
     """
     t0 = time.perf_counter()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    spec, f, level_, learners = _checked(
-        predict,
-        data,
-        sfm,
-        key,
-        n_folds,
-        nuisance_rows,
-        n_boot,
-        alpha,
-        level,
-        seed,
-        learner,
-        y1,
-        threshold,
-        clip,
-        split_every,
-    )
-    alpha = float(alpha)
-    tols, epsilon = resolve_tolerances(tolerances, epsilon)
-    closeness = _checked_closeness(counterfactual, epsilon, n_features, bandwidth, alpha)
-    log = _Log(progress, t0)
+    s = (settings or AuditSettings(learner="linear")).with_options(**options)
+    shape = (key, n_folds, nuisance_rows, level, clip, split_every)
+    spec, f, level_, learners = _checked(predict, data, sfm, s, *shape)
+    tols, epsilon = resolve_tolerances(s.tolerances, s.epsilon)
+    closeness = _checked_closeness(s.counterfactual, epsilon, n_features, bandwidth, float(s.alpha))
+    log = _Progress(s.progress, t0, 3 + 2 * (closeness is not None))
     conn, owned = _connect(client)
     timing: dict[str, Any] = {"started_utc": started}
     try:
         got = _passes(conn, data, f, spec, sfm, learners, split_every, log, timing, closeness)
     finally:
+        log.close()
         for obj in owned:
             obj.close()
-    spec = got.spec
-    n_sub = len(got.scan.candidates)
-    sums = (got.means, got.draws, got.infl, got.counts, got.sums.n_clipped)
-    effects = effect_estimates(spec, *sums, level_, learners[0], n_sub, got.pair_n, got.notes)
-    decision, decided_by = decision_rule(got.scan, spec.threshold)
-    groups = group_table(got.scan, spec, decision, level_)
-    parity = parity_differences(got.scan, spec, decision, level_)
-    rows = audit_rows(effects, got.infl, parity, spec, decided_by, level_, alpha, got.counts)
-    settings = _settings(spec, learners, n_sub, got.pair_n, decided_by, got.n_parts, split_every)
-    rows = _with_cfclot(rows, settings, got.closeness, spec, alpha, closeness.epsilon if closeness else math.nan)
-    rows = add_status(rows, alpha, tols, float(sum(got.counts)))
-    provenance = _provenance(got.scan, spec, sfm, predict, y1, data)
-    provenance["tolerances"] = tols
+    report = _assemble(got, s, predict, sfm, data, (level_, learners, split_every, tols, closeness))
     timing["wall_seconds"] = round(time.perf_counter() - t0, 2)
-    log(f"done in {timing['wall_seconds']} s")
-    return DistributedAudit(rows, groups, effects, parity, alpha, level_, settings, provenance, timing, got.notes)
+    return dataclasses.replace(report, timing=timing)
 
 
 @dataclass(frozen=True)
@@ -295,7 +252,7 @@ def _passes(
     sfm: StandardFairnessModel,
     learners: tuple[Any, Any],
     split_every: int,
-    log: _Log,
+    log: _Progress,
     timing: dict[str, Any],
     closeness: _Closeness | None = None,
 ) -> _Passes:
@@ -309,25 +266,23 @@ def _passes(
         frame = frame.map_partitions(with_counterfactuals, f, cf, spec, meta=meta.assign(**{YCF: np.zeros(0)}))
     parts = frame.to_delayed()
     n_pass = 3 if closeness is None else 5
-    log(f"pass 1/{n_pass} (scan) over {len(parts)} partitions")
+    log(f"pass 1/{n_pass}: scan of {len(parts)} partitions")
     scan = _reduce(conn, parts, scan_partition, (spec,), split_every)
-    timing["scan_seconds"] = log.lap()
+    timing["scan_seconds"] = log.step("fitting the nuisances")
     spec, notes = _after_scan(scan, spec, sfm)
     sub = scan.candidates
-    log(f"fitting the nuisances of {spec.n_folds} folds on {len(sub)} subsample rows")
     pair_n = int(sum(g[0] for g in scan.groups.values()))
     x1_n = int(scan.groups[str(spec.x1)][0])
     x1_means = exact_value(scan.x1_sums) / x1_n
     models = fit_nuisances(sub, spec, learners[0], learners[1], x1_means, x1_n / pair_n, _learner_seed(spec.seed))
     timing["fit_seconds"] = log.lap()
-    log(f"pass 2/{n_pass} (AIPW sums and bootstrap)")
+    log(f"pass 2/{n_pass}: AIPW sums and bootstrap")
     sums = _reduce(conn, parts, sums_partition, (spec, _shared(models)), split_every)
-    timing["sums_seconds"] = log.lap()
+    timing["sums_seconds"] = log.step(f"pass 3/{n_pass}: influence functions")
     means, draws, counts = estimates_from_sums(sums, spec)
-    log(f"pass 3/{n_pass} (influence functions)")
     shares = (counts[0] / pair_n, counts[1] / pair_n)
     infl = _reduce(conn, parts, influence_partition, (spec, _shared(models), means, shares, _shared(f)), split_every)
-    timing["influence_seconds"] = log.lap()
+    timing["influence_seconds"] = log.step("")
     clot = None
     if closeness is not None:
         clot = _closeness_passes(conn, parts, spec, scan, closeness, split_every, log, timing)
@@ -342,7 +297,7 @@ def _closeness_passes(
     scan: ScanPart,
     closeness: _Closeness,
     split_every: int,
-    log: _Log,
+    log: _Progress,
     timing: dict[str, Any],
 ) -> tuple[CFCLOTRFFResult | None, CFCLOTRFFResult | None]:
     """CF-CLOT per direction from two passes: the bandwidth and features on the client, then each direction's
@@ -352,13 +307,12 @@ def _closeness_passes(
         first = scan.candidates.head(BANDWIDTH_ROWS)
         bw = median_bandwidth(first["__cflib_out_0"], first[YCF], seed=spec.seed)
     fmap = rff_map(1, n_features=closeness.n_features, bandwidth=float(bw), seed=spec.seed)
-    log(f"pass 4/5 (CF-CLOT per direction: {closeness.n_features} random Fourier features, bandwidth {float(bw):.4g})")
+    log(f"pass 4/5: CF-CLOT per direction, {closeness.n_features} random Fourier features")
     pair_sums = _reduce(conn, parts, rff_partition, (spec, _shared(fmap)), split_every)
-    timing["cfclot_sums_seconds"] = log.lap()
-    log("pass 5/5 (CF-CLOT: row means)")
+    timing["cfclot_sums_seconds"] = log.step("pass 5/5: CF-CLOT row means")
     args = (spec, _shared(fmap), _shared(pair_sums), closeness.epsilon)
     row_sums = _reduce(conn, parts, rff_rows_partition, args, split_every)
-    timing["cfclot_rows_seconds"] = log.lap()
+    timing["cfclot_rows_seconds"] = log.step("")
     # each direction at alpha / 2 (Bonferroni), as the in-memory audit's row (cflib.audit.directions)
     d0, d1 = (
         cfclot_rff_finish(pair_sums[c], row_sums[c], fmap, alpha=closeness.alpha / 2) if pair_sums[c].n >= 2 else None
@@ -405,7 +359,6 @@ def _cfclot_row(
         ends, epsilon, alpha, (spec.x0, spec.x1), how, "closeness-test, Eq. 7 and Def. 4 (per direction)"
     )
     row["se"] = max((r.std_error for r in res if r is not None), default=math.nan)
-    row["flagged"] = bool(np.isfinite(row["pvalue"]) and row["pvalue"] < alpha)
     return pd.DataFrame.from_dict({"CF-CLOT": row}, orient="index")[list(columns)]
 
 
@@ -495,46 +448,34 @@ def audit_dask_frame(
     data: Any,
     *,
     sfm: StandardFairnessModel,
-    counterfactual: Any = None,
-    z: Sequence[str] | None = None,
+    settings: AuditSettings,
     scores: Any = None,
     business_necessity: Sequence[str] = (),
-    epsilon: float = 0.1,
-    alpha: float = 0.05,
-    seed: int = 0,
-    n_boot: int = 200,
-    learner: Any = "hgb",
-    progress: bool = True,
-    y1: Any = None,
     impute: bool = False,
     reference: Any = None,
-    threshold: float = 0.5,
     n_jobs: int | None = None,
-    tolerances: Mapping[str, float] | None = None,
-) -> DistributedAudit:
+) -> AuditReport:
     """:func:`cflib.audit.audit` called with a Dask DataFrame: :func:`audit_distributed` with the same settings.
 
-    The options of the in-memory audit that the distributed audit does not have (CIT-LR's ``z``, precomputed
-    ``scores``, Algorithm 1's ``business_necessity``, imputation and pairwise comparisons against a ``reference``)
-    are refused with one line; ``n_jobs`` (the in-memory folds' processes) has nothing to act on. A
-    ``counterfactual`` model adds CF-CLOT (with random Fourier features) at tolerance ``epsilon``; the in-memory
-    audit's ECA and CIT-LR rows are not computed out of core.
+    The options of the in-memory audit that the distributed audit does not have (precomputed ``scores``,
+    Algorithm 1's ``business_necessity``, imputation and pairwise comparisons against a ``reference``) are refused
+    with one line; ``n_jobs`` (the in-memory folds' processes) has nothing to act on.
 
     Parameters
     ----------
     predict : callable or scikit-learn estimator
     data : dask.dataframe.DataFrame
     sfm : cflib.fairness.StandardFairnessModel
-    z, scores, business_necessity, impute, reference
+    settings : AuditSettings
+        The options shared with the in-memory audit.
+    scores, business_necessity, impute, reference
         Must be left at their defaults (refused otherwise).
     n_jobs
         Ignored: nothing to act on out of core.
-    counterfactual, epsilon, alpha, seed, n_boot, learner, progress, y1, threshold, tolerances
-        As in :func:`cflib.audit.audit`, passed on to :func:`audit_distributed`.
 
     Returns
     -------
-    DistributedAudit
+    AuditReport
 
     Raises
     ------
@@ -542,7 +483,6 @@ def audit_dask_frame(
         An option the distributed audit does not have, or what :func:`audit_distributed` refuses.
     """
     refused = {
-        "z": z is not None,
         "scores": scores is not None,
         "business_necessity": bool(tuple(business_necessity)),
         "impute": bool(impute),
@@ -552,85 +492,56 @@ def audit_dask_frame(
     if named:
         raise ValueError(
             f"{', '.join(named)}: the audit of a Dask DataFrame (cflib.audit.distributed) runs the effects, the group "
-            "table, DP/EO/FPR and (with counterfactual=) CF-CLOT only; audit a sample in memory "
+            "table, DP/EO/FPR and (with counterfactual=) ECA, CF-CLOT and CIT-LR only; audit a sample in memory "
             "(data.sample(...).compute()) for the other checks"
         )
     del n_jobs  # nothing to act on out of core
-    return audit_distributed(
-        predict,
-        data,
-        sfm=sfm,
-        counterfactual=counterfactual,
-        epsilon=epsilon,
-        alpha=alpha,
-        seed=seed,
-        n_boot=n_boot,
-        learner=learner,
-        progress=progress,
-        y1=y1,
-        threshold=threshold,
-        tolerances=tolerances,
-    )
+    return audit_distributed(predict, data, sfm=sfm, settings=settings)
 
 
-def dispatches_dask_frames(in_memory: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorate the in-memory audit so that a Dask DataFrame goes to :func:`audit_dask_frame` instead.
+class _Progress:
+    """A progress bar over the passes (tqdm, quiet when standard error is not a terminal), and each pass's seconds."""
 
-    Parameters
-    ----------
-    in_memory : callable
-        :func:`cflib.audit.audit`'s in-memory implementation, ``(predict, data, **options) -> AuditReport``.
+    def __init__(self, on: bool, t0: float, n_pass: int) -> None:
+        from tqdm import tqdm
 
-    Returns
-    -------
-    callable
-        ``(predict, data, **options)``: :func:`audit_dask_frame` for a Dask DataFrame, else ``in_memory``.
-    """
-
-    @functools.wraps(in_memory)
-    def audit(predict: Any, data: Any, **options: Any) -> Any:
-        if is_dask_frame(data):
-            return audit_dask_frame(predict, data, **options)
-        return in_memory(predict, data, **options)
-
-    return audit
-
-
-class _Log:
-    """A line per stage on standard error (when ``progress``), and the seconds since the last lap."""
-
-    def __init__(self, on: bool, t0: float) -> None:
-        self.on, self.t0, self.last = on, t0, t0
+        self.last = t0
+        self.bar = tqdm(total=n_pass, desc="audit_distributed", unit="pass", disable=None if on else True)
 
     def __call__(self, msg: str) -> None:
-        if self.on:
-            print(f"audit_distributed [{time.perf_counter() - self.t0:6.1f} s]: {msg}", file=sys.stderr, flush=True)
+        self.bar.set_postfix_str(msg, refresh=True)
 
     def lap(self) -> float:
         now = time.perf_counter()
         out, self.last = round(now - self.last, 2), now
         return out
 
+    def step(self, what: str) -> float:
+        """One pass done: the bar moves on, and the seconds since the last lap."""
+        self.bar.update(1)
+        self.bar.set_postfix_str(what, refresh=False)
+        return self.lap()
+
+    def close(self) -> None:
+        self.bar.close()
+
 
 def _checked(
     predict: Any,
     data: Any,
     sfm: Any,
+    s: AuditSettings,
     key: Any,
     n_folds: Any,
     nuisance_rows: Any,
-    n_boot: Any,
-    alpha: Any,
     level: Any,
-    seed: Any,
-    learner: Any,
-    y1: Any,
-    threshold: Any,
     clip: Any,
     split_every: Any,
 ) -> tuple[PartitionSpec, Callable[[pd.DataFrame], Any], float, tuple[Any, Any]]:
     """Every argument checked (one line naming it), and the partition spec, the model and the learners they give."""
     import dask.dataframe as dd
+
+    n_boot, alpha, seed, learner, y1, threshold = s.n_boot, s.alpha, s.seed, s.learner, s.y1, s.threshold
 
     if not isinstance(data, dd.DataFrame):
         hint = (
@@ -653,6 +564,15 @@ def _checked(
         )
     if predict is None:
         raise ValueError("predict: give the model (a callable on a DataFrame or a scikit-learn estimator)")
+    group_cols = s.group_columns() or []
+    absent = [c for c in group_cols if c not in columns]
+    if absent:
+        raise ValueError(f"groups: column(s) {absent} are not in data; its columns are {columns[:20]}")
+    cit_z = [s.z] if isinstance(s.z, str) else list(s.z or [])
+    if [c for c in cit_z if c not in (*sfm.z, *sfm.w)]:
+        raise ValueError(
+            f"z: CIT-LR's columns {cit_z} must be among the confounders and mediators of sfm on a Dask frame"
+        )
     f = predictor(predict, data._meta, [sfm.x, *sfm.z, *sfm.w], y1)
     check_count(n_folds, "n_folds", minimum=2)
     check_count(nuisance_rows, "nuisance_rows", minimum=2 * int(n_folds))
@@ -693,6 +613,7 @@ def _checked(
         threshold=threshold,
         clip=clip,
         categorical=tuple(c for c in (*sfm.z, *sfm.w) if not _numeric(dtypes[c])),
+        groups=tuple(group_cols),
     )
     return spec, f, level_, learners
 
@@ -798,10 +719,17 @@ def _after_scan(
 
 
 def _provenance(
-    scan: ScanPart, spec: PartitionSpec, sfm: StandardFairnessModel, predict: Any, y1: Any, data: Any
+    scan: ScanPart, spec: PartitionSpec, sfm: StandardFairnessModel, predict: Any, s: AuditSettings, data: Any
 ) -> dict[str, Any]:
     """Rows, group counts, roles, the model, versions and a fingerprint of the rows that ignores their order."""
+    fp = hashlib.sha256(f"{scan.n_rows}:{scan.fingerprint[0]}:{scan.fingerprint[1]}:{spec.columns}".encode())
+    cit_z = [s.z] if isinstance(s.z, str) else (list(s.z) if s.z is not None else None)
     return {
+        "kind": "distributed",
+        "data_sha256": f"sha256:{fp.hexdigest()}",
+        "data_fingerprint": "sha256 of the row count, the columns and two sums modulo 2**64 of the rows' 64-bit "
+        + ("hashes of the key column" if spec.key is not None else "content hashes")
+        + ": the same for any order and partitioning of the rows",
         "n_rows": int(scan.n_rows),
         "n_rows_compared": int(sum(int(g[0]) for g in scan.groups.values())),
         "group_counts": {str(k): int(v) for k, v in sorted(scan.levels.items(), key=lambda kv: str(kv[0]))},
@@ -812,15 +740,139 @@ def _provenance(
             "y": spec.y,
             "x0": plain(spec.x0),
             "x1": plain(spec.x1),
-            "y1": plain(y1),
+            "y1": plain(s.y1),
             "key": spec.key,
+            "cit_z": cit_z,
+            "business_necessity": [],
         },
         "columns": list(spec.columns),
         "model": model_hash(predict),
         "model_type": model_type(predict),
-        "scored": positive_column(predict, y1)[1],
+        "counterfactual": None if s.counterfactual is None else model_hash(s.counterfactual),
+        "scored": positive_column(predict, s.y1)[1],
         "cflib_version": cflib_version(),
+        "seed": int(s.seed),
+        "n_boot": int(s.n_boot),
+        "device": "cpu",
         "environment": environment(),
+        "threshold": float(spec.threshold),
         "data": f"dask DataFrame, {data.npartitions} partitions",
         "sfm": repr(sfm),
     }
+
+
+def _assemble(
+    got: _Passes, s: AuditSettings, predict: Any, sfm: StandardFairnessModel, data: Any, extras: tuple[Any, ...]
+) -> AuditReport:
+    """The report from the passes' reduced sums: the rows (effects, DP/EO/FPR, ECA, CF-CLOT, CIT-LR, intersectional
+    groups), each decided against its tolerance, the group table, the provenance and the details.
+
+    Parameters
+    ----------
+    got : _Passes
+    s : AuditSettings
+    predict : model
+    sfm : StandardFairnessModel
+    data : dask.dataframe.DataFrame
+    extras : tuple
+        The interval level, the learners, ``split_every``, the tolerances and CF-CLOT's settings (or ``None``).
+
+    Returns
+    -------
+    AuditReport
+        Without timing (the caller adds it).
+    """
+    level_, learners, split_every, tols, closeness = extras
+    alpha, spec = float(s.alpha), got.spec
+    n_sub = len(got.scan.candidates)
+    sums = (got.means, got.draws, got.infl, got.counts, got.sums.n_clipped)
+    effects = effect_estimates(spec, *sums, level_, learners[0], n_sub, got.pair_n, got.notes)
+    decision, decided_by = decision_rule(got.scan, spec.threshold)
+    groups = group_table(got.scan, spec, decision, level_)
+    parity = parity_differences(got.scan, spec, decision, level_)
+    rows = audit_rows(effects, got.infl, parity, spec, decided_by, level_, alpha, got.counts)
+    settings = _settings(spec, learners, n_sub, got.pair_n, decided_by, got.n_parts, split_every)
+    details: dict[str, Any] = {"effects": effects, "parity": parity, "settings": settings, "level": level_}
+    rows = _with_row(rows, got.scan.eca is not None and _eca(got.scan, decided_by, details))
+    rows = _with_cfclot(rows, settings, got.closeness, spec, alpha, closeness.epsilon if closeness else math.nan)
+    rows = _with_row(rows, s.z is not None and s.counterfactual is not None and _cit(got.scan, spec, s, details))
+    rows = add_status(rows, alpha, tols, float(sum(got.counts)))
+    group_cols = s.group_columns()
+    if group_cols:
+        why = "no outcome column" if spec.y is None else "the outcome is not 0/1: name its positive label with y1="
+        kind = (decision, spec.y is not None and got.scan.y_binary, why)
+        groups, rows, inter = with_intersections(rows, got.scan.cells, kind, s, tols, group_cols)
+    provenance = _provenance(got.scan, spec, sfm, predict, s, data)
+    if group_cols:
+        provenance["intersections"] = inter
+    provenance.update(tolerances=tols, settings=plain_tree(settings), decisions=decided_by)
+    return AuditReport(rows, alpha, provenance, {}, details, got.notes, groups)
+
+
+def _with_row(rows: pd.DataFrame, row: Any) -> pd.DataFrame:
+    """The rows with one more (a ``{name: row}`` mapping), or unchanged (``False``)."""
+    if not row:
+        return rows
+    out = pd.concat([rows, pd.DataFrame.from_dict(row, orient="index").reindex(columns=rows.columns)])
+    out.index.name = "check"
+    return out
+
+
+def _eca(scan: ScanPart, decided_by: str, details: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The ``ECA`` row from the scan's exact counts: the in-memory rule (:func:`cflib.audit.rows.eca_rule`) and
+    Wilson interval on the same pairs."""
+    from ..results import Interval
+    from ..stats.counterfactual_accuracy import ECAResult
+    from ..stats.rates import wilson_interval
+
+    assert scan.eca is not None, "ECA needs the counterfactual predictions"
+    c = dict(zip(ECA_COUNTS, (int(v) for v in scan.eca), strict=True))
+    binary = scan.yhat_labels and scan.ycf_labels
+    low, high = min(scan.yhat_min, scan.ycf_min), max(scan.yhat_max, scan.ycf_max)
+    decide, thr, tol = eca_rule(binary, low, high, decided_by)
+    k = (
+        c["equal"]
+        if binary
+        else (c["agree_half"] if thr == 0.5 else c["agree_threshold"])
+        if decide
+        else c["agree_tol"]
+    )
+    n = c["n"]
+    ci = Interval.of(wilson_interval(k, n, 0.95), estimate=k / n, method=f"95% Wilson, {n} (unit, level) pairs")
+    eca = ECAResult(eca=k / n, n=n, ci=ci, agree=np.zeros(0), tol=tol)
+    details["ECA"] = eca
+    return {"ECA": eca_row(eca, decide, thr, "; exact counts over the partitions")}
+
+
+def _cit(scan: ScanPart, spec: PartitionSpec, s: AuditSettings, details: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The ``CIT-LR`` row on the nuisance subsample (all the pair's rows when they are at most ``nuisance_rows``),
+    the same rows in the same order for any partitioning."""
+    from ..stats.invariance import cit_lr_test
+
+    z = [s.z] if isinstance(s.z, str) else list(s.z or [])
+    sub = scan.candidates
+    zmat = pd.get_dummies(sub[z], drop_first=True, dtype=float).to_numpy(dtype=float)
+    a = (sub[spec.x] == spec.x1).to_numpy().astype(int)
+    cit = cit_lr_test(sub["__cflib_out_0"].to_numpy(dtype=float), a, zmat, seed=s.seed)
+    details["CIT-LR"] = cit
+    pair_n = int(sum(int(g[0]) for g in scan.groups.values()))
+    how = "" if len(sub) == pair_n else f", on a hash-selected subsample of {len(sub)} of {pair_n} rows"
+    return {"CIT-LR": cit_row(cit, z, float(s.alpha), how + " (rows in hash order)")}
+
+
+def plain_tree(v: Any) -> Any:
+    """Plain JSON data from nested dicts and lists (NaN as ``None``).
+
+    Parameters
+    ----------
+    v : object
+
+    Returns
+    -------
+    object
+    """
+    if isinstance(v, dict):
+        return {str(k): plain_tree(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [plain_tree(x) for x in v]
+    return plain(v)

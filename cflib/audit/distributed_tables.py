@@ -9,12 +9,7 @@ Newcombe intervals (Ma et al., eqs. 5-6; :func:`parity_differences`), and the re
 
 from __future__ import annotations
 
-import json
 import math
-import os
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,12 +18,13 @@ from scipy import stats
 
 from ..fairness.effects import MEASURES, EffectEstimates
 from ..results import Interval
-from ..stats.rates import RATES, RateDifference, newcombe_difference, wilson_interval
-from .checks import COLUMNS, EFFECT_NAMES
+from ..stats.rates import RateDifference, newcombe_difference
+from .checks import COLUMNS
+from .intersections import counts_table
 from .partitions import GROUP_COUNTS, InfluencePart, PartitionSpec, ScanPart, SumsPart
-from .provenance import plain
+from .report import AuditReport
 from .reproducible import add_sums, exact_value
-from .status import gate_checks, statuses
+from .rows import Finding, check_row, difference_row, effect_rows, rows_table, whitebox_row
 
 __all__ = [
     "DistributedAudit",
@@ -42,162 +38,9 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class DistributedAudit:
-    """The outcome of :func:`audit_distributed`.
-
-    Attributes
-    ----------
-    rows : pandas.DataFrame
-        One row per check, indexed by name as in :class:`cflib.audit.AuditReport` (``"TV"``, ``"Ctf-DE"``,
-        ``"Ctf-IE"``, ``"Ctf-SE"``, ``"Ctf-DE (white-box)"``, the outcome's ``"... (y)"`` rows, ``"DP"``,
-        ``"EO"``, ``"FPR difference"``), columns ``estimate, se, ci_low, ci_high, pvalue, verdict, method,
-        reference, flagged`` and the status columns (:func:`cflib.audit.status.add_status`: ``status``, ``tolerance``,
-        ``n_to_decide``, ``status_reason``; ``flagged`` is ``status == "flagged"``).
-    groups : pandas.DataFrame
-        Per level of the attribute: ``n`` and the base rate, selection rate, TPR, FPR and PPV with Wilson
-        intervals (the columns of :func:`cflib.stats.rates.group_rates`), from reduced counts.
-    effects : dict of str to EffectEstimates
-        ``"_y_hat"`` (the prediction) and the outcome's column: estimates, influence-function standard errors,
-        intervals and bootstrap replicates (``influence`` is empty: the per-row values stay on the workers).
-    parity : dict of str to RateDifference or None
-        ``"DP"``, ``"EO"``, ``"FPR difference"`` (``None`` where not estimable).
-    alpha : float
-        Level of the tests; a check's status is decided on its interval against its tolerance.
-    level : float
-        Level of every interval.
-    settings : dict
-        What the audit used: folds, the nuisance subsample asked for and used, replicates, multipliers, seed,
-        learners, key, clipping, the decision rule, partitions and the memory a task holds.
-    provenance : dict
-        Rows, group counts, roles, a fingerprint of the rows (independent of their order), the model's hash and
-        type, versions.
-    timing : dict
-        Start time, wall time and each pass's seconds.
-    warnings : tuple of str
-        Why some answer may be unreliable (too few units in a group).
-    """
-
-    rows: pd.DataFrame
-    groups: pd.DataFrame
-    effects: dict[str, EffectEstimates]
-    parity: dict[str, RateDifference | None]
-    alpha: float
-    level: float
-    settings: dict[str, Any]
-    provenance: dict[str, Any]
-    timing: dict[str, Any] = field(default_factory=dict)
-    warnings: tuple[str, ...] = ()
-
-    def summary(self) -> pd.DataFrame:
-        """The checks, one row each: estimate, standard error, interval, p-value, verdict and status.
-
-        Returns
-        -------
-        pandas.DataFrame
-            Indexed by check name.
-        """
-        out = self.rows[["estimate", "se", "ci_low", "ci_high", "pvalue", "verdict"]].copy()
-        out["status"] = self.status()
-        return out
-
-    def flagged(self) -> pd.Series:
-        """Whether each check found what it looks for at level ``alpha``.
-
-        Returns
-        -------
-        pandas.Series of bool
-            Indexed by check name.
-        """
-        return self.rows["flagged"].astype(bool)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The result as plain JSON data (NaN as ``None``).
-
-        Returns
-        -------
-        dict
-            ``rows`` and ``groups`` (lists of records with their name), ``effects`` (each outcome's bootstrap
-            replicates left out), ``alpha``, ``level``, ``settings``, ``provenance``, ``timing``, ``warnings``.
-        """
-
-        def records(df: pd.DataFrame, name: str) -> list[dict[str, Any]]:
-            return [{name: str(i), **{k: _json(v) for k, v in r.items()}} for i, r in df.iterrows()]
-
-        effects = {
-            k: {"estimate": e.estimate, "se": e.se, "pvalue": e.pvalue, "ci": {m: list(e.ci[m]) for m in MEASURES}}
-            for k, e in self.effects.items()
-        }
-        return {
-            "rows": records(self.rows, "check"),
-            "groups": records(self.groups, "group"),
-            "effects": _json(effects),
-            "alpha": self.alpha,
-            "level": self.level,
-            "settings": _json(self.settings),
-            "provenance": _json(self.provenance),
-            "timing": _json(self.timing),
-            "warnings": list(self.warnings),
-        }
-
-    def to_json(self, path: str | os.PathLike[str]) -> Path:
-        """Write :meth:`to_dict` as JSON (atomically, sorted keys): what ``cflib audit`` writes for Parquet data.
-
-        Parameters
-        ----------
-        path : path-like
-
-        Returns
-        -------
-        pathlib.Path
-        """
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, path)
-        return path
-
-    def status(self) -> pd.Series:
-        """The status of each check against its tolerance (``flagged``, ``clear``, ``inconclusive``, ``not estimable``).
-
-        Returns
-        -------
-        pandas.Series of str
-        """
-        return statuses(self.rows)
-
-    def gate(
-        self, fail_on: str | Sequence[str] | None = None, require_clear: str | Sequence[str] | None = None
-    ) -> list[str]:
-        """The checks the gate fails on, as :meth:`cflib.audit.AuditReport.gate`: named in ``fail_on`` and flagged or
-        not estimable, or named in ``require_clear`` and not clear.
-
-        Parameters
-        ----------
-        fail_on, require_clear : str or sequence of str, optional
-            Check names as in :attr:`rows`, comma-separated in one string or as a list; ``"any"`` selects every
-            check, ``"model"`` every check of the predictions (:func:`cflib.audit.select_checks`).
-
-        Returns
-        -------
-        list of str
-            The failing checks among those selected, in the order of :attr:`rows` (empty: the gate passes).
-
-        Raises
-        ------
-        ValueError
-            An empty name, or a name that selects no check of this result.
-        """
-        return gate_checks(self.rows, fail_on, require_clear)
-
-
-def _json(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {str(k): _json(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_json(x) for x in v]
-    return plain(v)
+#: Deprecated: the distributed audit returns an :class:`~cflib.audit.AuditReport` (issue 37); the old name stays an
+#: alias of it. Its effects, parity differences, settings and interval level are in ``report.details``.
+DistributedAudit = AuditReport
 
 
 def learner_name(spec: Any) -> str:
@@ -392,38 +235,7 @@ def group_table(scan: ScanPart, spec: PartitionSpec, decision: str | None, level
     """
     binary_y = spec.y is not None and scan.y_binary
     no_outcome = "no outcome column" if spec.y is None else "the outcome is not 0/1: name its positive label with y1="
-    no_decision = "predictions outside [0, 1] are not decisions"
-    rows = {}
-    for label in sorted(scan.groups, key=str):
-        c = dict(zip(GROUP_COUNTS, (int(v) for v in scan.groups[label]), strict=True))
-        n, ny = c["n"], c["y1"]
-        sel, tp, fp = (c[f"{k}_{decision}"] for k in ("sel", "tp", "fp")) if decision else (0, 0, 0)
-        kn: dict[str, tuple[int, int] | None] = {
-            "base_rate": (ny, n) if binary_y else None,
-            "selection_rate": (sel, n) if decision else None,
-            "tpr": (tp, ny) if decision and binary_y else None,
-            "fpr": (fp, n - ny) if decision and binary_y else None,
-            "ppv": (tp, sel) if decision and binary_y else None,
-        }
-        row: dict[str, Any] = {"n": n}
-        notes = []
-        for rate, pair in kn.items():
-            if pair is None:
-                k, m, why = 0, 0, (no_outcome if not binary_y else no_decision)
-            else:
-                k, m = pair
-                why = f"no {RATES[rate][1].removeprefix('units with ')}" if m == 0 else ""
-            lo, hi = wilson_interval(k, m, level)
-            row.update(
-                {rate: k / m if m else math.nan, f"{rate}_low": lo, f"{rate}_high": hi, f"{rate}_k": k, f"{rate}_n": m}
-            )
-            if why:
-                notes.append(f"{rate}: not estimable ({why})")
-        row["note"] = "; ".join(dict.fromkeys(notes))
-        rows[str(label)] = row
-    out = pd.DataFrame.from_dict(rows, orient="index")
-    out.index.name = "group"
-    return out
+    return counts_table(scan.groups, decision, binary_y, no_outcome, level)
 
 
 def parity_differences(
@@ -468,12 +280,6 @@ def parity_differences(
     return out
 
 
-def _verdict(lo: float, hi: float, what: str) -> str:
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        return "not estimable"
-    return f"{what} (interval excludes 0)" if lo > 0 or hi < 0 else "no evidence (interval covers 0)"
-
-
 def audit_rows(
     effects: dict[str, EffectEstimates],
     infl: InfluencePart,
@@ -507,54 +313,24 @@ def audit_rows(
     pandas.DataFrame
         Indexed by check name, columns ``estimate, se, ci_low, ci_high, pvalue, verdict, method, reference, flagged``.
     """
-    rows: dict[str, dict[str, Any]] = {}
-    for out, suffix in (("_y_hat", ""), (spec.y, " (y)")):
-        if out is None or out not in effects:
-            continue
-        e = effects[out]
-        for m in MEASURES:
-            lo, hi = e.ci[m]
-            rows[EFFECT_NAMES[m] + suffix] = {
-                "estimate": e.estimate[m],
-                "se": e.se[m],
-                "ci_low": lo,
-                "ci_high": hi,
-                "pvalue": e.pvalue[m],
-                "verdict": _verdict(lo, hi, "effect" if m != "TV" else "disparity"),
-                "method": e.method,
-                "reference": "parity-decomposition, Def. 3 and Props. 3-4",
-                "flagged": bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 0 or hi < 0)),
-            }
-        if out == "_y_hat" and infl.whitebox is not None:
-            rows["Ctf-DE (white-box)"] = _whitebox_row(infl, spec, level, counts[0])
+    whitebox, how = None, ""
+    if infl.whitebox is not None:
+        whitebox = _whitebox_finding(infl, level, counts[0])
+        how = f"the model evaluated at x = {spec.x1!r} on the {int(counts[0])} units with x = {spec.x0!r}, normal interval"
+    outcomes = {"_y_hat": ""} if spec.y is None else {"_y_hat": "", spec.y: " (y)"}
+    rows = effect_rows(effects, outcomes, whitebox, how)
     for name, d in parity.items():
         rows[name] = _parity_row(name, d, spec, decided_by, level, alpha)
-    table = pd.DataFrame.from_dict(rows, orient="index")[[COLUMNS[0], "se", *COLUMNS[1:], "flagged"]]
-    table.index.name = "check"
-    return table
+    return rows_table(rows, [COLUMNS[0], "se", *COLUMNS[1:]])
 
 
-def _whitebox_row(infl: InfluencePart, spec: PartitionSpec, level: float, n0: float) -> dict[str, Any]:
+def _whitebox_finding(infl: InfluencePart, level: float, n0: float) -> Finding:
     """Ctf-DE from the model itself: mean over the ``x0`` rows of ``f(x1, z, w) - f(x0, z, w)``, normal interval."""
     s, q = exact_value(infl.whitebox)
     mean = s / n0
     se = math.sqrt(max((q - s * s / n0) / (n0 - 1), 0.0) / n0) if n0 > 1 else math.nan
     zq = float(stats.norm.ppf(0.5 + level / 2))
-    lo, hi = mean - zq * se, mean + zq * se
-    exact_zero = q == 0.0
-    return {
-        "estimate": mean,
-        "se": se,
-        "ci_low": lo,
-        "ci_high": hi,
-        "pvalue": math.nan,
-        "verdict": "no direct effect: the prediction does not change with x on any unit"
-        if exact_zero
-        else _verdict(lo, hi, "effect"),
-        "method": f"the model evaluated at x = {spec.x1!r} on the {int(n0)} units with x = {spec.x0!r}, normal interval",
-        "reference": "parity-decomposition, notes Sec. 2.10 (white-box Ctf-DE)",
-        "flagged": not exact_zero and bool(np.isfinite(lo) and (lo > 0 or hi < 0)),
-    }
+    return whitebox_row(mean, se, mean - zq * se, mean + zq * se, q == 0.0)
 
 
 def _parity_row(
@@ -570,35 +346,9 @@ def _parity_row(
         f"{what[0]}: difference of decisions ({decided_by}) between {spec.x1!r} and {spec.x0!r}, "
         f"Newcombe hybrid score {level:.4g} interval and the p-value that inverts it"
     )
-    if d is None or d.reason.startswith("not estimable"):
-        if d is not None:
-            why = f"{d.reason} ({what[1]})"
-        elif decided_by.startswith("none"):
-            why = "not estimable: the predictions are not decisions (outside [0, 1])"
-        else:
-            why = "not estimable: the outcome is not 0/1 (name its positive label with y1=)"
-        return {
-            "estimate": math.nan,
-            "se": math.nan,
-            "ci_low": math.nan,
-            "ci_high": math.nan,
-            "pvalue": math.nan,
-            "verdict": why,
-            "method": method,
-            "reference": what[2],
-            "flagged": False,
-        }
-    flagged = bool(d.pvalue < alpha)
-    return {
-        "estimate": d.difference,
-        "se": math.nan,
-        "ci_low": d.ci[0],
-        "ci_high": d.ci[1],
-        "pvalue": d.pvalue,
-        "verdict": "differs from 0 (interval excludes 0)"
-        if flagged
-        else "no evidence of a difference (interval covers 0)",
-        "method": method,
-        "reference": what[2],
-        "flagged": flagged,
-    }
+    missing = (
+        "the predictions are not decisions (outside [0, 1])"
+        if decided_by.startswith("none")
+        else "the outcome is not 0/1 (name its positive label with y1=)"
+    )
+    return check_row(name, difference_row(d, what[1], alpha, missing), method=method, reference=what[2])

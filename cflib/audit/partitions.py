@@ -40,6 +40,9 @@ from .inputs import checked_predictions, counterfactual_frame, one_line
 from .reproducible import add_sums, exact_multiplier_sums, exact_sums, fold_of, hash_stream, row_hashes
 
 __all__ = [
+    "ECA_COUNTS",
+    "cell_counts",
+    "cell_labels",
     "GROUP_COUNTS",
     "HASH",
     "YCF",
@@ -101,6 +104,8 @@ class PartitionSpec:
         The confounders and mediators that are one-hot encoded.
     levels : mapping of str to tuple
         Each categorical column's levels (sorted by their text), known after the scan.
+    groups : tuple of str
+        Columns whose combinations are the intersectional groups (:mod:`cflib.audit.intersections`).
     """
 
     x: str
@@ -120,6 +125,7 @@ class PartitionSpec:
     clip: float
     categorical: tuple[str, ...]
     levels: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    groups: tuple[str, ...] = ()
 
     @property
     def outcomes(self) -> tuple[str, ...]:
@@ -291,6 +297,17 @@ class ScanPart:
         The nuisance subsample's candidates: at most ``nuisance_rows`` rows, in rank order.
     nuisance_rows : int
         The subsample's largest size.
+    fingerprint : tuple of int
+        Two sums modulo ``2**64`` of the rows' 64-bit hashes (plain and mixed): the same for any order and split.
+    cells : dict of str to numpy.ndarray
+        Per combination of ``spec.groups`` among the pair's rows, the :data:`GROUP_COUNTS`.
+    eca : numpy.ndarray or None
+        With counterfactual predictions: pairs, pairs equal, equal as decisions at the threshold and at 0.5, and
+        within ``1e-9`` (:data:`ECA_COUNTS`).
+    ycf_min, ycf_max : float
+        Range of the counterfactual predictions.
+    ycf_labels : bool
+        Whether every counterfactual prediction is 0 or 1.
     """
 
     n_rows: int
@@ -305,6 +322,12 @@ class ScanPart:
     x1_sums: NDArray[np.object_]
     candidates: pd.DataFrame
     nuisance_rows: int
+    fingerprint: tuple[int, int] = (0, 0)
+    cells: dict[str, NDArray[np.int64]] = field(default_factory=dict)
+    eca: NDArray[np.int64] | None = None
+    ycf_min: float = np.inf
+    ycf_max: float = -np.inf
+    ycf_labels: bool = True
 
 
 def scan_partition(part: pd.DataFrame, spec: PartitionSpec) -> ScanPart:
@@ -351,6 +374,9 @@ def scan_partition(part: pd.DataFrame, spec: PartitionSpec) -> ScanPart:
         )
     cats = {c: set(pd.unique(sub[c].dropna())) for c in spec.categorical}
     return ScanPart(
+        fingerprint=_fingerprint(part[HASH].to_numpy(dtype=np.uint64)),
+        cells=cell_counts(sub, spec.groups, y_hat, y, spec.threshold) if spec.groups else {},
+        **_eca_counts(sub, y_hat, spec),
         n_rows=len(part),
         levels=levels,
         missing=missing,
@@ -364,6 +390,91 @@ def scan_partition(part: pd.DataFrame, spec: PartitionSpec) -> ScanPart:
         candidates=top_rows(_candidates(sub, outs, spec), spec.nuisance_rows),
         nuisance_rows=spec.nuisance_rows,
     )
+
+
+def cell_labels(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """Each row's combination of ``columns`` as text, ``"sex=F & race=B"``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+    columns : sequence of str
+
+    Returns
+    -------
+    numpy.ndarray of str
+    """
+    parts = [f"{c}=" + frame[c].astype(str) for c in columns]
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + " & " + p
+    return out.to_numpy(dtype=object)
+
+
+def cell_counts(
+    frame: pd.DataFrame, columns: Sequence[str], y_hat: np.ndarray, y01: np.ndarray | None, threshold: float
+) -> dict[str, np.ndarray]:
+    """The counts of :data:`cflib.audit.partitions.GROUP_COUNTS` per combination of ``columns`` present.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+    columns : sequence of str
+    y_hat : numpy.ndarray
+        The predictions.
+    y01 : numpy.ndarray or None
+        The outcome as numbers (``y == 1`` counts as positive).
+    threshold : float
+        Scores at or above it are decision 1.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Combination label -> ``n, y1, sel_thr, tp_thr, fp_thr, sel_lab, tp_lab, fp_lab``.
+    """
+    labels = cell_labels(frame, columns)
+    yb = (np.asarray(y01) == 1).astype(np.int64) if y01 is not None else np.zeros(len(frame), np.int64)
+    thr = (np.asarray(y_hat) >= threshold).astype(np.int64)
+    lab = (np.asarray(y_hat) == 1).astype(np.int64)
+    cols = np.column_stack(
+        [np.ones(len(frame), np.int64), yb, thr, thr * yb, thr * (1 - yb), lab, lab * yb, lab * (1 - yb)]
+    )
+    out = {}
+    for label in pd.unique(labels):
+        out[str(label)] = cols[labels == label].sum(axis=0).astype(np.int64)
+    return out
+
+
+#: What :attr:`ScanPart.eca` counts: pairs, equal, equal as decisions at the threshold and at 0.5, within 1e-9.
+ECA_COUNTS = ("n", "equal", "agree_threshold", "agree_half", "agree_tol")
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _fingerprint(h: NDArray[np.uint64]) -> tuple[int, int]:
+    """Two sums modulo ``2**64`` of the row hashes: plain, and of each hash times an odd constant then squared."""
+    with np.errstate(over="ignore"):
+        mixed = h * _MIX
+        return int(h.sum(dtype=np.uint64)), int((mixed * mixed).sum(dtype=np.uint64))
+
+
+def _eca_counts(sub: pd.DataFrame, y_hat: NDArray[np.float64], spec: PartitionSpec) -> dict[str, Any]:
+    """ECA's counts and the range of the counterfactual predictions (nothing without them)."""
+    if YCF not in sub.columns:
+        return {}
+    yc = sub[YCF].to_numpy(dtype=float)
+    counts = [
+        yc.size,
+        (y_hat == yc).sum(),
+        ((y_hat >= spec.threshold) == (yc >= spec.threshold)).sum(),
+        ((y_hat >= 0.5) == (yc >= 0.5)).sum(),
+        (np.abs(y_hat - yc) <= 1e-9).sum(),
+    ]
+    return {
+        "eca": np.array(counts, dtype=np.int64),
+        "ycf_min": float(yc.min()) if yc.size else np.inf,
+        "ycf_max": float(yc.max()) if yc.size else -np.inf,
+        "ycf_labels": bool(np.isin(yc, (0.0, 1.0)).all()),
+    }
 
 
 def _candidates(sub: pd.DataFrame, outs: NDArray[np.float64], spec: PartitionSpec) -> pd.DataFrame:
@@ -472,7 +583,22 @@ def _combine_scans(parts: Sequence[ScanPart]) -> ScanPart:
         for k, g in p.groups.items():
             groups[k] = groups[k] + g if k in groups else g.copy()
     n = parts[0].nuisance_rows
+    cells: dict[str, NDArray[np.int64]] = {}
+    for p in parts:
+        for k, g in p.cells.items():
+            cells[k] = cells[k] + g if k in cells else g.copy()
+    ecas = [p.eca for p in parts if p.eca is not None]
+    mask = np.uint64(2**64 - 1)
     return ScanPart(
+        fingerprint=(
+            int(sum(p.fingerprint[0] for p in parts) & int(mask)),
+            int(sum(p.fingerprint[1] for p in parts) & int(mask)),
+        ),
+        cells=cells,
+        eca=np.sum(ecas, axis=0).astype(np.int64) if ecas else None,
+        ycf_min=min(p.ycf_min for p in parts),
+        ycf_max=max(p.ycf_max for p in parts),
+        ycf_labels=all(p.ycf_labels for p in parts),
         n_rows=sum(p.n_rows for p in parts),
         levels=levels,
         missing=missing,

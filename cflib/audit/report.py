@@ -623,6 +623,7 @@ def _group_cells(groups: pd.DataFrame, alpha: float) -> tuple[list[str], list[li
     from ..stats.rates import RATES
 
     head = ["group", "n"] + [f"{r.replace('_', ' ')} [{1 - alpha:.0%} CI]" for r in RATES] + ["note"]
+    head += ["status"] if "status" in groups.columns else []
     body = []
     for g, row in groups.iterrows():
         cells = [str(g), str(int(row["n"]))]
@@ -634,6 +635,8 @@ def _group_cells(groups: pd.DataFrame, alpha: float) -> tuple[list[str], list[li
                 else f"{format_number(v)} {format_interval(_num(row[r + '_low']), _num(row[r + '_high']))}"
             )
         cells.append(str(row.get("note", "")))
+        if "status" in groups.columns:
+            cells.append(str(row["status"]))
         body.append(cells)
     return head, body
 

@@ -12,7 +12,8 @@ from typing import Any
 __all__ = ["SCHEMA_VERSION", "load_schema"]
 
 #: Version of the report's JSON schema (``cflib/audit_schema.json``); bumped on any change to its shape.
-SCHEMA_VERSION = "2.0"  # 1.1: image audits add provenance entries; 2.0: every check has a status against a tolerance
+SCHEMA_VERSION = "2.1"  # 1.1: image audits add provenance entries; 2.0: every check has a status against a tolerance;
+# 2.1: distributed audits (provenance kind "distributed"), intersectional groups (group status), pass timings
 _SCHEMA_FILE = Path(__file__).resolve().parent.parent / "audit_schema.json"
 
 

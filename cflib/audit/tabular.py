@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,7 @@ from ..fairness.effects import MEASURES
 from ..fairness.sfm import StandardFairnessModel
 from .checks import COLUMNS
 from .comparison import audit_pair
-from .distributed import DistributedAudit, dispatches_dask_frames
+from .distributed import audit_dask_frame, is_dask_frame
 from .inputs import (
     binary_outcome,
     checked_predictions,
@@ -33,8 +33,10 @@ from .inputs import (
     predictor,
     validate_arguments,
 )
+from .intersections import cell_counts, with_intersections
 from .provenance import cflib_version, data_hash, environment, model_hash, model_type, plain
 from .report import AuditReport
+from .settings import MIN_GROUP_SIZE, AuditSettings
 from .status import STATUS_COLUMNS, add_status, resolve_tolerances
 
 if TYPE_CHECKING:
@@ -43,62 +45,9 @@ if TYPE_CHECKING:
 __all__ = ["audit"]
 
 
-# A Dask DataFrame is audited out of core (cflib.audit.distributed, issue 30). Dask's frame comes first: pandas is
-# untyped (Any) to mypy and would match every call.
-@overload
 def audit(
     predict: Any,
-    data: dd.DataFrame,
-    *,
-    sfm: StandardFairnessModel,
-    counterfactual: Any = ...,
-    z: Sequence[str] | None = ...,
-    scores: Any = ...,
-    business_necessity: Sequence[str] = ...,
-    epsilon: float = ...,
-    alpha: float = ...,
-    seed: int = ...,
-    n_boot: int = ...,
-    learner: Any = ...,
-    progress: bool = ...,
-    y1: Any = ...,
-    impute: bool = ...,
-    reference: Any = ...,
-    threshold: float = ...,
-    n_jobs: int | None = ...,
-    tolerances: Mapping[str, float] | None = ...,
-) -> DistributedAudit: ...
-
-
-@overload
-def audit(
-    predict: Any,
-    data: pd.DataFrame,
-    *,
-    sfm: StandardFairnessModel,
-    counterfactual: Any = ...,
-    z: Sequence[str] | None = ...,
-    scores: Any = ...,
-    business_necessity: Sequence[str] = ...,
-    epsilon: float = ...,
-    alpha: float = ...,
-    seed: int = ...,
-    n_boot: int = ...,
-    learner: Any = ...,
-    progress: bool = ...,
-    y1: Any = ...,
-    impute: bool = ...,
-    reference: Any = ...,
-    threshold: float = ...,
-    n_jobs: int | None = ...,
-    tolerances: Mapping[str, float] | None = ...,
-) -> AuditReport: ...
-
-
-@dispatches_dask_frames
-def audit(
-    predict: Any,
-    data: pd.DataFrame,
+    data: pd.DataFrame | dd.DataFrame,
     *,
     sfm: StandardFairnessModel,
     counterfactual: Any = None,
@@ -117,6 +66,8 @@ def audit(
     threshold: float = 0.5,
     n_jobs: int | None = None,
     tolerances: Mapping[str, float] | None = None,
+    groups: Sequence[str] | None = None,
+    min_group_size: int = MIN_GROUP_SIZE,
 ) -> AuditReport:
     """Audit a model's predictions for causal unfairness, counterfactual variance and closeness.
 
@@ -182,9 +133,17 @@ def audit(
         (neither; ``n_to_decide`` says what sample would decide) or ``not estimable``. ``"CF-CLOT"`` sets
         ``epsilon``.
 
+    groups : sequence of str, optional
+        Columns whose combinations are the intersectional groups (``["sex", "race"]``): the group table per
+        combination present, and DP, EO and FPR differences of each against the largest, with intervals and the
+        Holm correction over the comparisons (:mod:`cflib.audit.intersections`).
+    min_group_size : int
+        A combination with fewer units is listed with its ``n``, its comparisons ``inconclusive``, never dropped.
+
     Returns
     -------
-    AuditReport or cflib.audit.distributed.DistributedAudit (for a Dask DataFrame)
+    AuditReport
+        The same type in memory and on a Dask cluster.
 
     Raises
     ------
@@ -193,27 +152,66 @@ def audit(
         the column and the count), a string outcome without ``y1``, predictions of the wrong shape, an
         alpha outside (0, 1), ...
     """
+    settings = AuditSettings(
+        alpha=alpha,
+        seed=seed,
+        n_boot=n_boot,
+        learner=learner,
+        y1=y1,
+        threshold=threshold,
+        epsilon=epsilon,
+        counterfactual=counterfactual,
+        z=z,
+        tolerances=tolerances,
+        progress=progress,
+        groups=groups,
+        min_group_size=min_group_size,
+    )
+    if is_dask_frame(data):
+        refused = {"scores": scores, "business_necessity": business_necessity, "impute": impute, "reference": reference}
+        return audit_dask_frame(predict, data, sfm=sfm, settings=settings, n_jobs=n_jobs, **refused)
+    return _audit_frame(predict, data, sfm, settings, scores, business_necessity, impute, reference, n_jobs)
+
+
+def _audit_frame(
+    predict: Any,
+    data: pd.DataFrame,
+    sfm: StandardFairnessModel,
+    s: AuditSettings,
+    scores: Any,
+    business_necessity: Sequence[str],
+    impute: bool,
+    reference: Any,
+    n_jobs: int | None,
+) -> AuditReport:
+    """The in-memory audit of :func:`audit` with its settings."""
     from tqdm import tqdm
 
     t0 = time.perf_counter()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    tols, epsilon = resolve_tolerances(tolerances, epsilon)
+    tols, epsilon = resolve_tolerances(s.tolerances, s.epsilon)
+    alpha, seed, n_boot, y1, threshold = s.alpha, s.seed, s.n_boot, s.y1, s.threshold
     sfm, alpha, levels = validate_arguments(
         data, sfm, alpha, n_boot, epsilon, seed, business_necessity, threshold, impute, reference
     )
+    group_cols = s.group_columns()
     data, bn, z, n_jobs = _checked_call(
-        predict, data, sfm, levels, counterfactual, z, scores, business_necessity, n_jobs
+        predict, data, sfm, levels, s.counterfactual, s.z, scores, business_necessity, n_jobs, group_cols
     )
     filled, imputed = missing_values(data, sfm, bool(impute))
     y01 = binary_outcome(data[sfm.y], y1, sfm.y) if sfm.y in data.columns else None
     f, y_hat = _predictions(predict, scores, filled, sfm, y1)
     pairs = _comparisons(data, sfm, levels, reference)
     decision, decided_by = decisions(y_hat, float(threshold))
-    bar = tqdm(total=2 + len(pairs) * (2 + (counterfactual is not None)), desc="audit", disable=not progress)
+    steps = 2 + len(pairs) * (2 + (s.counterfactual is not None))
+    bar = tqdm(total=steps, desc="audit", disable=not s.progress)
     groups = _group_table(data, sfm, decision, y01, alpha, bar)
-    opts = (alpha, imputed, n_boot, seed, learner, bn, epsilon, counterfactual, z, bar, int(n_jobs), tols)
+    opts = (alpha, imputed, n_boot, seed, s.learner, bn, epsilon, s.counterfactual, z, bar, int(n_jobs), tols)
     # the model sees the filled rows when impute=True asked for them
     table, details, notes = _checks_table(pairs, f, filled, filled, y_hat, y01, decision, decided_by, sfm, *opts)
+    if group_cols is not None:
+        cells = cell_counts(data, group_cols, y_hat, y01, float(threshold))
+        groups, table, inter = with_intersections(table, cells, _kind(decided_by, y01), s, tols, group_cols)
     provenance = _provenance(
         data,
         sfm,
@@ -221,7 +219,7 @@ def audit(
         alpha=alpha,
         reference=reference,
         predict=predict,
-        counterfactual=counterfactual,
+        counterfactual=s.counterfactual,
         z=z,
         bn=bn,
         y1=y1,
@@ -232,6 +230,8 @@ def audit(
         imputed=imputed,
     )
     provenance["tolerances"] = tols
+    if group_cols is not None:
+        provenance["intersections"] = inter
     bar.update(1)
     bar.close()
     timing = {"started_utc": started, "wall_seconds": round(time.perf_counter() - t0, 2)}
@@ -310,7 +310,7 @@ def _checks_table(
         details.update({key + suffix: v for key, v in got[1].items()})
         notes = tuple(dict.fromkeys((*notes, *got[2])))
     bar.set_postfix_str("report")
-    table = pd.DataFrame.from_dict(rows, orient="index")[[*COLUMNS, "flagged", *STATUS_COLUMNS]]
+    table = pd.DataFrame.from_dict(rows, orient="index")[[COLUMNS[0], "se", *COLUMNS[1:], "flagged", *STATUS_COLUMNS]]
     table.index.name = "check"
     return table, details, notes
 
@@ -325,9 +325,13 @@ def _checked_call(
     scores: Any,
     business_necessity: Sequence[str],
     n_jobs: int | None,
+    group_cols: list[str] | None = None,
 ) -> tuple[pd.DataFrame, tuple[str, ...], list[str] | None, int]:
-    """The rest of the call checked: the rows of one named pair, business necessity, the model or its scores, ``z``
-    and ``n_jobs`` (its default: one process per core, at most 5, from 5000 rows on)."""
+    """The rest of the call checked: the rows of one named pair, business necessity, the model or its scores, ``z``,
+    the intersectional ``groups`` and ``n_jobs`` (its default: one process per core, at most 5, from 5000 rows on)."""
+    absent = [c for c in group_cols or [] if c not in data.columns]
+    if absent:
+        raise ValueError(f"groups: column(s) {absent} are not in data; its columns are {list(data.columns)[:20]}")
     if sfm.x0 is not None and len(levels) > 2:  # one named pair: the other levels are left out (and not hashed)
         data = data[data[sfm.x].isin([sfm.x0, sfm.x1])].reset_index(drop=True)
     bn = tuple(business_necessity)
@@ -366,6 +370,14 @@ def _predictions(
             raise ValueError(f"predict: the model failed on data ({one_line(exc)})") from None
         y_hat = checked_predictions(raw, len(data), "predict")
     return f, y_hat
+
+
+def _kind(decided_by: str, y01: np.ndarray | None) -> tuple[str | None, bool, str]:
+    """Which decisions the predictions give (``"lab"``, ``"thr"``, ``None``), whether the outcome is 0/1, and why not."""
+    decision = "lab" if decided_by.startswith("the predictions") else "thr" if decided_by.startswith("score") else None
+    binary_y = y01 is not None and set(np.unique(y01)) <= {0.0, 1.0}
+    why = "no outcome column" if y01 is None else "the outcome is not 0/1: name its positive label with y1="
+    return decision, binary_y, why
 
 
 def _comparisons(
