@@ -37,6 +37,7 @@ __all__ = [
     "KernelStartError",
     "KernelClient",
     "KernelManager",
+    "env_number",
     "kernel_transport",
     "start_timeout",
     "start_tries",
@@ -58,7 +59,29 @@ class KernelStartError(RuntimeError):
     """
 
 
-def _env_number(name: str, kind: type, low: float) -> float | None:
+def env_number(name: str, kind: type, low: float, *, what: str = "") -> float | None:
+    """A number from the environment variable ``name``, or ``None`` when it is unset or blank.
+
+    Parameters
+    ----------
+    name : str
+        The variable, e.g. ``"CFLIB_KERNEL_START_TRIES"``.
+    kind : type
+        ``int`` (a whole number) or ``float``.
+    low : float
+        The smallest value allowed.
+    what : str
+        What the number is, for the error message (e.g. ``"threads per notebook kernel"``).
+
+    Returns
+    -------
+    int, float or None
+
+    Raises
+    ------
+    ValueError
+        The value is not a number of ``kind``, or is below ``low``.
+    """
     raw = os.environ.get(name, "").strip()
     if not raw:
         return None
@@ -67,7 +90,8 @@ def _env_number(name: str, kind: type, low: float) -> float | None:
     except ValueError:
         value = None
     if value is None or value < low:
-        raise ValueError(f"{name} must be a {'whole ' if kind is int else ''}number >= {low:g}, got {raw!r}")
+        about = f" ({what})" if what else ""
+        raise ValueError(f"{name} must be a {'whole ' if kind is int else ''}number >= {low:g}{about}, got {raw!r}")
     return value
 
 
@@ -111,7 +135,7 @@ def start_timeout() -> int:
     ValueError
         ``CFLIB_KERNEL_START_TIMEOUT`` is not a number >= 1.
     """
-    given = _env_number("CFLIB_KERNEL_START_TIMEOUT", float, 1)
+    given = env_number("CFLIB_KERNEL_START_TIMEOUT", float, 1)
     if given is not None:
         return int(round(given))
     try:
@@ -133,7 +157,7 @@ def start_tries() -> int:
     ValueError
         ``CFLIB_KERNEL_START_TRIES`` is not a whole number >= 1.
     """
-    given = _env_number("CFLIB_KERNEL_START_TRIES", int, 1)
+    given = env_number("CFLIB_KERNEL_START_TRIES", int, 1)
     return 3 if given is None else int(given)
 
 

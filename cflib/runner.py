@@ -39,7 +39,7 @@ from typing import Any
 import nbformat
 import yaml
 
-from .kernels import KernelStartError
+from .kernels import KernelStartError, env_number
 from .paths import build_dir, notebooks_dir, repo_root
 
 __all__ = [
@@ -499,15 +499,11 @@ def kernel_threads() -> int:
     ValueError
         If the variable is not a whole number >= 1.
     """
-    name = "CFLIB_THREADS" if os.environ.get("CFLIB_THREADS") else "OMP_NUM_THREADS"
-    raw = os.environ.get(name) or "1"
-    try:
-        n = int(raw)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise ValueError(f"{name} must be a whole number >= 1 (threads per notebook kernel), got {raw!r}")
-    return n
+    for name in ("CFLIB_THREADS", "OMP_NUM_THREADS"):
+        n = env_number(name, int, 1, what="threads per notebook kernel")
+        if n is not None:
+            return int(n)
+    return 1
 
 
 def cache_key(notebook: str, scale: str, parameters: Mapping[str, Any]) -> str:
