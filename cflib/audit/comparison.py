@@ -21,30 +21,19 @@ from ..fairness.sfm import StandardFairnessModel
 from .directions import directional_cfclot
 from .inputs import checked_predictions, counterfactual_frame
 from .rows import Finding, check_row, cit_row, difference_row, eca_row, eca_rule, effect_rows, whitebox_row
+from .settings import AuditSettings
 
 __all__ = ["audit_pair"]
 
 
 def audit_pair(
     f: Callable[[pd.DataFrame], np.ndarray] | None,
-    model_frame: pd.DataFrame,
-    learn_frame: pd.DataFrame,
-    y_hat: np.ndarray,
-    y01: np.ndarray | None,
-    decision: np.ndarray | None,
-    decided_by: str,
+    frames: tuple[pd.DataFrame, pd.DataFrame],
+    outputs: tuple[np.ndarray, np.ndarray | None, np.ndarray | None, str],
     sfm: StandardFairnessModel,
-    x0: Any,
-    x1: Any,
-    alpha: float,
-    level: float,
-    n_boot: int,
-    seed: int,
-    learner: Any,
+    pair: tuple[Any, Any],
+    settings: AuditSettings,
     bn: tuple[str, ...],
-    epsilon: float,
-    counterfactual: Any,
-    z: list[str] | None,
     bar: Any,
     n_jobs: int = 1,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any], tuple[str, ...]]:
@@ -54,40 +43,22 @@ def audit_pair(
     ----------
     f : callable or None
         The model as a function ``frame -> predictions`` (``None`` when only scores were given).
-    model_frame : pandas.DataFrame
-        The pair's rows as the model sees them (the data as given, or filled with ``impute=True``).
-    learn_frame : pandas.DataFrame
-        The same rows for the audit's own models (missing values imputed where asked).
-    y_hat : numpy.ndarray
-        The model's predictions on the rows.
-    y01 : numpy.ndarray or None
-        The outcome as numbers (``None`` without an outcome column).
-    decision : numpy.ndarray or None
-        0/1 decisions read from the predictions (``None`` when they are neither labels nor probabilities).
-    decided_by : str
-        How the decisions were read (``"score >= 0.5"``, ...).
+    frames : (pandas.DataFrame, pandas.DataFrame)
+        The pair's rows as the model sees them (the data as given, or filled with ``impute=True``), and the same
+        rows for the audit's own models (missing values imputed where asked).
+    outputs : (numpy.ndarray, numpy.ndarray or None, numpy.ndarray or None, str)
+        The model's predictions on the rows, the outcome as numbers (``None`` without one), the 0/1 decisions read
+        from the predictions (``None`` when they are neither labels nor probabilities) and how they were read
+        (``"score >= 0.5"``, ...).
     sfm : StandardFairnessModel
         The roles, with ``x0``/``x1`` of this pair.
-    x0, x1 : scalar
-        The baseline and the compared level.
-    alpha : float
-        Level of the pair's tests (the report's alpha shared among the comparisons).
-    level : float
-        Level of the pair's intervals.
-    n_boot : int
-        Bootstrap replicates of the effects.
-    seed : int
-        Seed of every random draw.
-    learner : str or estimator
-        Nuisance regressions of the doubly robust effects.
+    pair : (scalar, scalar)
+        The baseline ``x0`` and the compared level ``x1``.
+    settings : AuditSettings
+        The audit's options with ``alpha`` the pair's level (the report's alpha shared among the comparisons; the
+        intervals at ``1 - alpha``), ``epsilon`` CF-CLOT's tolerance and ``z`` CIT-LR's adjustment set (a list).
     bn : tuple of str
         Effects allowed by business necessity (Algorithm 1).
-    epsilon : float
-        Tolerated N-TE of CF-CLOT.
-    counterfactual : CounterfactualModel or callable or None
-        Gives each unit's counterfactual row; enables ECA, CF-CLOT and CIT-LR.
-    z : list of str or None
-        Adjustment set of CIT-LR.
     bar : tqdm.tqdm
         The audit's progress bar (two steps, three with a counterfactual model).
     n_jobs : int
@@ -96,12 +67,17 @@ def audit_pair(
     Returns
     -------
     rows : dict
-        Check name -> row (the report's columns and ``flagged``).
+        Check name -> row (the report's columns; :func:`cflib.audit.status.add_status` decides their status).
     details : dict
         The result objects behind the rows.
     notes : tuple of str
         Warnings raised on the way (too few units in a group, too few pairs, ...).
     """
+    model_frame, learn_frame = frames
+    y_hat, y01, decision, decided_by = outputs
+    x0, x1 = pair
+    alpha, level, seed, counterfactual = settings.alpha, 1 - settings.alpha, settings.seed, settings.counterfactual
+    n_boot, learner, epsilon, z = settings.n_boot, settings.learner, settings.epsilon, settings.z
     rows: dict[str, dict[str, Any]] = {}
     details: dict[str, Any] = {}
     has_y = y01 is not None
@@ -128,7 +104,7 @@ def audit_pair(
         assert f is not None, "counterfactual: the audit refuses a counterfactual model without predict="
         bar.set_postfix_str(f"counterfactuals {x1} vs {x0}")
         cf_rows, cf_details, cf_notes = _counterfactual_rows(
-            f, counterfactual, model_frame, learn_frame, y_hat, a, sfm, x0, x1, decided_by, alpha, epsilon, seed, z
+            f, counterfactual, model_frame, learn_frame, y_hat, a, sfm, x0, x1, decided_by, alpha, epsilon, seed, _z(z)
         )
         rows.update(cf_rows)
         details.update(cf_details)
@@ -354,3 +330,8 @@ def _whitebox_de(
     e = Estimate.normal(float(diff.mean()), se, level) if np.isfinite(se) else Estimate(float(diff.mean()))
     found = whitebox_row(e.estimate, se, e.ci.low, e.ci.high, bool(np.all(diff == 0)))
     return found, f"the model evaluated at x = {x1!r} on the {diff.size} units with x = {x0!r}, normal interval"
+
+
+def _z(z: Any) -> list[str] | None:
+    """CIT-LR's adjustment set as a list (``None`` without one)."""
+    return None if z is None else ([z] if isinstance(z, str) else list(z))

@@ -139,20 +139,12 @@ def audit_from_config(
     FileNotFoundError, TypeError, ValueError
         One line naming the key or argument at fault.
     """
-    import yaml
 
     for names in (fail_on, require_clear):
         if names is not None:
             check_names(names)  # the spelling now; the names against the report before any file is written
     config = Path(config)
-    if not config.is_file():
-        raise FileNotFoundError(f"config file {config} does not exist")
-    try:
-        cfg = yaml.safe_load(config.read_text())
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{config}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    if not isinstance(cfg, dict):
-        raise ValueError(f"{config}: expected a mapping with keys data, roles, model")
+    cfg = _read_yaml(config, "data, roles, model", ValueError)
     if "images" in cfg:  # an image audit (cflib.audit_images)
         return audit_images_from_config(config, out, progress=progress, fail_on=fail_on, require_clear=require_clear)
     unknown = sorted(set(cfg) - _CONFIG_KEYS)
@@ -373,17 +365,9 @@ def audit_images_from_config(
     FileNotFoundError, TypeError, ValueError
         One line naming the key at fault.
     """
-    import yaml
 
     config = Path(config)
-    if not config.is_file():
-        raise FileNotFoundError(f"config file {config} does not exist")
-    try:
-        cfg = yaml.safe_load(config.read_text())
-    except yaml.YAMLError as exc:
-        raise ValidationError(f"{config}: not valid YAML ({str(exc).splitlines()[0]})") from None
-    if not isinstance(cfg, dict):
-        raise ValidationError(f"{config}: expected a mapping with keys images, attribute, classifier, counterfactual")
+    cfg = _read_yaml(config, "images, attribute, classifier, counterfactual", ValidationError)
     unknown = sorted(set(cfg) - _IMAGE_KEYS)
     if unknown:
         raise ValidationError(
@@ -435,3 +419,18 @@ def audit_images_from_config(
     if callable(getattr(report, "to_markdown", None)):  # the model card, where the report type has one
         report.to_markdown(out / "model_card.md")
     return report
+
+
+def _read_yaml(config: Path, keys: str, error: type[ValueError]) -> dict[str, Any]:
+    """The config file's mapping, or one line: the file is missing, not YAML, or not a mapping (of ``keys``)."""
+    import yaml
+
+    if not config.is_file():
+        raise FileNotFoundError(f"config file {config} does not exist")
+    try:
+        cfg = yaml.safe_load(config.read_text())
+    except yaml.YAMLError as exc:
+        raise error(f"{config}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(cfg, dict):
+        raise error(f"{config}: expected a mapping with keys {keys}")
+    return cfg

@@ -83,14 +83,14 @@ from .partitions import (
     with_counterfactuals,
     with_predictions,
 )
-from .provenance import cflib_version, environment, model_hash, model_type, plain
+from .provenance import cflib_version, environment, model_hash, model_type, plain, plain_tree
 from .report import AuditReport
 from .reproducible import CHUNK_ROWS, exact_value
 from .rows import cit_row, eca_row, eca_rule
 from .settings import AuditSettings
 from .status import add_status, resolve_tolerances
 
-__all__ = ["AuditReport", "audit_dask_frame", "audit_distributed", "is_dask_frame", "plain_tree"]
+__all__ = ["AuditReport", "audit_dask_frame", "audit_distributed", "is_dask_frame"]
 
 #: Most levels a categorical confounder or mediator may have (each becomes a column of the nuisance designs).
 MAX_LEVELS = 1000
@@ -858,21 +858,3 @@ def _cit(scan: ScanPart, spec: PartitionSpec, s: AuditSettings, details: dict[st
     pair_n = int(sum(int(g[0]) for g in scan.groups.values()))
     how = "" if len(sub) == pair_n else f", on a hash-selected subsample of {len(sub)} of {pair_n} rows"
     return {"CIT-LR": cit_row(cit, z, float(s.alpha), how + " (rows in hash order)")}
-
-
-def plain_tree(v: Any) -> Any:
-    """Plain JSON data from nested dicts and lists (NaN as ``None``).
-
-    Parameters
-    ----------
-    v : object
-
-    Returns
-    -------
-    object
-    """
-    if isinstance(v, dict):
-        return {str(k): plain_tree(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [plain_tree(x) for x in v]
-    return plain(v)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["cflib_version", "data_hash", "environment", "model_hash", "model_type", "plain"]
+__all__ = ["cflib_version", "data_hash", "environment", "model_hash", "model_type", "plain", "plain_tree"]
 
 
 def cflib_version() -> str:
@@ -128,3 +128,21 @@ def plain(v: Any) -> Any:
     if isinstance(v, np.integer):
         return int(v)
     return v
+
+
+def plain_tree(v: Any) -> Any:
+    """Nested dicts, lists and tuples with every leaf made plain by :func:`plain` (keys as text).
+
+    Parameters
+    ----------
+    v : object
+
+    Returns
+    -------
+    object
+    """
+    if isinstance(v, dict):
+        return {str(k): plain_tree(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [plain_tree(x) for x in v]
+    return plain(v)

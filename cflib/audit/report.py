@@ -388,7 +388,7 @@ class AuditReport:
         lines += ["", "## Flagged checks", ""]
         head = ["check", "status", "estimate", f"{1 - self.alpha:.0%} interval", "p-value", "verdict", "reference"]
         st = self.status()
-        body = [
+        every = [
             [
                 c,
                 st[c],
@@ -399,25 +399,11 @@ class AuditReport:
                 _md_link(str(r["reference"])),
             ]
             for c, r in self.rows.iterrows()
-            if flags[c]
         ]
+        body = [cells for cells in every if flags[cells[0]]]
         lines += _md_table(head, body) if body else ["No check is flagged."]
         lines += ["", "## All checks", ""]
-        lines += _md_table(
-            head,
-            [
-                [
-                    c,
-                    st[c],
-                    format_number(_num(r["estimate"])),
-                    format_interval(_num(r["ci_low"]), _num(r["ci_high"])),
-                    _p_text(_num(r["pvalue"])),
-                    str(r["verdict"]),
-                    _md_link(str(r["reference"])),
-                ]
-                for c, r in self.rows.iterrows()
-            ],
-        )
+        lines += _md_table(head, every)
         if self.groups is not None:
             lines += ["", "## Group rates", ""]
             lines += _md_table(*_group_cells(self.groups, self.alpha))

@@ -206,9 +206,12 @@ def _audit_frame(
     steps = 2 + len(pairs) * (2 + (s.counterfactual is not None))
     bar = tqdm(total=steps, desc="audit", disable=not s.progress)
     groups = _group_table(data, sfm, decision, y01, alpha, bar)
-    opts = (alpha, imputed, n_boot, seed, s.learner, bn, epsilon, s.counterfactual, z, bar, int(n_jobs), tols)
+    checked = s.with_options(alpha=alpha, epsilon=epsilon, z=z)
     # the model sees the filled rows when impute=True asked for them
-    table, details, notes = _checks_table(pairs, f, filled, filled, y_hat, y01, decision, decided_by, sfm, *opts)
+    outputs = (y_hat, y01, decision, decided_by)
+    table, details, notes = _checks_table(
+        pairs, f, (filled, filled), outputs, sfm, checked, imputed, bn, bar, int(n_jobs), tols
+    )
     if group_cols is not None:
         cells = cell_counts(data, group_cols, y_hat, y01, float(threshold))
         groups, table, inter = with_intersections(table, cells, _kind(decided_by, y01), s, tols, group_cols)
@@ -241,22 +244,12 @@ def _audit_frame(
 def _checks_table(
     pairs: list[tuple[Any, Any]],
     f: Callable[[pd.DataFrame], np.ndarray] | None,
-    data: pd.DataFrame,
-    filled: pd.DataFrame,
-    y_hat: np.ndarray,
-    y01: np.ndarray | None,
-    decision: np.ndarray | None,
-    decided_by: str,
+    frames: tuple[pd.DataFrame, pd.DataFrame],
+    outputs: tuple[np.ndarray, np.ndarray | None, np.ndarray | None, str],
     sfm: StandardFairnessModel,
-    alpha: float,
+    s: AuditSettings,
     imputed: dict[str, int],
-    n_boot: int,
-    seed: int,
-    learner: Any,
     bn: tuple[str, ...],
-    epsilon: float,
-    counterfactual: Any,
-    z: list[str] | None,
     bar: Any,
     n_jobs: int,
     tolerances: Mapping[str, float],
@@ -265,9 +258,11 @@ def _checks_table(
     level ``alpha / k`` over ``k`` comparisons: the report's table (rows named ``[x1 vs x0]`` when ``k > 1``), the
     details, and the notes (the imputation first, then the warnings raised). Each row's status
     (:func:`cflib.audit.status.add_status`) is decided at the pair's level on the pair's rows."""
+    data, filled = frames
+    y_hat, y01, decision, decided_by = outputs
     k = len(pairs)
-    alpha_pair = alpha / k
-    level = 1 - alpha_pair
+    alpha_pair = s.alpha / k
+    pair_settings = s.with_options(alpha=alpha_pair)
     rows: dict[str, dict[str, Any]] = {}
     details: dict[str, Any] = {}
     notes: tuple[str, ...] = ()
@@ -282,24 +277,12 @@ def _checks_table(
         pair_sfm = sfm if sfm.x0 is not None or (x0, x1) == (0, 1) else replace(sfm, x0=x0, x1=x1)
         got = audit_pair(
             f,
-            data.loc[keep].reset_index(drop=True),
-            filled.loc[keep].reset_index(drop=True),
-            y_hat[keep],
-            None if y01 is None else y01[keep],
-            None if decision is None else decision[keep],
-            decided_by,
+            (data.loc[keep].reset_index(drop=True), filled.loc[keep].reset_index(drop=True)),
+            (y_hat[keep], None if y01 is None else y01[keep], None if decision is None else decision[keep], decided_by),
             pair_sfm,
-            x0,
-            x1,
-            alpha_pair,
-            level,
-            n_boot,
-            seed,
-            learner,
+            (x0, x1),
+            pair_settings,
             bn,
-            epsilon,
-            counterfactual,
-            z,
             bar,
             n_jobs,
         )

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ...validation import ValidationError, ValidationTypeError, describe
 
-__all__ = ["BATCH", "batched", "check_frame", "check_images", "image_predictor"]
+__all__ = ["BATCH", "batched", "check_frame", "check_images", "image_predictor", "per_image"]
 
 #: Images per call of the classifier and of the attribute reader.
 BATCH = 256
@@ -180,6 +180,42 @@ def check_frame(
     return attributes, x0, x1, parents, keep
 
 
+def per_image(fn: Callable[[np.ndarray], Any], x: np.ndarray, name: str) -> np.ndarray:
+    """A function of images called in batches of :data:`BATCH`: one value per image, as it returns them.
+
+    Parameters
+    ----------
+    fn : callable
+        ``images -> values`` (a column of shape ``(n, 1)`` is read as ``(n,)``).
+    x : numpy.ndarray
+        The images.
+    name : str
+        What ``fn`` is, for the message.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)``, of the dtype ``fn`` returns.
+
+    Raises
+    ------
+    cflib.validation.ValidationError
+        ``fn`` does not return one value per image.
+    """
+    outs = []
+    for i in range(0, len(x), BATCH):
+        part = x[i : i + BATCH]
+        v = np.asarray(fn(part))
+        if v.ndim == 2 and v.shape[1] == 1:
+            v = v[:, 0]
+        if v.ndim != 1 or v.shape[0] != len(part):
+            raise ValidationError(
+                f"{name} must return one value per image ({len(part)} for a batch of {len(part)}), got shape {v.shape}"
+            )
+        outs.append(v)
+    return np.concatenate(outs)
+
+
 def batched(fn: Callable[[np.ndarray], Any], x: np.ndarray, name: str) -> np.ndarray:
     """A function of images called in batches of :data:`BATCH`, its outputs checked: one finite number per image.
 
@@ -202,18 +238,7 @@ def batched(fn: Callable[[np.ndarray], Any], x: np.ndarray, name: str) -> np.nda
     cflib.validation.ValidationError, cflib.validation.ValidationTypeError
         The wrong shape, a non-numeric dtype, NaN or infinite values.
     """
-    outs = []
-    for i in range(0, len(x), BATCH):
-        part = x[i : i + BATCH]
-        v = np.asarray(fn(part))
-        if v.ndim == 2 and v.shape[1] == 1:
-            v = v[:, 0]
-        if v.ndim != 1 or v.shape[0] != len(part):
-            raise ValidationError(
-                f"{name} must return one value per image ({len(part)} for a batch of {len(part)}), got shape {v.shape}"
-            )
-        outs.append(v)
-    v = np.concatenate(outs)
+    v = per_image(fn, x, name)
     if not (np.issubdtype(v.dtype, np.number) or v.dtype == bool):
         raise ValidationTypeError(f"{name} must return numeric scores or labels, got dtype {v.dtype}")
     v = v.astype(float)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ...validation import ValidationError
-from .inputs import BATCH
+from .inputs import per_image
 
 __all__ = ["read_attribute", "train_reader"]
 
@@ -42,7 +42,7 @@ def read_attribute(reader: Callable[[np.ndarray], Any], x: np.ndarray, x0: Any, 
     cflib.validation.ValidationError
         The reader returns something else.
     """
-    v = np.asarray(_call_reader(reader, x))
+    v = np.asarray(per_image(reader, x, "attribute_reader"))
     vals = set(pd.unique(v))
     if vals <= {x0, x1}:
         return (v == x1).astype(int)
@@ -52,22 +52,6 @@ def read_attribute(reader: Callable[[np.ndarray], Any], x: np.ndarray, x0: Any, 
         f"attribute_reader must return the attribute's levels ({x0!r} or {x1!r}) or P({x1!r}) in [0, 1], "
         f"got values such as {sorted(map(str, vals))[:4]}"
     )
-
-
-def _call_reader(reader: Callable[[np.ndarray], Any], x: np.ndarray) -> np.ndarray:
-    outs = []
-    for i in range(0, len(x), BATCH):
-        part = x[i : i + BATCH]
-        v = np.asarray(reader(part))
-        if v.ndim == 2 and v.shape[1] == 1:
-            v = v[:, 0]
-        if v.ndim != 1 or v.shape[0] != len(part):
-            raise ValidationError(
-                f"attribute_reader must return one value per image ({len(part)} for a batch of {len(part)}), "
-                f"got shape {v.shape}"
-            )
-        outs.append(v)
-    return np.concatenate(outs)
 
 
 def train_reader(
