@@ -88,6 +88,8 @@ CASES: list[Case] = [
     ),
     case("group_rates-length", ValueError, "decision", lambda: stats.group_rates([0, 1], [0, 1, 1])),
     case("group_rates-coding", ValueError, "decision", lambda: stats.group_rates([0, 1, 0], [0, 2, 1])),
+    case("rate_row-level", ValueError, "level", lambda: stats.rate_row(3, {"base_rate": (1, 3)}, 1.5, "")),
+    case("rate_row-k-above-n", ValueError, "k", lambda: stats.rate_row(3, {"base_rate": (4, 3)}, 0.95, "")),
     case("as_2d-none", TypeError, "x", lambda: stats.as_2d(None)),
     case("as_2d-string", TypeError, "x", lambda: stats.as_2d("abc")),
     case("as_2d-list-of-strings", TypeError, ("x", "numeric"), lambda: stats.as_2d(STRINGS)),

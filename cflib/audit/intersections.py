@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..stats.rates import RATES, newcombe_difference, wilson_interval
+from ..stats.rates import newcombe_difference, rate_row
 from .partitions import GROUP_COUNTS, cell_counts, cell_labels
 from .rows import check_row, difference_row
 
@@ -73,22 +73,7 @@ def counts_table(
             "fpr": (fp, n - ny) if decision and binary_y else None,
             "ppv": (tp, sel) if decision and binary_y else None,
         }
-        row: dict[str, Any] = {"n": n}
-        notes = []
-        for rate, pair in kn.items():
-            if pair is None:
-                k, m, why = 0, 0, (why_no_y if not binary_y else no_decision)
-            else:
-                k, m = pair
-                why = f"no {RATES[rate][1].removeprefix('units with ')}" if m == 0 else ""
-            lo, hi = wilson_interval(k, m, level)
-            row.update(
-                {rate: k / m if m else math.nan, f"{rate}_low": lo, f"{rate}_high": hi, f"{rate}_k": k, f"{rate}_n": m}
-            )
-            if why:
-                notes.append(f"{rate}: not estimable ({why})")
-        row["note"] = "; ".join(dict.fromkeys(notes))
-        rows[str(label)] = row
+        rows[str(label)] = rate_row(n, kn, level, why_no_y if not binary_y else no_decision)
     out = pd.DataFrame.from_dict(rows, orient="index")
     out.index.name = "group"
     return out

@@ -16,6 +16,7 @@ reported as *not estimable* with the reason, never as 0. The proportion interval
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ from ..validation import check_probability
 from .proportions import newcombe_interval, newcombe_test
 from .proportions import wilson_interval as wilson_interval  # re-exported: its home is cflib.stats.proportions
 
-__all__ = ["RATES", "RateDifference", "welch_difference", "newcombe_difference", "group_rates"]
+__all__ = ["RATES", "RateDifference", "welch_difference", "newcombe_difference", "group_rates", "rate_row"]
 
 #: The rates of :func:`group_rates`: name -> (numerator, denominator) in words.
 RATES = {
@@ -270,42 +271,56 @@ def group_rates(
             raise ValueError(f"{name} must be coded 0/1, got values {sorted(map(str, pd.unique(a)))[:5]}")
         arrays[name] = a.astype(int)
     d, yy = arrays["decision"], arrays["y"]
-    labels = sorted(pd.unique(g), key=str)
+    missing = no_outcome if yy is None else no_decision
     rows = {}
-    for lab in labels:
+    for lab in sorted(pd.unique(g), key=str):
         m = g == lab
-        row: dict[str, Any] = {"n": int(m.sum())}
-        notes = []
-        parts = {
-            "base_rate": (yy, None if yy is None else (yy[m].sum(), m.sum())),
-            "selection_rate": (d, None if d is None else (d[m].sum(), m.sum())),
-            "tpr": (
-                d if yy is not None else None,
-                None if d is None or yy is None else (d[m & (yy == 1)].sum(), (m & (yy == 1)).sum()),
-            ),
-            "fpr": (
-                d if yy is not None else None,
-                None if d is None or yy is None else (d[m & (yy == 0)].sum(), (m & (yy == 0)).sum()),
-            ),
-            "ppv": (
-                yy if d is not None else None,
-                None if d is None or yy is None else (yy[m & (d == 1)].sum(), (m & (d == 1)).sum()),
-            ),
+        counts = {
+            "base_rate": None if yy is None else (yy[m].sum(), m.sum()),
+            "selection_rate": None if d is None else (d[m].sum(), m.sum()),
+            "tpr": None if d is None or yy is None else (d[m & (yy == 1)].sum(), (m & (yy == 1)).sum()),
+            "fpr": None if d is None or yy is None else (d[m & (yy == 0)].sum(), (m & (yy == 0)).sum()),
+            "ppv": None if d is None or yy is None else (yy[m & (d == 1)].sum(), (m & (d == 1)).sum()),
         }
-        for rate, (_, kn) in parts.items():
-            if kn is None:
-                k, n, why = 0, 0, (no_outcome if yy is None else no_decision)
-            else:
-                k, n = int(kn[0]), int(kn[1])
-                why = f"no {RATES[rate][1].removeprefix('units with ')}" if n == 0 else ""
-            lo, hi = wilson_interval(k, n, level)
-            row.update(
-                {rate: k / n if n else math.nan, f"{rate}_low": lo, f"{rate}_high": hi, f"{rate}_k": k, f"{rate}_n": n}
-            )
-            if why:
-                notes.append(f"{rate}: not estimable ({why})")
-        row["note"] = "; ".join(dict.fromkeys(notes))
-        rows[str(lab)] = row
+        rows[str(lab)] = rate_row(int(m.sum()), counts, level, missing)
     out = pd.DataFrame.from_dict(rows, orient="index")
     out.index.name = "group"
     return out
+
+
+def rate_row(n: int, counts: Mapping[str, tuple[Any, Any] | None], level: float, missing: str) -> dict[str, Any]:
+    """One group's row of :func:`group_rates` from its counts: each rate with its Wilson interval and counts.
+
+    Parameters
+    ----------
+    n : int
+        The group's size.
+    counts : mapping of str to (numerator, denominator) or None
+        Rate of :data:`RATES` -> its counts, or ``None`` when the rate cannot be computed (no decisions or no
+        outcome); a zero denominator makes the rate NaN with the reason in the note.
+    level : float
+        Level of the Wilson intervals.
+    missing : str
+        Why a rate given as ``None`` is not estimable.
+
+    Returns
+    -------
+    dict
+        ``n``; per rate ``<rate>``, ``<rate>_low``, ``<rate>_high``, ``<rate>_k``, ``<rate>_n``; ``note``.
+    """
+    row: dict[str, Any] = {"n": n}
+    notes = []
+    for rate, kn in counts.items():
+        if kn is None:
+            k, m, why = 0, 0, missing
+        else:
+            k, m = int(kn[0]), int(kn[1])
+            why = f"no {RATES[rate][1].removeprefix('units with ')}" if m == 0 else ""
+        lo, hi = wilson_interval(k, m, level)
+        row.update(
+            {rate: k / m if m else math.nan, f"{rate}_low": lo, f"{rate}_high": hi, f"{rate}_k": k, f"{rate}_n": m}
+        )
+        if why:
+            notes.append(f"{rate}: not estimable ({why})")
+    row["note"] = "; ".join(dict.fromkeys(notes))
+    return row
