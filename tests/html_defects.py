@@ -169,11 +169,11 @@ def _verdicts_late(name: str, main) -> list[str]:
 
 
 #: The most of each defect the book may show (issue 26, "Done when"; issue 39 for the last seven). NaN cells: the
-#: smoke-scale book of fc88cb3 shows 154 (the issue counted 71 at book scale, before the audits' summaries gained
-#: their status columns): 99 of them in the audit chapter's summary tables (gate rows and p-value-only checks have no
-#: interval), the rest in invariance-test/02 (21), parity-decomposition/02 (11), auditing/02 (8), invariance-test/06
-#: (7), closeness-test/04 (4), foundations/02 and parity-decomposition/01 (2 each). Not fixed yet: the limit only
-#: stops the count from growing, with a little room for seeds that move a cell.
+#: smoke-scale book of c005d08 shows 154, 99 of them in the audit chapter's summary tables (auditing/01: 28,
+#: auditing/03: 71), which 80f3b62 shows formatted (0 left); the other 55 are in invariance-test/02 (21: alignment
+#: pivots with empty smoke cells), parity-decomposition/02 (11), auditing/02 (8: the Aequitas comparison),
+#: invariance-test/06 (7: claim tables), closeness-test/04 (4), foundations/02 and parity-decomposition/01 (2 each).
+#: Not fixed yet: the limit stops the count from growing, with a little room for seeds that move a cell.
 LIMITS = {
     "dict text": 0,
     "cut-off cells": 0,
@@ -187,7 +187,7 @@ LIMITS = {
     "issue references": 0,
     "cut-off claim lines": 0,
     "p = 0.00": 0,
-    "NaN cells": 160,
+    "NaN cells": 60,
     "claims without anchor": 0,
     "verdicts late": 0,
     "report links without anchor": 0,
