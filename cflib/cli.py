@@ -130,7 +130,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if args.junit is not None:
         if args.junit.is_dir():
             raise FileNotFoundError(f"--junit: {args.junit} is a folder, expected a file name such as audit-junit.xml")
-        _existing(args.junit.parent if str(args.junit.parent) else Path("."), "--junit's folder", directory=True)
+        folder = args.junit.parent if str(args.junit.parent) else Path(".")
+        if folder.resolve() != Path(args.out).resolve():  # --out's folder is made by the audit itself
+            _existing(folder, "--junit's folder", directory=True)
     _existing(args.config, "config")
     report = audit_from_config(
         args.config,

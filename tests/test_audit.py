@@ -523,8 +523,15 @@ def test_fail_on_exit_status_and_junit(world, tmp_path):
     unclear = [c["check"] for c in doc["checks"] if c["status"] == "inconclusive"]
     assert "Ctf-DE" in flagged and "Ctf-SE" in quiet and missing
     res = _cli(
-        str(cfg), "--out", str(tmp_path / "o1"), "--quiet", "--fail-on", "Ctf-DE", "--junit", str(tmp_path / "j1.xml")
-    )
+        str(cfg),
+        "--out",
+        str(tmp_path / "o1"),
+        "--quiet",
+        "--fail-on",
+        "Ctf-DE",
+        "--junit",
+        str(tmp_path / "o1" / "j1.xml"),
+    )  # the JUnit file may go into the report's own folder, which the audit makes
     assert res.returncode == 1 and "Ctf-DE" in res.stderr
     res = _cli(str(cfg), "--out", str(tmp_path / "o2"), "--quiet", "--fail-on", ",".join(quiet))
     assert res.returncode == 0, res.stderr
@@ -543,7 +550,7 @@ def test_fail_on_exit_status_and_junit(world, tmp_path):
     res = _cli(str(cfg), "--out", str(tmp_path / "o5"), "--junit", str(tmp_path / "no" / "j.xml"))
     assert res.returncode == 2 and "--junit" in res.stderr and not (tmp_path / "o5").exists()
     # JUnit: one test case per check; failures are the flagged checks the gate names, skips the not estimable
-    suite = ET.parse(tmp_path / "j1.xml").getroot().find("testsuite")
+    suite = ET.parse(tmp_path / "o1" / "j1.xml").getroot().find("testsuite")
     cases = suite.findall("testcase")
     assert [c.get("name") for c in cases] == [c["check"] for c in doc["checks"]]
     failed = [c.get("name") for c in cases if c.find("failure") is not None]
