@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from cflib.audit import audit, load_schema
-from cflib.audit.status import TOLERANCE_SOURCES, TOLERANCES, check_tolerances, decide_status
+from cflib.audit.status import TOLERANCE_SOURCES, TOLERANCES, check_tolerances, decide_status, row_status
 from cflib.fairness.sfm import StandardFairnessModel
 from tests.test_audit_images import (
     BASE,
@@ -58,6 +58,18 @@ def test_decide_status_on_an_interval_and_a_region():
     assert decide_status(0.1, 0.0, 0.2, (-0.1, 0.1), n=100) == ("inconclusive", math.inf)
     assert decide_status(math.nan, math.nan, math.nan, (-0.1, 0.1))[0] == "not estimable"
     assert decide_status(0.99, 0.985, 0.995, (0.98, math.inf))[0] == "clear"  # ECA >= 0.98
+
+
+def test_an_inconclusive_row_says_why_in_words_that_fit_its_sample_size():
+    # no sample size behind the row (an intersectional comparison): the interval straddles; on the edge: no size decides
+    row = {"estimate": 0.236, "ci_low": -0.0946, "ci_high": 0.445, "pvalue": 0.47, "verdict": ""}
+    out = row_status("FPR difference [a & b vs a & c]", row, 0.05, TOLERANCES, None)
+    assert out["status"] == "inconclusive" and out["status_reason"] == "the interval straddles the tolerance"
+    on_edge = {**row, "estimate": TOLERANCES["DP"], "ci_low": 0.0, "ci_high": 0.2}
+    out = row_status("DP", on_edge, 0.05, TOLERANCES, 100)
+    assert out["n_to_decide"] == math.inf and "no sample size decides it" in out["status_reason"]
+    out = row_status("DP", {**row, "estimate": 0.15, "ci_low": 0.05, "ci_high": 0.25}, 0.05, TOLERANCES, 100)
+    assert out["status_reason"] == "about 400 units would decide it at the observed estimate"
 
 
 def test_every_tolerance_has_a_source_and_bad_tolerances_are_refused():

@@ -286,7 +286,9 @@ def add_status(
 
 
 def _inconclusive_text(n_dec: float) -> str:
-    if not np.isfinite(n_dec):
+    if math.isnan(n_dec):  # no sample size behind the row (an intersectional comparison has two)
+        return "the interval straddles the tolerance"
+    if math.isinf(n_dec):
         return "the estimate lies on the tolerance: no sample size decides it"
     return f"about {int(n_dec):,} units would decide it at the observed estimate"
 
