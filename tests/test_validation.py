@@ -655,14 +655,8 @@ CASES: list[Case] = [
         ("impute", "Dask DataFrame"),
         lambda e: audit_mod.audit(predict, _dask_frame(), sfm=SFM, impute=True, progress=False),
     ),
-    case(
-        "audit-config-parquet-cit_z",
-        ValueError,
-        ("cit_z", "Parquet"),
-        lambda e: audit_mod.audit_from_config(_parquet_config(e, cit_z=["z"]), e / "out"),
-    ),
     case("cli-audit-parquet-none", EXIT2, ("nothing-*.parquet", "no Parquet file"), lambda e: _cli_parquet(e, [])),
-    case("cli-audit-parquet-junit", EXIT2, "--junit", lambda e: _cli_parquet(e, ["--junit", str(e / "out/j.xml")])),
+    case("cli-audit-parquet-junit", EXIT2, "--junit", lambda e: _cli_parquet(e, ["--junit", str(e / "no/j.xml")])),
     case(
         "cli-audit-parquet-scheduler",
         EXIT2,
