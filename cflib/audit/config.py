@@ -180,13 +180,7 @@ def audit_from_config(
         n_jobs=cfg.get("n_jobs"),
         **{f.name: getattr(shared, f.name) for f in dataclasses.fields(shared)},
     )
-    if fail_on is not None or require_clear is not None:
-        report.gate(fail_on, require_clear)  # a name that selects no check: one line, nothing written
-    out = Path(out)
-    report.to_json(out / "report.json")
-    report.to_html(out / "report.html")
-    report.to_markdown(out / "model_card.md")
-    return report
+    return _written(report, out, fail_on, require_clear)
 
 
 def is_parquet(spec: str | os.PathLike) -> bool:
@@ -265,13 +259,7 @@ def _audit_parquet(
         nuisance_rows=cfg.get("nuisance_rows", 200_000),
         client=scheduler,
     )
-    if fail_on is not None or require_clear is not None:
-        result.gate(fail_on, require_clear)  # a name that selects no check: one line, nothing written
-    out = Path(out)
-    result.to_json(out / "report.json")
-    result.to_html(out / "report.html")
-    result.to_markdown(out / "model_card.md")
-    return result
+    return _written(result, out, fail_on, require_clear)
 
 
 def _shared_settings(cfg: dict[str, Any], roles: dict[str, Any], progress: bool, cf: Any) -> AuditSettings:
@@ -434,3 +422,20 @@ def _read_yaml(config: Path, keys: str, error: type[ValueError]) -> dict[str, An
     if not isinstance(cfg, dict):
         raise error(f"{config}: expected a mapping with keys {keys}")
     return cfg
+
+
+def _written(
+    report: AuditReport,
+    out: str | os.PathLike,
+    fail_on: str | Sequence[str] | None,
+    require_clear: str | Sequence[str] | None,
+) -> AuditReport:
+    """Check the gate's names (a name that selects no check: one line, nothing written), then write the report's
+    JSON, HTML and model card into ``out`` (each atomically), for both forms of :func:`audit_from_config`."""
+    if fail_on is not None or require_clear is not None:
+        report.gate(fail_on, require_clear)
+    folder = Path(out)
+    report.to_json(folder / "report.json")
+    report.to_html(folder / "report.html")
+    report.to_markdown(folder / "model_card.md")
+    return report
