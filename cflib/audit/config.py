@@ -13,7 +13,7 @@ import glob
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -28,6 +28,8 @@ from .loading import load_classifier, load_images, load_object
 from .report import AuditReport
 from .settings import MIN_GROUP_SIZE, AuditSettings
 from .tabular import audit
+
+_Report = TypeVar("_Report", bound=AuditReport)
 
 __all__ = ["audit_from_config", "audit_images_from_config", "is_parquet"]
 
@@ -399,14 +401,7 @@ def audit_images_from_config(
         progress=progress,
         tolerances=cfg.get("tolerances"),
     )
-    if (fail_on is not None or require_clear is not None) and callable(getattr(report, "gate", None)):
-        report.gate(fail_on, require_clear)  # a name that selects no check: one line, nothing written
-    out = Path(out)
-    report.to_json(out / "report.json")
-    report.to_html(out / "report.html")
-    if callable(getattr(report, "to_markdown", None)):  # the model card, where the report type has one
-        report.to_markdown(out / "model_card.md")
-    return report
+    return _written(report, out, fail_on, require_clear)
 
 
 def _read_yaml(config: Path, keys: str, error: type[ValueError]) -> dict[str, Any]:
@@ -425,13 +420,14 @@ def _read_yaml(config: Path, keys: str, error: type[ValueError]) -> dict[str, An
 
 
 def _written(
-    report: AuditReport,
+    report: _Report,
     out: str | os.PathLike,
     fail_on: str | Sequence[str] | None,
     require_clear: str | Sequence[str] | None,
-) -> AuditReport:
+) -> _Report:
     """Check the gate's names (a name that selects no check: one line, nothing written), then write the report's
-    JSON, HTML and model card into ``out`` (each atomically), for both forms of :func:`audit_from_config`."""
+    JSON, HTML and model card into ``out`` (each atomically), for every form of the config audit (in memory,
+    Parquet, images)."""
     if fail_on is not None or require_clear is not None:
         report.gate(fail_on, require_clear)
     folder = Path(out)
