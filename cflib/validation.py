@@ -19,7 +19,7 @@ import math
 import numbers
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -36,6 +36,7 @@ __all__ = [
     "check_same_length",
     "check_count",
     "check_real",
+    "check_overrides",
     "check_positive",
     "check_axes",
     "check_probability",
@@ -327,6 +328,60 @@ def check_real(
             f"{name} must be in [{low if low is not None else '-inf'}, {high if high is not None else 'inf'}{')' if high_open else ']'}, got {value!r}"
         )
     return v
+
+
+def check_overrides(
+    value: Any,
+    defaults: Mapping[str, float],
+    name: str,
+    *,
+    what: str,
+    example: str,
+    high: Mapping[str, float] | None = None,
+    high_open: Collection[str] = (),
+) -> dict[str, float]:
+    """``defaults`` with some of its values replaced by the mapping ``value``, each replacement checked.
+
+    Parameters
+    ----------
+    value : mapping of str to float, or None
+        The replacements (``None``: the defaults as they are).
+    defaults : mapping of str to float
+        The known keys and their default values.
+    name : str
+        The argument's name, for the messages.
+    what : str
+        What a key is (``"check"``, ``"threshold"``), for the messages.
+    example : str
+        A valid ``value``, for the message when it is not a mapping.
+    high : mapping of str to float, optional
+        Upper bound per key (default: none); every value must be ``>= 0``.
+    high_open : collection of str
+        The keys whose upper bound is excluded.
+
+    Returns
+    -------
+    dict of str to float
+
+    Raises
+    ------
+    ValidationTypeError
+        ``value`` is not a mapping, or a value is not a real number.
+    ValidationError
+        An unknown key, or a value out of range.
+    """
+    if value is None:
+        return dict(defaults)
+    if not isinstance(value, Mapping):
+        raise ValidationTypeError(f"{name} must be a dict such as {example}, got {describe(value)}")
+    unknown = sorted(str(k) for k in value if k not in defaults)
+    if unknown:
+        raise ValidationError(f"{name}: unknown {what}(s) {unknown}; the known {what}s are {list(defaults)}")
+    bounds = high or {}
+    out = dict(defaults)
+    for k, v in value.items():
+        out[k] = check_real(v, f"{name}[{k!r}]", low=0.0, high=bounds.get(k), high_open=k in high_open)
+    return out
 
 
 def check_probability(value: Any, name: str, *, closed: bool = False) -> float:

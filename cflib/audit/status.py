@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..validation import ValidationError, ValidationTypeError, check_real, describe
+from ..validation import check_overrides
 
 __all__ = [
     "STATUSES",
@@ -136,22 +136,15 @@ def check_tolerances(tolerances: Any) -> dict[str, float]:
     cflib.validation.ValidationError
         An unknown check or a tolerance out of range.
     """
-    if tolerances is None:
-        return dict(TOLERANCES)
-    if not isinstance(tolerances, Mapping):
-        raise ValidationTypeError(
-            f"tolerances must be a dict such as {{'DP': 0.05, 'ECA': 0.02}}, got {describe(tolerances)}"
-        )
-    unknown = sorted(str(k) for k in tolerances if k not in TOLERANCES)
-    if unknown:
-        raise ValidationError(
-            f"tolerances: unknown check(s) {unknown}; the checks with a tolerance are {list(TOLERANCES)}"
-        )
-    out = dict(TOLERANCES)
-    for k, v in tolerances.items():
-        high = 1.0 if k in ("ECA", "CF-CLOT") else math.inf
-        out[k] = check_real(v, f"tolerances[{k!r}]", low=0.0, high=high, high_open=k in ("ECA", "CF-CLOT"))
-    return out
+    return check_overrides(
+        tolerances,
+        TOLERANCES,
+        "tolerances",
+        what="check",
+        example="{'DP': 0.05, 'ECA': 0.02}",
+        high={"ECA": 1.0, "CF-CLOT": 1.0},
+        high_open=("ECA", "CF-CLOT"),
+    )
 
 
 def decide_status(

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ...validation import ValidationError, ValidationTypeError, check_real, describe
+from ...validation import check_overrides
 from .rows import make_row
 
 __all__ = ["GATE_DEFAULTS", "check_gate", "gate_rows"]
@@ -39,22 +39,14 @@ def check_gate(gate: Any) -> dict[str, float]:
     cflib.validation.ValidationError, cflib.validation.ValidationTypeError
         An unknown threshold or a value out of range.
     """
-    if gate is None:
-        return dict(GATE_DEFAULTS)
-    if not isinstance(gate, Mapping):
-        raise ValidationTypeError(
-            f"gate must be a dict of thresholds among {sorted(GATE_DEFAULTS)}, got {describe(gate)}"
-        )
-    unknown = sorted(set(gate) - set(GATE_DEFAULTS))
-    if unknown:
-        raise ValidationError(
-            f"gate: unknown threshold(s) {unknown}; the gate's thresholds are {sorted(GATE_DEFAULTS)}"
-        )
-    out = dict(GATE_DEFAULTS)
-    for k, v in gate.items():
-        high = 1.0 if k == "effectiveness" else 255.0
-        out[k] = check_real(v, f"gate[{k!r}]", low=0.0, high=high)
-    return out
+    return check_overrides(
+        gate,
+        GATE_DEFAULTS,
+        "gate",
+        what="threshold",
+        example="{'effectiveness': 0.9}",
+        high={"composition": 255.0, "reversibility": 255.0, "effectiveness": 1.0},
+    )
 
 
 def gate_rows(
