@@ -17,6 +17,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,38 @@ from .rows import decisions, make_row, parity_row, wilson_bounds
 __all__ = ["audit_images"]
 
 _N_COMPONENTS = 8
+
+
+@dataclass(frozen=True)
+class _Images:
+    """The checked inputs of one image audit: the images, their attributes, the attribute coded 0/1 and the roles."""
+
+    x: np.ndarray
+    frame: pd.DataFrame
+    a01: np.ndarray
+    x0: Any
+    x1: Any
+    attribute: str
+    parents: list[str]
+    outcome: str | None
+    z: list[str] | None
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The checked settings of one image audit."""
+
+    alpha: float
+    epsilon: float
+    seed: int
+    device: str
+    gate: dict[str, float]
+    progress: bool
+
+    @property
+    def level(self) -> float:
+        """The intervals' confidence level, ``1 - alpha``."""
+        return 1 - self.alpha
 
 
 def audit_images(
@@ -149,28 +182,15 @@ def audit_images(
     if not keep.all():
         x, frame = x[keep], frame[keep].reset_index(drop=True)
     a01 = (frame[attribute].to_numpy() == x1).astype(np.int64)
-    gen, current, target, generator_hash = _generator(
-        counterfactual, x, frame, a01, x0, x1, attribute, parents, train_options, seed, str(dev), progress
-    )
-
-    data = (x, frame, a01, x0, x1, current, target, attribute, parents, outcome, z, attribute_reader, gate)
-    rows, details, notes, reader_kind = _checks(f_predict, gen, *data, alpha, epsilon, seed, str(dev), progress)
-
+    data = _Images(x, frame, a01, x0, x1, attribute, parents, outcome, z)
+    settings = _Settings(alpha, epsilon, seed, str(dev), gate, progress)
+    gen, current, target, generator_hash = _generator(counterfactual, data, train_options, settings)
+    rows, details, notes, reader_kind = _checks(f_predict, gen, data, current, target, attribute_reader, settings)
     provenance = _provenance(
-        x,
-        frame,
-        a01,
-        x0,
-        x1,
-        attribute,
-        parents,
-        outcome,
-        z,
+        data,
+        settings,
         predict=predict,
         generator_hash=generator_hash,
-        seed=seed,
-        device=str(dev),
-        gate=gate,
         reader_kind=reader_kind,
         attribute_reader=attribute_reader,
     )
@@ -182,24 +202,11 @@ def audit_images(
 def _checks(
     f_predict: Callable[[np.ndarray], Any],
     gen: Generator,
-    x: np.ndarray,
-    frame: pd.DataFrame,
-    a01: np.ndarray,
-    x0: Any,
-    x1: Any,
+    data: _Images,
     current: np.ndarray,
     target: np.ndarray,
-    attribute: str,
-    parents: list[str],
-    outcome: str | None,
-    z: list[str] | None,
     attribute_reader: Callable[[np.ndarray], Any] | None,
-    gate: Mapping[str, float],
-    alpha: float,
-    epsilon: float,
-    seed: int,
-    device: str,
-    progress: bool,
+    settings: _Settings,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any], tuple[str, ...], str]:
     """The audit's steps under one progress bar, with the cflib warnings caught for the report: the classifier's
     scores, the generator's images (counterfactual, null intervention, round trip), the attribute reader's readings,
@@ -210,8 +217,8 @@ def _checks(
     from ...metrics.axioms import l1_distance
 
     steps = ["classifier", "generator", "reader", "checks"]
-    bar = tqdm(total=len(steps), desc="image audit", disable=not progress)
-    level = 1 - alpha
+    bar = tqdm(total=len(steps), desc="image audit", disable=not settings.progress)
+    x, a01 = data.x, data.a01
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CflibWarning)
         y_hat = batched(f_predict, x, "predict")
@@ -222,9 +229,7 @@ def _checks(
         x_back = gen(x_cf, current, target)
         bar.update(1)
         d_null, d_back = l1_distance(x, x_null), l1_distance(x, x_back)
-        reader_kind, held, read_factual, hits = _read_counterfactuals(
-            x, x_cf, a01, x0, x1, attribute_reader, seed, device, progress
-        )
+        reader_kind, held, read_factual, hits = _read_counterfactuals(data, x_cf, attribute_reader, settings)
         bar.update(1)
 
         rows, failed, acc, where = _gate_and_reader_rows(
@@ -234,34 +239,18 @@ def _checks(
             read_factual,
             a01,
             held,
-            gate,
-            level,
+            settings.gate,
+            settings.level,
             reader_kind,
             given_reader=attribute_reader is not None,
         )
         details: dict[str, Any] = {}
         if failed:
-            rows.update(_stopped_rows(failed, acc, gate, where))
+            rows.update(_stopped_rows(failed, acc, settings.gate, where))
         else:
-            cf_rows, details = _counterfactual_rows(
-                f_predict,
-                x,
-                x_cf,
-                x_null,
-                y_hat,
-                a01,
-                frame,
-                parents,
-                attribute,
-                z,
-                level,
-                alpha,
-                epsilon,
-                seed,
-                (x0, x1),
-            )
+            cf_rows, details = _counterfactual_rows(f_predict, data, x_cf, x_null, y_hat, settings)
             rows.update(cf_rows)
-        obs_rows, obs_details = _observational_rows(y_hat, a01, frame, outcome, attribute, x0, x1, level, alpha, seed)
+        obs_rows, obs_details = _observational_rows(y_hat, data, settings)
         rows.update(obs_rows)
         details.update(obs_details)
         if "figure" not in details:  # the gate failed: the first units, not scored on their counterfactuals
@@ -324,21 +313,11 @@ def _checked_call(frame: pd.DataFrame, attribute_reader: Any, counterfactual: An
 
 
 def _generator(
-    counterfactual: Any,
-    x: np.ndarray,
-    frame: pd.DataFrame,
-    a01: np.ndarray,
-    x0: Any,
-    x1: Any,
-    attribute: str,
-    parents: list[str],
-    train_options: Mapping[str, Any] | None,
-    seed: int,
-    device: str,
-    progress: bool,
+    counterfactual: Any, data: _Images, train_options: Mapping[str, Any] | None, settings: _Settings
 ) -> tuple[Generator, np.ndarray, np.ndarray, str]:
     """The generator with checked output, the current and target levels it is called with, and its hash (or kind)."""
-    a = frame[attribute].to_numpy()
+    frame, parents, a01 = data.frame, data.parents, data.a01
+    a = frame[data.attribute].to_numpy()
     pa = {p: frame[p].to_numpy() for p in parents}
     if counterfactual == "train":
         aux = None
@@ -356,7 +335,9 @@ def _generator(
                     f"{[str(aux_frame[c].dtype) for c in parents]}; code them as integers first"
                 )
             aux = aux_frame.to_numpy(dtype=np.int64)
-        f_cf, generator_kind = train_generator(x, a01, aux, train_options, seed, device, progress)
+        f_cf, generator_kind = train_generator(
+            data.x, a01, aux, train_options, settings.seed, settings.device, settings.progress
+        )
         gen = Generator(f_cf, {**pa}, "_a01", "CLDM+D")
         current, target = a01, 1 - a01
         generator_hash = generator_kind
@@ -366,28 +347,21 @@ def _generator(
                 "train_options applies to counterfactual='train' only; remove it or pass counterfactual='train'"
             )
         f_cf, generator_kind = as_function(counterfactual)
-        gen = Generator(f_cf, pa, attribute, generator_kind)
-        current, target = a, np.where(a01 == 1, x0, x1)
+        gen = Generator(f_cf, pa, data.attribute, generator_kind)
+        current, target = a, np.where(a01 == 1, data.x0, data.x1)
         generator_hash = _hash_of(counterfactual)
     return gen, current, target, generator_hash
 
 
 def _read_counterfactuals(
-    x: np.ndarray,
-    x_cf: np.ndarray,
-    a01: np.ndarray,
-    x0: Any,
-    x1: Any,
-    attribute_reader: Any,
-    seed: int,
-    device: str,
-    progress: bool,
+    data: _Images, x_cf: np.ndarray, attribute_reader: Any, settings: _Settings
 ) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
     """The attribute reader (given, or trained on half of the images) on the factual images it did not learn from and on
     the counterfactuals: its kind, the images it is scored on, its reading of them, and which counterfactuals it reads as
     the intervened level."""
+    x, a01, x0, x1 = data.x, data.a01, data.x0, data.x1
     if attribute_reader is None:
-        reader, held, reader_kind = train_reader(x, a01, seed, device, progress)
+        reader, held, reader_kind = train_reader(x, a01, settings.seed, settings.device, settings.progress)
     else:
         reader, held, reader_kind = attribute_reader, np.ones(len(x), dtype=bool), "given"
     read_factual = read_attribute(reader, x[held], x0, x1)
@@ -454,25 +428,18 @@ def _stopped_rows(failed: list[str], acc: Any, gate: Mapping[str, float], where:
 
 def _counterfactual_rows(
     f_predict: Callable[[np.ndarray], Any],
-    x: np.ndarray,
+    data: _Images,
     x_cf: np.ndarray,
     x_null: np.ndarray,
     y_hat: np.ndarray,
-    a01: np.ndarray,
-    frame: pd.DataFrame,
-    parents: list[str],
-    attribute: str,
-    z: list[str] | None,
-    level: float,
-    alpha: float,
-    epsilon: float,
-    seed: int,
-    levels: tuple[Any, Any] = ("x0", "x1"),
+    settings: _Settings,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """ECA, CF-CLOT (per direction) and CIT-LR on the counterfactual images (the gate passed), and the units that flip most."""
     from ...stats.invariance import cit_lr_test
     from ..directions import directional_cfclot
 
+    x, a01, frame, attribute, z = data.x, data.a01, data.frame, data.attribute, data.z
+    level, alpha, seed = settings.level, settings.alpha, settings.seed
     rows: dict[str, dict[str, Any]] = {}
     details: dict[str, Any] = {}
     n = len(x)
@@ -493,11 +460,13 @@ def _counterfactual_rows(
         f"share of {what} unchanged by do({attribute} = other level), Wilson {level:.0%} interval, {n} images",
         "invariance-test, eqs. 7-8",
     )
-    rows["CF-CLOT"], details["CF-CLOT"], _ = directional_cfclot(y_hat, y_cf, a01, epsilon, alpha, seed, levels)
+    rows["CF-CLOT"], details["CF-CLOT"], _ = directional_cfclot(
+        y_hat, y_cf, a01, settings.epsilon, alpha, seed, (data.x0, data.x1)
+    )
     if z is not None:
         zz, z_text = frame[z].to_numpy(dtype=float), f"given columns {z}"
     else:
-        zz, z_text = _content_embedding(x_null, x_cf, a01, frame, parents, f_predict)
+        zz, z_text = _content_embedding(x_null, x_cf, a01, frame, data.parents, f_predict)
     cit = cit_lr_test(y_hat, a01, zz, seed=seed)
     details["CIT-LR"] = cit
     rows["CIT-LR"] = make_row(
@@ -520,19 +489,13 @@ def _counterfactual_rows(
 
 
 def _observational_rows(
-    y_hat: np.ndarray,
-    a01: np.ndarray,
-    frame: pd.DataFrame,
-    outcome: str | None,
-    attribute: str,
-    x0: Any,
-    x1: Any,
-    level: float,
-    alpha: float,
-    seed: int,
+    y_hat: np.ndarray, data: _Images, settings: _Settings
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """Demographic parity, and with the outcome equal opportunity and the accuracy per group (no generator needed)."""
     from ...verdicts import binomial_interval
+
+    a01, outcome, attribute = data.a01, data.outcome, data.attribute
+    level, alpha, seed = settings.level, settings.alpha, settings.seed
 
     rows: dict[str, dict[str, Any]] = {}
     details: dict[str, Any] = {}
@@ -541,7 +504,7 @@ def _observational_rows(
     )
     if outcome is None:
         return rows, details
-    y = frame[outcome].to_numpy().astype(int)
+    y = data.frame[outcome].to_numpy().astype(int)
     if (y == 1).sum() >= 4 and min(((y == 1) & (a01 == v)).sum() for v in (0, 1)) >= 2:
         # equal opportunity is demographic parity among the units with y = 1 (eq. 6)
         rows["EO"], details["EO"] = parity_row(
@@ -565,7 +528,7 @@ def _observational_rows(
             "invariance-test, eq. 6",
         )
     dec, _, what = decisions(y_hat)
-    for lv, code in ((x0, 0), (x1, 1)):
+    for lv, code in ((data.x0, 0), (data.x1, 1)):
         sel = a01 == code
         ref = "invariance-test, Tables 2-3 (per-group performance)"
         if what == "scores":  # neither labels nor probabilities: there is no decision to score
@@ -614,25 +577,16 @@ def _table(rows: Mapping[str, dict[str, Any]], alpha: float, tolerances: Mapping
 
 
 def _provenance(
-    x: np.ndarray,
-    frame: pd.DataFrame,
-    a01: np.ndarray,
-    x0: Any,
-    x1: Any,
-    attribute: str,
-    parents: list[str],
-    outcome: str | None,
-    z: list[str] | None,
+    data: _Images,
+    settings: _Settings,
     *,
     predict: Any,
     generator_hash: str,
-    seed: int,
-    device: str,
-    gate: Mapping[str, float],
     reader_kind: str,
     attribute_reader: Any,
 ) -> dict[str, Any]:
     """The report's provenance: hashes of the images, classifier, generator and reader, the gate, the device."""
+    x, frame, a01, x0, x1, parents = data.x, data.frame, data.a01, data.x0, data.x1, data.parents
     data_hash = hashlib.sha256(np.ascontiguousarray(x).tobytes())
     data_hash.update(frame.to_csv(index=False).encode())
     return {
@@ -640,26 +594,26 @@ def _provenance(
         "n_rows": int(len(x)),
         "group_counts": {str(x0): int((a01 == 0).sum()), str(x1): int((a01 == 1).sum())},
         "roles": {
-            "x": attribute,
+            "x": data.attribute,
             "z": list(parents),
             "w": [],
-            "y": outcome,
+            "y": data.outcome,
             "x0": plain(x0),
             "x1": plain(x1),
-            "cit_z": z,
+            "cit_z": data.z,
             "business_necessity": [],
             "parents": list(parents),
         },
         "model": _hash_of(predict),
         "counterfactual": generator_hash,
         "cflib_version": cflib_version(),
-        "seed": int(seed),
+        "seed": int(settings.seed),
         "n_boot": 0,
-        "device": device,
+        "device": settings.device,
         "environment": environment(),
         "kind": "images",
         "image_shape": [int(s) for s in x.shape[1:]],
-        "gate": dict(gate),
+        "gate": dict(settings.gate),
         "attribute_reader": reader_kind if attribute_reader is None else _hash_of(attribute_reader),
     }
 
