@@ -251,6 +251,45 @@ def _text(value: Any, name: str) -> str:
     return value.strip()
 
 
+def _decided(
+    key: str, holds: Any, verdict: str | None, decision: Any, rule: str
+) -> tuple[str, str, dict[str, Any] | None]:
+    """The verdict, rule and interval of :func:`claim` from exactly one of ``holds``, ``verdict`` or ``decision``."""
+    given = [
+        n
+        for n, v in (
+            ("holds", holds is not _UNSET),
+            ("verdict", verdict is not None),
+            ("decision", decision is not None),
+        )
+        if v
+    ]
+    if len(given) != 1:
+        raise ValueError(f"give exactly one of holds, verdict or decision to decide claim {key}, got {given or 'none'}")
+    interval = None
+    if decision is not None:
+        if not isinstance(decision, _verdicts.Decision):
+            raise TypeError(f"decision must be a cflib.verdicts.Decision, got {type(decision).__name__}")
+        verdict, rule = decision.verdict, rule or decision.rule
+        if decision.interval is not None:
+            iv = decision.interval
+            interval = {
+                "estimate": _jsonable(iv.estimate),
+                "low": _jsonable(iv.low),
+                "high": _jsonable(iv.high),
+                "method": iv.method,
+            }
+    elif holds is not _UNSET:
+        if holds is None:
+            verdict = _verdicts.UNDECIDED
+        elif isinstance(holds, (bool, np.bool_)):
+            verdict = _verdicts.REPRODUCED if bool(holds) else _verdicts.NOT_REPRODUCED
+        else:
+            raise TypeError(f"holds must be True, False or None, got {holds!r}")
+    assert verdict is not None  # exactly one of holds, verdict or decision set it (checked above)
+    return verdict, rule, interval
+
+
 def claim(
     key: str,
     statement: str,
@@ -333,38 +372,7 @@ def claim(
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if about and about not in PAPERS:
         raise ValueError(f"about must be empty or a chapter slug of PAPERS {sorted(PAPERS)}, got {about!r}")
-    given = [
-        n
-        for n, v in (
-            ("holds", holds is not _UNSET),
-            ("verdict", verdict is not None),
-            ("decision", decision is not None),
-        )
-        if v
-    ]
-    if len(given) != 1:
-        raise ValueError(f"give exactly one of holds, verdict or decision to decide claim {key}, got {given or 'none'}")
-    interval = None
-    if decision is not None:
-        if not isinstance(decision, _verdicts.Decision):
-            raise TypeError(f"decision must be a cflib.verdicts.Decision, got {type(decision).__name__}")
-        verdict, rule = decision.verdict, rule or decision.rule
-        if decision.interval is not None:
-            iv = decision.interval
-            interval = {
-                "estimate": _jsonable(iv.estimate),
-                "low": _jsonable(iv.low),
-                "high": _jsonable(iv.high),
-                "method": iv.method,
-            }
-    elif holds is not _UNSET:
-        if holds is None:
-            verdict = _verdicts.UNDECIDED
-        elif isinstance(holds, (bool, np.bool_)):
-            verdict = _verdicts.REPRODUCED if bool(holds) else _verdicts.NOT_REPRODUCED
-        else:
-            raise TypeError(f"holds must be True, False or None, got {holds!r}")
-    assert verdict is not None  # exactly one of holds, verdict or decision set it (checked above)
+    verdict, rule, interval = _decided(key, holds, verdict, decision, rule)
     verdict = _RENAMED.get(verdict, verdict)
     if verdict not in VERDICTS:
         raise ValueError(f"verdict must be one of {VERDICTS}, got {verdict!r}")

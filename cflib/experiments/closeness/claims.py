@@ -848,6 +848,46 @@ def _claim_directions(directions: pd.DataFrame, n_units: int) -> None:
     )
 
 
+def _c12_decision(at_beta: pd.DataFrame, n_units: Any) -> vd.Decision:
+    """C12's parts at the reference logit effect: flip below set-to-value at P(a=1) = 0.5 and above it at 0.2 (where
+    those shares were run), and every N-TE below 0.1."""
+
+    def row(share: float, how: str) -> pd.Series:
+        return at_beta[(at_beta["P(a=1)"] == share) & (at_beta["intervention"] == how)].iloc[0]
+
+    flip_set = []
+    for share, (hi, lo) in ((0.5, ("set a := 0", "flip")), (0.2, ("flip", "set a := 0"))):
+        if share in set(at_beta["P(a=1)"]):
+            a, b = row(share, hi), row(share, lo)
+            flip_set.append(
+                vd.decide_above(
+                    _difference(
+                        a["N-TE"],
+                        a["s.e."],
+                        b["N-TE"],
+                        b["s.e."],
+                        same_units=True,
+                        what=f"delta-method s.e., {n_units} units",
+                    ),
+                    0.0,
+                    quantity=f"N-TE ({hi}) - N-TE ({lo}) at P(a=1) = {share}",
+                )
+            )
+    below = [
+        vd.decide_below(
+            _nte_interval(
+                rw["N-TE"],
+                rw["s.e."],
+                f"P(a=1) = {rw['P(a=1)']}, {rw['intervention']}: delta-method s.e., {n_units} units",
+            ),
+            0.1,
+            quantity="N-TE at logit effect 2",
+        )
+        for _, rw in at_beta.iterrows()
+    ]
+    return _every([*flip_set, *below], "every part")
+
+
 def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     """Claims C4, C12, C12-directions (with ``directions``) and C13 of notebook 04 (what epsilon means).
 
@@ -901,40 +941,7 @@ def claims_04(results: Mapping[str, Any]) -> pd.DataFrame:
     beta_ref = 2.0 if 2.0 in betas else max(betas)  # the notes' "strongly unfair" model: logit effect 2
     at_beta = blind[blind["beta"] == beta_ref]
 
-    def row(share: float, how: str) -> pd.Series:
-        return at_beta[(at_beta["P(a=1)"] == share) & (at_beta["intervention"] == how)].iloc[0]
-
-    flip_set = []
-    for share, (hi, lo) in ((0.5, ("set a := 0", "flip")), (0.2, ("flip", "set a := 0"))):
-        if share in set(at_beta["P(a=1)"]):
-            a, b = row(share, hi), row(share, lo)
-            flip_set.append(
-                vd.decide_above(
-                    _difference(
-                        a["N-TE"],
-                        a["s.e."],
-                        b["N-TE"],
-                        b["s.e."],
-                        same_units=True,
-                        what=f"delta-method s.e., {results['n_units']} units",
-                    ),
-                    0.0,
-                    quantity=f"N-TE ({hi}) - N-TE ({lo}) at P(a=1) = {share}",
-                )
-            )
-    below = [
-        vd.decide_below(
-            _nte_interval(
-                rw["N-TE"],
-                rw["s.e."],
-                f"P(a=1) = {rw['P(a=1)']}, {rw['intervention']}: delta-method s.e., {results['n_units']} units",
-            ),
-            0.1,
-            quantity="N-TE at logit effect 2",
-        )
-        for _, rw in at_beta.iterrows()
-    ]
-    c12 = _every([*flip_set, *below], "every part")
+    c12 = _c12_decision(at_beta, results["n_units"])
     half = at_beta[at_beta["P(a=1)"] == 0.5]
     claims.claim(
         "C12",
