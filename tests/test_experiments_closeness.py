@@ -494,6 +494,82 @@ def test_claims_03_degenerate_and_undecided():
     assert "on the substitute" not in t.loc["Fig1-3c", "rule"]
 
 
+# ---------------------------------------------------------------- Fig. 6: the SCM method (claims_03_scm)
+def test_scm_credit_interventions_move_only_the_descendants():
+    base = exp.scm_credit(500, 3)
+    upstream = ["income", "history"]
+    for a in exp.SCM_SENSITIVE:
+        one, zero = exp.scm_credit(500, 3, {a: 1}), exp.scm_credit(500, 3, {a: 0})
+        assert (one[a] == 1).all() and (zero[a] == 0).all()
+        pd.testing.assert_frame_equal(one[upstream], base[upstream])  # same noise: the same units
+        others = [s for s in exp.SCM_SENSITIVE if s != a]
+        pd.testing.assert_frame_equal(one[others], base[others])
+    # debt = 1.2 s_mediated - 0.5 income + noise: the mediated attribute moves debt by exactly 1.2, the others not at all
+    d = exp.scm_credit(500, 3, {"s_mediated": 1})["debt"] - exp.scm_credit(500, 3, {"s_mediated": 0})["debt"]
+    np.testing.assert_allclose(d, 1.2)
+    for a in ("s_direct", "s_none"):
+        pd.testing.assert_series_equal(exp.scm_credit(500, 3, {a: 1})["debt"], exp.scm_credit(500, 3, {a: 0})["debt"])
+    assert abs(base["s_direct"].mean() - 0.3) < 0.07 and set(base["y"]) == {0, 1}
+    with pytest.raises(ValueError, match="do: unknown"):
+        exp.scm_credit(10, 0, {"income": 1})
+    with pytest.raises(ValueError, match="do: values"):
+        exp.scm_credit(10, 0, {"s_none": 2})
+
+
+def test_interventional_gap_is_zero_exactly_off_the_causal_paths():
+    from sklearn.linear_model import LogisticRegression
+
+    data = exp.scm_credit(2000, 0)
+    fair = LogisticRegression().fit(data[["income", "history"]], data["y"])
+    for a in exp.SCM_SENSITIVE:
+        assert exp.interventional_gap(fair, ["income", "history"], a, 1000, 1) == (0.0, 0.0)
+    on_debt = LogisticRegression().fit(data[["debt"]], data["y"])
+    g, se = exp.interventional_gap(on_debt, ["debt"], "s_mediated", 1000, 1)
+    assert g < -0.05 and 0 < se < abs(g) / 10  # more debt, lower predicted probability, through the mediator only
+    assert exp.interventional_gap(on_debt, ["debt"], "s_direct", 1000, 1) == (0.0, 0.0)
+
+
+def test_scm_method_comparison_variants_and_detections():
+    r = exp.scm_method_comparison([0, 1], n_train=600, n_test=300, n_mc=500, max_m=200, n_boot=49)
+    assert list(r.summary().index) == ["SAA", "SSA", "SFA-0", "SCM oracle"]
+    oracle = r.table[r.table["variant"] == "SCM oracle"]
+    assert (oracle["unfairness"] == 0).all() and (oracle["features"] == "income, history").all()
+    ssa = r.table[r.table["variant"] == "SSA"]
+    assert (ssa["gap s_none"] == 0).all() and (ssa["gap s_direct"] == 0).all()  # neither reaches y through a feature
+    assert (ssa["gap s_mediated"] < 0).all()  # debt carries it
+    assert len(r.detections) == 2 * len(exp.SCM_SENSITIVE)
+    assert (r.detections["agree"] == (r.detections["cfclot"] == r.detections["scm"])).all()
+    for seed, group in r.detections.groupby("seed"):
+        sfa = r.table[(r.table["seed"] == seed) & (r.table["variant"] == "SFA-0")]["features"].iloc[0].split(", ")
+        assert set(exp.SCM_FEATURES) - set(sfa) == set(group.loc[group["cfclot"], "attribute"])
+    with pytest.raises(ValueError, match="seeds"):
+        exp.scm_method_comparison([])
+
+
+def _scm_comparison(acc_gap: float, agree: bool, n_seeds: int = 10) -> exp.SCMComparison:
+    rng = np.random.default_rng(0)
+    rows, det = [], []
+    for s in range(n_seeds):
+        noise = rng.normal(0, 0.005)
+        for v, acc, unf in (("SAA", 0.84, 0.1), ("SSA", 0.83, 0.05), ("SFA-0", 0.83, 0.05), ("SCM oracle", 0.83, 0.0)):
+            rows.append({"seed": s, "variant": v, "features": "", "accuracy": acc + (acc_gap + noise) * (v == "SCM oracle"),
+                         "unfairness": unf})  # fmt: skip
+        for a in exp.SCM_SENSITIVE:
+            det.append({"seed": s, "attribute": a, "cfclot": True, "scm": agree or a == "s_direct", "truth": True,
+                        "agree": agree or a == "s_direct"})  # fmt: skip
+    return exp.SCMComparison(pd.DataFrame(rows), pd.DataFrame(det), 1000)
+
+
+def test_claims_03_scm_verdicts_follow_their_rules():
+    t = exp.claims_03_scm(_scm_comparison(-0.05, agree=True)).set_index("key")
+    assert dict(t["verdict"]) == {"Fig6-accuracy": "not reproduced", "Fig6-detection": "reproduced"}
+    assert set(t["kind"]) == {"book's own finding"}
+    t = exp.claims_03_scm(_scm_comparison(0.0, agree=False)).set_index("key")
+    assert dict(t["verdict"]) == {"Fig6-accuracy": "reproduced", "Fig6-detection": "not reproduced"}
+    t = exp.claims_03_scm(_scm_comparison(-0.02, agree=True, n_seeds=3)).set_index("key")
+    assert t.loc["Fig6-accuracy", "verdict"] == "undecided at this scale"
+
+
 # ---------------------------------------------------------------- claims_04
 def results_04(flip_nte=0.001, diff=0.005, m_llm=200_000, scale=1.0):
     table_gap, tolerated = exp.epsilon_gap_tables([0.5, 5, 10, 20], [0.002, 0.01, 0.05, 0.1, 0.3])

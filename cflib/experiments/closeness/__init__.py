@@ -13,6 +13,9 @@ notebook that turns its results into claim verdicts. A notebook imports the pack
   :func:`counterfactual_outputs`, :func:`counterfactual_gap`), attribute screening
   (:func:`screen_attributes`) and the SAA / SSA / SFA-eps protocol (:func:`audit_feature_sets`,
   :func:`audit_tabular`);
+* :mod:`~cflib.experiments.closeness.scm_method`: CF-CLOT against an SCM method (the paper's Fig. 6) on a
+  synthetic credit SCM with a known graph (:func:`scm_credit`, :func:`interventional_gap`,
+  :func:`scm_method_comparison`);
 * :mod:`~cflib.experiments.closeness.nte_mmd`: the studies of notebook 01 (closed forms, identities,
   Hoeffding's bound);
 * :mod:`~cflib.experiments.closeness.calibration_power`: the studies of notebook 02 (z-scores at the
@@ -59,6 +62,7 @@ from .claims import (
     claims_01,
     claims_02,
     claims_03,
+    claims_03_scm,
     claims_04,
     claims_05,
 )
@@ -87,6 +91,14 @@ from .nte_mmd import (
     concentration_study,
     estimator_identities,
     normalisation_table,
+)
+from .scm_method import (
+    SCM_FEATURES,
+    SCM_SENSITIVE,
+    SCMComparison,
+    interventional_gap,
+    scm_credit,
+    scm_method_comparison,
 )
 from .tables import (
     audit_tables,
@@ -127,6 +139,13 @@ __all__ = [
     "plot_audit_grid",
     "audit_tables",
     "claims_03",
+    "SCM_SENSITIVE",
+    "SCM_FEATURES",
+    "scm_credit",
+    "interventional_gap",
+    "scm_method_comparison",
+    "SCMComparison",
+    "claims_03_scm",
     "R_VALUES",
     "epsilon_gap_tables",
     "bandwidth_study",
