@@ -422,7 +422,9 @@ def _clo() -> list[PaperItem]:
             "result",
             "not here",
             None,
-            "RAF-DB is licence-restricted and its classifier needs a GPU and pretrained weights",
+            "RAF-DB is licence-restricted and its classifier needs a GPU and pretrained weights; and the"
+            " experiment's sensitive attributes are expression labels, on which the paper does not say how it"
+            " intervenes, so no image analogue would test the same thing",
         ),
         (
             5,
