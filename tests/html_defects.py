@@ -206,3 +206,15 @@ def over_limits(found: dict[str, list[str]], limits: dict[str, int] | None = Non
 
 def _first(items: Iterable[str], n: int) -> list[str]:
     return list(items)[:n]
+
+
+def paper_beside_book(html: Path) -> list[str]:
+    """The tables that show the paper's numbers beside the book's: a header cell (column or row header) reading
+    "paper", and another reading "book", in the same table; ``"page: the table's first header cells"`` each."""
+    found = []
+    for page in pages(html):
+        for i, table in enumerate(_main(_soup(page)).find_all("table")):
+            heads = {th.get_text(" ", strip=True).lower() for th in table.find_all("th")}
+            if "paper" in heads and "book" in heads:
+                found.append(f"{page.relative_to(html)}: table {i + 1}")
+    return found

@@ -98,6 +98,14 @@ def test_pages_show_no_reader_facing_defect(html):
     assert '<th class="head"><p>fact</p></th>' in page or "<th>fact</th>" in page, "the receipt's table has no header"
 
 
+def test_at_least_20_tables_show_the_papers_numbers_beside_the_books(html):
+    """Issue 39: results tables hold the paper's value and the book's side by side ("paper" and "book" headers)."""
+    from tests.html_defects import paper_beside_book
+
+    found = paper_beside_book(html)
+    assert len(found) >= 20, f"{len(found)} tables with the paper beside the book: " + "; ".join(found)
+
+
 def _browser():
     chromium = shutil.which("chromium")
     driver = shutil.which("chromedriver")

@@ -65,3 +65,20 @@ def test_report_links_must_land_on_a_claim(tmp_path):
         '<a href="../notebooks/a/01-x.html">01-x</a></main></body></html>'
     )
     assert defects(tmp_path)["report links without anchor"] == ["book/reproduction-report: ../notebooks/a/01-x.html"]
+
+
+def test_tables_with_the_paper_beside_the_book_are_counted(tmp_path):
+    import pandas as pd
+
+    from tests.html_defects import paper_beside_book
+
+    cols = pd.DataFrame(
+        [[0.4, 0.5]], index=["VAE"], columns=pd.MultiIndex.from_tuples([("F1", "paper"), ("F1", "book")])
+    )
+    rows = pd.DataFrame(
+        [[0.4], [0.5]], index=pd.MultiIndex.from_tuples([("VAE", "paper"), ("VAE", "book")]), columns=["F1"]
+    )
+    only_paper = pd.DataFrame([[0.4]], columns=["paper"])
+    body = "".join(t.to_html() for t in (cols, rows, only_paper))
+    (tmp_path / "page.html").write_text(f"<html><body><main>{body}</main></body></html>")
+    assert paper_beside_book(tmp_path) == ["page.html: table 1", "page.html: table 2"]
