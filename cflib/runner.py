@@ -653,6 +653,12 @@ def _modules_cell(path: Path) -> nbformat.NotebookNode:
         f"with open({str(path)!r}, 'w') as _f:\n"
         "    _json.dump({'modules': _mods, 'python': _platform.python_version(), 'packages': _pkgs,\n"
         "               'device': _device}, _f)\n"
+        "# joblib's reusable worker pool (cross-fitted folds) ends with the notebook; left to the kernel's shutdown,\n"
+        "# its resource tracker prints 'leaked semlock' and 'leaked folder' warnings into the build's log\n"
+        "_loky = _sys.modules.get('joblib.externals.loky.reusable_executor')\n"
+        "_pool = getattr(_loky, '_executor', None)\n"
+        "if _pool is not None:  # joblib's MemmappingExecutor: terminate also removes its memmapping folders\n"
+        "    (_pool.terminate if hasattr(_pool, 'terminate') else _pool.shutdown)()\n"
     )
     cell = nbformat.v4.new_code_cell(src)
     cell.metadata["tags"] = ["remove-cell", "cflib-injected"]

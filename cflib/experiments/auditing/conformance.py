@@ -144,7 +144,8 @@ def aequitas_table(report: Any) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per race: the audit's n, TP, FP, FN, TN (from the table's numerators and denominators),
-        Aequitas's, and the audit's FPR and FNR with their Wilson intervals beside the printed values.
+        Aequitas's, and the audit's FPR and FNR with their Wilson intervals (as text, three significant figures)
+        beside the printed values (NaN where the example prints none).
     """
     g = report.groups
     rows = {}
@@ -167,13 +168,20 @@ def aequitas_table(report: Any) -> pd.DataFrame:
             "Aequitas n, TP, FP, FN, TN": f"{n}, {tp}, {fp}, {fn}, {tn}",
             "counts equal": ours == (n, tp, fp, fn, tn),
             "FPR": r["fpr"],
-            "FPR interval": (r["fpr_low"], r["fpr_high"]),
+            "FPR interval": _bracket(r["fpr_low"], r["fpr_high"]),
             "Aequitas FPR": printed.get("fpr", np.nan),
             "FNR": 1 - r["tpr"],
-            "FNR interval": (1 - r["tpr_high"], 1 - r["tpr_low"]),
+            "FNR interval": _bracket(1 - r["tpr_high"], 1 - r["tpr_low"]),
             "Aequitas FNR": printed.get("fnr", np.nan),
         }
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _bracket(low: float, high: float) -> str:
+    """An interval as the reader reads it: ``[0.426, 0.472]``."""
+    from ...claims import reader_number
+
+    return f"[{reader_number(float(low))}, {reader_number(float(high))}]"
 
 
 def faircause_table(report: Any) -> pd.DataFrame:
