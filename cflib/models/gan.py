@@ -503,8 +503,11 @@ class ConditionalGAN(nn.Module):
         """One critic step, one generator step and the moving average, on the source rows ``b``."""
         xb, pb = st.x11[b], st.pat[b]
         ps, treal = self._draw_parents(st, len(b), pb)
-        loss_d = self._critic_step(st, xb, pb, ps, treal)
-        adv, comp = self._generator_step(st, xb, pb, ps)
+        # One generator pass serves both steps: the critic's update leaves the generator unchanged, so its
+        # fakes are the ones the generator step would draw again (the generator has no random or running state).
+        fake = self.generate((xb + 1) / 2, pb, ps)
+        loss_d = self._critic_step(st, fake.detach(), ps, treal)
+        adv, comp = self._generator_step(st, xb, pb, fake, ps)
         self._average_step(st)
         return {
             "critic": float(loss_d.detach()),
@@ -532,12 +535,8 @@ class ConditionalGAN(nn.Module):
         ]
         return sum(parts[1:], start=parts[0]) / len(parts)  # the same sum as sum(parts), typed as a tensor
 
-    def _critic_step(
-        self, st: _FitState, xb: torch.Tensor, pb: torch.Tensor, ps: torch.Tensor, treal: torch.Tensor
-    ) -> torch.Tensor:
-        """One step of the critic: real target images against the generator's counterfactuals; returns its loss."""
-        with torch.no_grad():
-            fake = self.generate((xb + 1) / 2, pb, ps)
+    def _critic_step(self, st: _FitState, fake: torch.Tensor, ps: torch.Tensor, treal: torch.Tensor) -> torch.Tensor:
+        """One step of the critic: real target images against the generator's counterfactuals ``fake``; returns its loss."""
         d_real, a_real = self._critic(st.x11[treal], st.pat[treal])
         d_fake, _ = self._critic(fake, ps)
         if st.loss == "hinge":
@@ -553,10 +552,10 @@ class ConditionalGAN(nn.Module):
         return loss_d
 
     def _generator_step(
-        self, st: _FitState, xb: torch.Tensor, pb: torch.Tensor, ps: torch.Tensor
+        self, st: _FitState, xb: torch.Tensor, pb: torch.Tensor, fake: torch.Tensor, ps: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """One step of the generator: adversarial loss plus the composition penalty (eq. 7); returns both terms."""
-        fake = self.generate((xb + 1) / 2, pb, ps)
+        """One step of the generator on its counterfactuals ``fake`` of ``xb`` under ``ps``: adversarial loss plus the
+        composition penalty (eq. 7); returns both terms."""
         d_gen, a_gen = self._critic(fake, ps)
         adv = -d_gen.mean() if st.loss == "hinge" else F.softplus(-d_gen).mean()
         if st.aux_weight > 0:
