@@ -16,6 +16,11 @@ a line on stderr; only a notebook's own error fails it. :func:`run` holds a lock
 (:func:`folder_lock`): a second run into the same folder stops at once with one line and touches nothing.
 An interrupted run (SIGINT, SIGTERM) kills its kernels, removes their partial files and raises
 :class:`Interrupted`; the notebooks that finished are cached, so running the same command again resumes.
+
+With several jobs, the notebooks start in the order given, except that one starts only after the
+notebooks of the same run that it must follow (:func:`run_after`) have finished: those whose trained
+models it loads from the model cache would otherwise train them at the same time or make it wait on
+their lock with a core idle.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ __all__ = [
     "sigterm_as_interrupt",
     "RunResult",
     "toc_notebooks",
+    "run_after",
     "notebook_parameters",
     "parameter_specs",
     "load_overrides",
@@ -698,6 +704,53 @@ def _lock_hash(root: Path) -> str:
     return hashlib.sha256(lock.read_bytes()).hexdigest()[:12] if lock.exists() else "none"
 
 
+def run_after(notebook: str | os.PathLike) -> list[str]:
+    """The notebooks that ``notebook`` starts after when they run in the same build.
+
+    They are its declared notebook dependencies (metadata ``{"cflib": {"depends": [...]}}``, part of its
+    cache key) and the notebooks whose trained models it loads from the model cache (metadata
+    ``{"cflib": {"after": [...]}}``, a scheduling hint only: it does not re-run the notebook when they
+    change, since the model cache is keyed by the models' own settings).
+
+    Parameters
+    ----------
+    notebook : str or path-like
+        The notebook (see :func:`resolve_notebook`).
+
+    Returns
+    -------
+    list of str
+        Paths relative to ``notebooks/``.
+
+    Raises
+    ------
+    ValueError
+        If ``after`` is not a list of existing notebooks.
+    """
+    rel, path = resolve_notebook(notebook)
+    meta = nbformat.read(path, as_version=4).metadata.get("cflib", {})
+    after = meta.get("after", [])
+    if not isinstance(after, list) or not all(isinstance(a, str) and a.endswith(".ipynb") for a in after):
+        raise ValueError(f"notebook {rel}: metadata cflib.after must be a list of notebook paths, got {after!r}")
+    deps = [d for d in meta.get("depends", []) if d.endswith(".ipynb")]
+    return [resolve_notebook(d)[0] for d in dict.fromkeys(deps + after)]
+
+
+def _start_order_waits(names: list[str]) -> dict[str, set[str]]:
+    """Per notebook of a run, the notebooks of the same run it must start after; a cycle is refused."""
+    waits = {n: set(run_after(n)) & set(names) - {n} for n in names}
+    placed: set[str] = set()
+    while len(placed) < len(names):
+        ready = [n for n in names if n not in placed and waits[n] <= placed]
+        if not ready:
+            cycle = sorted(n for n in names if n not in placed)
+            raise ValueError(
+                f"notebooks {cycle} wait on each other (metadata cflib.after / cflib.depends); break the cycle"
+            )
+        placed.update(ready)
+    return waits
+
+
 def _has_dependencies(rel: str) -> bool:
     _, path = resolve_notebook(rel)
     return bool(nbformat.read(path, as_version=4).metadata.get("cflib", {}).get("depends"))
@@ -940,9 +993,10 @@ def run(
     load_overrides(scale)  # validate the whole file up front: one clear error, nothing executed
     for n in names:
         resolve_parameters(n, scale, parameters)
+    waits = _start_order_waits(names)
     folder = Path(output_dir) if output_dir is not None else build_dir() / "executed" / scale
     with folder_lock(folder, "cflib run"), sigterm_as_interrupt():
-        return _run_locked(names, scale, folder, force, jobs, parameters, log)
+        return _run_locked(names, waits, scale, folder, force, jobs, parameters, log)
 
 
 @contextmanager
@@ -971,6 +1025,7 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 def _run_locked(
     names: list[str],
+    waits: Mapping[str, set[str]],
     scale: str,
     folder: Path,
     force: bool,
@@ -978,7 +1033,8 @@ def _run_locked(
     parameters: Mapping[str, Any] | None,
     log: Any,
 ) -> list[RunResult]:
-    """:func:`run` once it holds the folder's lock: the notebooks on ``jobs`` threads, stopped on an interrupt."""
+    """:func:`run` once it holds the folder's lock: the notebooks on ``jobs`` threads, each started when the
+    notebooks it waits on (``waits``, from :func:`_start_order_waits`) have ended, stopped on an interrupt."""
     from .kernels import allow_kernels, stop_kernels
 
     results: dict[str, RunResult] = {}
@@ -1006,15 +1062,40 @@ def _run_locked(
         if log:
             print(f"[{i + 1}/{len(names)}] {name}: {r.status} ({r.seconds:.1f} s)", file=log, flush=True)
 
+    pending = list(enumerate(names))
+    ended: set[str] = set()  # finished, failed or skipped
+    turn = threading.Condition()
+
+    def next_ready() -> tuple[int, str] | None:
+        """The first pending notebook whose predecessors have ended; None when there is nothing left to start."""
+        with turn:
+            while pending and not (errors or stop.is_set()):
+                for k, (_, name) in enumerate(pending):
+                    if waits[name] <= ended:
+                        return pending.pop(k)
+                turn.wait()
+            return None
+
+    def worker() -> None:
+        while (item := next_ready()) is not None:
+            try:
+                one(item)
+            finally:
+                with turn:
+                    ended.add(item[1])
+                    turn.notify_all()
+
     allow_kernels()
     pool = ThreadPoolExecutor(max_workers=jobs)
     futures: list[Any] = []
     try:
-        futures += [pool.submit(one, item) for item in enumerate(names)]
+        futures += [pool.submit(worker) for _ in range(min(jobs, len(names)))]
         for f in futures:
             f.result()
     except KeyboardInterrupt:
         stop.set()
+        with turn:
+            turn.notify_all()
         killed = stop_kernels()
         for f in futures:
             f.cancel()

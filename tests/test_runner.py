@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import nbformat
@@ -166,6 +167,42 @@ def test_interrupted_run_keeps_the_finished_notebooks_and_resumes(fake_repo):
     assert "demo/a.ipynb: cached" in res.stderr and "demo/b.ipynb: cached" in res.stderr
     assert "demo/c.ipynb: executed" in res.stderr
     assert json.loads((out / "c.claims.json").read_text())["values"]["name"] == "c"
+
+
+def test_a_notebook_starts_only_after_the_notebooks_it_must_follow(fake_repo):
+    """Two jobs, order [c, b, a] with b after c: a takes the free job while c runs, b starts once c has ended; a
+    cycle of cflib.after is refused before anything runs."""
+    names = _blocking_notebooks(fake_repo)  # c sleeps while <repo>/block exists
+    for name in ("a", "b"):  # each records when it started
+        path = fake_repo / "notebooks" / "demo" / f"{name}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        nb.cells.append(nbformat.v4.new_code_cell("claims.record('start', t0)"))
+        if name == "b":
+            nb.metadata["cflib"] = {"after": ["demo/c.ipynb"]}
+        nbformat.write(nb, path)
+    assert runner.run_after("demo/b.ipynb") == ["demo/c.ipynb"] and runner.run_after("demo/a.ipynb") == []
+    (fake_repo / "block").touch()
+    out = fake_repo / "out"
+    done = {}
+    thread = threading.Thread(
+        target=lambda: done.update(r=runner.run(names[::-1], "smoke", output_dir=out, jobs=2, log=None))
+    )
+    thread.start()
+    _wait_for(lambda: (out / "demo" / "a.run.json").exists(), "a to finish beside c")
+    time.sleep(3)  # a free job: b would have started by now if it did not wait for c
+    assert not (out / "demo" / "b.run.json").exists() and not (out / "demo" / ".b.partial.ipynb").exists()
+    released = time.time()
+    (fake_repo / "block").unlink()
+    thread.join(timeout=240)
+    assert [r.notebook for r in done["r"]] == names[::-1]  # results in the order given
+    assert json.loads((out / "demo" / "b.claims.json").read_text())["values"]["start"] >= released
+    path = fake_repo / "notebooks" / "demo" / "c.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.metadata["cflib"] = {"after": ["demo/b.ipynb"]}
+    nbformat.write(nb, path)
+    with pytest.raises(ValueError, match=r"wait on each other .*break the cycle"):
+        runner.run(names, "smoke", output_dir=fake_repo / "out2", jobs=2, log=None)
+    assert not (fake_repo / "out2" / "demo").exists()
 
 
 def test_a_second_run_or_book_into_the_same_folder_stops_in_one_line_and_touches_nothing(fake_repo):
