@@ -556,7 +556,16 @@ class ConditionalGAN(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """One step of the generator on its counterfactuals ``fake`` of ``xb`` under ``ps``: adversarial loss plus the
         composition penalty (eq. 7); returns both terms."""
-        d_gen, a_gen = self._critic(fake, ps)
+        # The critic's weights get no gradient here: the critic step sets its gradients anew before it uses them,
+        # so computing them in this backward pass would be work thrown away.
+        critic = self._critic_parameters()
+        for p in critic:
+            p.requires_grad_(False)
+        try:
+            d_gen, a_gen = self._critic(fake, ps)
+        finally:
+            for p in critic:
+                p.requires_grad_(True)
         adv = -d_gen.mean() if st.loss == "hinge" else F.softplus(-d_gen).mean()
         if st.aux_weight > 0:
             assert a_gen is not None  # fit() allows aux_weight > 0 only with the projection critic, which has the head
