@@ -39,3 +39,42 @@ def test_thread_cap_rejects_bad_counts():
             pass
     with thread_cap(None):  # None leaves the defaults alone
         pass
+
+
+_PROBE_LATER = """
+from threadpoolctl import threadpool_info
+from cflib.fairness.effects import thread_cap
+with thread_cap(1):
+    pass
+import torch  # loads its own OpenMP runtime after the first cap
+with thread_cap(1):
+    counts = {i["filepath"]: i["num_threads"] for i in threadpool_info()}
+print(sorted(counts.values()))
+"""
+
+
+def test_thread_cap_reaches_a_library_loaded_after_its_first_use():
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE_LATER],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"},
+    )
+    counts = eval(out.stdout.strip().splitlines()[-1])
+    assert counts and all(c == 1 for c in counts), counts
+
+
+def test_thread_cap_scans_the_libraries_once_while_no_module_is_imported(monkeypatch):
+    import threadpoolctl
+
+    from cflib.fairness import effects
+
+    made = []
+    real = threadpoolctl.ThreadpoolController
+    monkeypatch.setattr(threadpoolctl, "ThreadpoolController", lambda: made.append(1) or real())
+    effects._CONTROLLER.clear()
+    for _ in range(3):
+        with thread_cap(1):
+            pass
+    assert len(made) == 1
