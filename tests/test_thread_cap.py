@@ -20,15 +20,20 @@ print(omp)
 """
 
 
-def test_thread_cap_limits_openmp_loaded_inside_it():
+def _probe(code: str) -> list[int]:
+    """Run ``code`` in a fresh process without OMP_NUM_THREADS; the list of ints it prints last."""
     out = subprocess.run(
-        [sys.executable, "-c", _PROBE],
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         check=True,
         env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"},
     )
-    counts = eval(out.stdout.strip().splitlines()[-1])  # a list of ints printed by the probe
+    return eval(out.stdout.strip().splitlines()[-1])  # a list of ints printed by the probe
+
+
+def test_thread_cap_limits_openmp_loaded_inside_it():
+    counts = _probe(_PROBE)
     assert counts, "scikit-learn's OpenMP runtime should be loaded and capped inside thread_cap"
     assert all(c == 1 for c in counts), counts
 
@@ -54,14 +59,7 @@ print(sorted(counts.values()))
 
 
 def test_thread_cap_reaches_a_library_loaded_after_its_first_use():
-    out = subprocess.run(
-        [sys.executable, "-c", _PROBE_LATER],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"},
-    )
-    counts = eval(out.stdout.strip().splitlines()[-1])
+    counts = _probe(_PROBE_LATER)
     assert counts and all(c == 1 for c in counts), counts
 
 
