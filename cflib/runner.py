@@ -666,9 +666,11 @@ def _modules_cell(path: Path) -> nbformat.NotebookNode:
         "if _pool is not None:  # joblib's MemmappingExecutor: terminate also removes its memmapping folders\n"
         "    (_pool.terminate if hasattr(_pool, 'terminate') else _pool.shutdown)()\n"
         "# at a normal shutdown ipykernel's control task is still pending, and asyncio would log 'Task was destroyed\n"
-        "# but it is pending!' into the build's log as the interpreter exits\n"
+        "# but it is pending!' into the build's log as the interpreter exits; on a loaded machine a message still in\n"
+        "# flight at the shutdown can also make tornado log 'Uncaught exception in ZMQStream callback' with its traceback\n"
         "import logging as _logging\n"
         "_logging.getLogger('asyncio').setLevel(_logging.CRITICAL)\n"
+        "_logging.getLogger('tornado').setLevel(_logging.CRITICAL)\n"
     )
     cell = nbformat.v4.new_code_cell(src)
     cell.metadata["tags"] = ["remove-cell", "cflib-injected"]
