@@ -257,6 +257,21 @@ def test_frechet_helper_matches_the_metric_and_is_paired():
     assert same.estimate == same.low == same.high == 0
 
 
+def test_frechet_resamples_equal_the_distance_of_each_resampled_set():
+    # The bootstrap works on each resample's distinct images with their counts; it must give the distance of the
+    # resampled set itself, with more features than images (the n x n side) and fewer (the k x k side).
+    from cflib.experiments.benchmark.intervals import boot_index
+
+    rng = np.random.default_rng(3)
+    for n, k in ((40, 64), (60, 6)):
+        real = rng.normal(size=(300, k)) @ rng.normal(size=(k, k)) * 0.3 + 1.0
+        f = rng.normal(size=(n, k)) * 1.5 + 0.4
+        fr = FrechetDistances(real, {"m": {"features": f}}, ("m",), draws=25)
+        direct = [fr._distance(f[rows]) for rows in boot_index(n, seed=1, draws=25)]
+        assert fr.draws["m"] == pytest.approx(direct, rel=1e-8)
+        assert len(set(np.round(direct, 6))) > 20  # the resamples differ: the check is not of one repeated set
+
+
 def test_f1_helper_and_its_degenerate_case():
     t, q = binary(0.8)
     assert float(f1_score(t, q)) == pytest.approx(0.8, abs=0.01)
@@ -850,6 +865,11 @@ def tiny_run():
 def test_temperature_one_makes_the_null_intervention_exact(tiny_run):
     table = exp.temperature_table(tiny_run, ("vae_fixed", "hvae"), [0.1, 1.0])
     assert list(table.index) == [(L["vae_fixed"], 0.1), (L["vae_fixed"], 1.0), (L["hvae"], 0.1), (L["hvae"], 1.0)]
+    cycles = tiny_run.config.cycles  # 2: one cycle and the run's last
+    assert list(table.columns) == [
+        *(f"composition {d} m={m}" for d in tiny_run.context.distances for m in (1, cycles)),
+        "true error",
+    ]
     at_one = table.xs(1.0, level="T")["composition l1_pixel m=1"]
     assert (at_one < 0.05).all()  # x* = mu + 1 * (x - mu) = x, up to clipping and float32
     assert (table.xs(0.1, level="T")["composition l1_pixel m=1"] > at_one).all()

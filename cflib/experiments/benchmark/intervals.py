@@ -217,7 +217,11 @@ class FrechetDistances:
         self.draws: dict[str, np.ndarray] = {}
         if draws:
             idx = boot_index(self.n, seed=1, draws=draws)
-            self.draws = {m: np.array([self._distance(f[i]) for i in idx]) for m, f in feats.items()}
+            self.draws = {m: self._resampled(f, idx) for m, f in feats.items()}
+
+    def _value(self, mean: np.ndarray, tr_cov: float, eig: np.ndarray) -> float:
+        value = ((self.mu - mean) ** 2).sum() + self.trace + tr_cov - 2 * np.sqrt(np.clip(eig, 0, None)).sum()
+        return float(max(value, 0.0))
 
     def _distance(self, f: np.ndarray) -> float:
         # Tr (S_r S_f)^{1/2} = sum sqrt(eig(B^T B)) with B = (f - mean) S_r^{1/2} / sqrt(n - 1); B B^T has the same
@@ -225,9 +229,27 @@ class FrechetDistances:
         centred = f - f.mean(0)
         b = centred @ self.root / np.sqrt(len(f) - 1)
         eig = np.linalg.eigvalsh(b @ b.T if len(f) < b.shape[1] else b.T @ b)
-        tr_cov = float((centred**2).sum() / (len(f) - 1))
-        value = ((self.mu - f.mean(0)) ** 2).sum() + self.trace + tr_cov - 2 * np.sqrt(np.clip(eig, 0, None)).sum()
-        return float(max(value, 0.0))
+        return self._value(f.mean(0), float((centred**2).sum() / (len(f) - 1)), eig)
+
+    def _resampled(self, f: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """``_distance(f[rows])`` for each row of ``idx``, on the distinct images of each resample with their counts.
+
+        A resample repeats images, so ``B^T B = D^T W D / (n - 1)`` with ``D`` the centred distinct rows and ``W`` their
+        counts, whose nonzero eigenvalues are those of ``W^1/2 D D^T W^1/2 / (n - 1)``: a matrix of the distinct
+        images only (about 63 % of them), and ``f S_r^{1/2}`` is formed once for all resamples. The same values as
+        ``_distance`` up to rounding, in a fraction of the time.
+        """
+        g = f @ self.root
+        out = np.empty(len(idx))
+        for d, rows in enumerate(idx):
+            u, w = np.unique(rows, return_counts=True)
+            n, share = len(rows), w / len(rows)
+            mean, g_mean = share @ f[u], share @ g[u]
+            tr_cov = float(w @ ((f[u] - mean) ** 2).sum(1) / (n - 1))
+            b = (g[u] - g_mean) * np.sqrt(w / (n - 1))[:, None]
+            eig = np.linalg.eigvalsh(b @ b.T if len(u) < b.shape[1] else b.T @ b)
+            out[d] = self._value(mean, tr_cov, eig)
+        return out
 
     def diff(self, a: str, b: str) -> verdicts.Interval:
         """Normal interval of ``FD(a) - FD(b)`` with the paired bootstrap's standard error (the same resampled test images).

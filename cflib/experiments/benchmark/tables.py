@@ -161,7 +161,7 @@ def seed_table(results: Mapping[int, BenchmarkResult], *, level: float = 0.95) -
 
 
 def temperature_table(result: BenchmarkResult, models: Sequence[str], temperatures: Sequence[float]) -> pd.DataFrame:
-    """Composition after one cycle and the true error of trained models re-scored at other noise temperatures.
+    """Composition after one and after ``cycles`` cycles and the true error of trained models at other noise temperatures.
 
     Parameters
     ----------
@@ -175,13 +175,15 @@ def temperature_table(result: BenchmarkResult, models: Sequence[str], temperatur
     Returns
     -------
     pandas.DataFrame
-        Index ``(model, T)``; columns the ``m=1`` composition distances and ``true error``.
+        Index ``(model, T)``; columns the composition distances after ``m = 1`` and ``m = cycles`` null-intervention
+        cycles (the run's ``config.cycles``) and ``true error``.
     """
+    keep = {f"m={m}" for m in (1, result.config.cycles)}
     rows = [
         {
             "model": MODEL_LABELS[mdl],
             "T": T,
-            **{k: v for k, v in ev["summary"].items() if "m=1" in k or k == "true error"},
+            **{k: v for k, v in ev["summary"].items() if k.rsplit(" ", 1)[-1] in keep or k == "true error"},
         }
         for mdl, T, ev in at_temperatures(result, models, temperatures)
     ]
