@@ -85,3 +85,12 @@ def test_notebook_runs_at_smoke_scale_and_records_claims(smoke_runs, name):
     )
     images = sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
     assert images > 0 or not draws, f"{name} draws figures but its executed notebook has no image output"
+    # every value the text cites with {glue:...}`key` is glued by the notebook itself (else the book shows an error)
+    cited = {
+        m.group(1)
+        for c in nb["cells"]
+        if c["cell_type"] == "markdown"
+        for m in re.finditer(r"\{glue(?::\w+)?\}`([^`:]+)", "".join(c["source"]))
+    }
+    glued = {o.get("metadata", {}).get("scrapbook", {}).get("name") for c in nb["cells"] for o in c.get("outputs", [])}
+    assert cited <= glued, f"{name} cites values it never glues: {sorted(cited - glued)}"
