@@ -11,6 +11,7 @@ notebook's JSON into the book's reproduction report.
 from __future__ import annotations
 
 import html
+import importlib.util
 import json
 import math
 import os
@@ -189,12 +190,25 @@ def _write() -> None:
     os.replace(tmp, path)
 
 
+#: The mime-type prefix of a value glued without being displayed: the format myst-nb's ``{glue}`` roles read.
+GLUE_PREFIX = "application/papermill.record/"
+
+
 def _glue(key: str, value: Any) -> None:
-    try:
-        from myst_nb import glue
-    except ImportError:  # the book extra is not installed: nothing to glue into
+    """Glue ``value`` as ``myst_nb.glue(key, value, display=False)`` does, without importing ``myst_nb.ext.glue``.
+
+    That module loads nbformat and jsonschema (about 2 s in every kernel, for the book build's 43 kernels and the
+    tests' as many) only to type its readers; the output written here is the same display data (checked against
+    myst-nb in the tests). Without the book extra (no myst-nb) nothing is glued, as before.
+    """
+    if importlib.util.find_spec("myst_nb") is None:  # the book extra is not installed: nothing to glue into
         return
-    glue(key, value, display=False)
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display
+
+    bundle, metadata = format_display_data(value)
+    metadata["scrapbook"] = {"name": key, "mime_prefix": GLUE_PREFIX}
+    display({GLUE_PREFIX + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
 
 
 def reset() -> None:

@@ -265,3 +265,23 @@ def test_a_claim_counts_under_the_paper_it_is_about(tmp_path, monkeypatch):
     text = claims.report_markdown(df)
     closeness = text.split(f"## {claims.PAPERS['closeness-test']}")[1]
     assert "**K2**" in closeness and "foundations/03-calibration.html#claim-k2" in closeness
+
+
+def test_glue_writes_what_myst_nb_glue_writes():
+    """claims.record glues without importing myst_nb.ext.glue: the display data must be the one myst-nb writes."""
+    pytest.importorskip("myst_nb")
+    import pandas as pd
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+    from myst_nb import glue
+
+    InteractiveShell.instance()  # as in a kernel (glue formats through the shell, which any record() call creates)
+
+    values = [0.8524590163934426, 3, "10.1 to 14.8", {"a": 1.5, "b": [1, 2]}, pd.DataFrame({"x": [1.0, 2.5]})]
+    for i, value in enumerate(values):
+        with capture_output() as ours:
+            claims._glue(f"k{i}", value)
+        with capture_output() as theirs:
+            glue(f"k{i}", value, display=False)
+        assert [(o.data, o.metadata) for o in ours.outputs] == [(o.data, o.metadata) for o in theirs.outputs]
+        assert ours.outputs and all(k.startswith(claims.GLUE_PREFIX) for k in ours.outputs[0].data)
