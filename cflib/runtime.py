@@ -8,6 +8,7 @@ import dataclasses
 import functools
 import hashlib
 import importlib
+import importlib.abc
 import importlib.util
 import inspect
 import os
@@ -96,8 +97,56 @@ def get_device(device: str = "auto"):
         raise ValueError(f"device={device!r} is not a device torch knows; expected one of {_DEVICE_CHOICES}") from exc
 
 
+class _SeedTorchOnImport(importlib.abc.MetaPathFinder):
+    """Seeds torch when it is first imported, for a :func:`seed_everything` that ran before anything needed torch.
+
+    Importing torch takes seconds; a notebook that works with numpy and scikit-learn alone should not pay them
+    to seed a generator it never draws from. Until torch is imported nothing can draw from its generator, so
+    seeding it right after its import leaves it in the state seeding it earlier would have.
+    """
+
+    def __init__(self) -> None:
+        self.seed: int | None = None
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != "torch" or self.seed is None:
+            return None
+        spec = next(
+            (s for f in sys.meta_path if f is not self and (s := f.find_spec(fullname, path, target)) is not None),
+            None,
+        )
+        if spec is None or spec.loader is None:
+            return spec
+        seed, real = self.seed, spec.loader
+        self.seed = None
+
+        class _Loader(importlib.abc.Loader):
+            def create_module(self, spec: Any) -> Any:
+                return real.create_module(spec)
+
+            def exec_module(self, module: Any) -> None:
+                module.__loader__ = module.__spec__.loader = real  # torch sees its own loader while it imports
+                real.exec_module(module)
+                _seed_torch(module, seed)
+
+        spec.loader = _Loader()
+        return spec
+
+
+_TORCH_SEED = _SeedTorchOnImport()
+
+
+def _seed_torch(torch: Any, seed: int) -> None:
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+
+
 def seed_everything(seed: int) -> np.random.Generator:
     """Seed Python, NumPy and torch (CPU and CUDA) and return a fresh NumPy generator.
+
+    Torch is seeded now when it is already imported, else as soon as something imports it (nothing can draw from
+    its generator before), so a notebook that never uses torch does not pay for importing it.
 
     Parameters
     ----------
@@ -114,14 +163,13 @@ def seed_everything(seed: int) -> np.random.Generator:
     seed = int(seed)
     random.seed(seed)
     np.random.seed(seed % 2**32)
-    try:
-        import torch
-
-        torch.manual_seed(seed)
-        if torch.cuda.is_available():
-            torch.cuda.manual_seed_all(seed)
-    except ImportError:  # pragma: no cover - torch is a hard dependency, but keep numpy-only use working
-        pass
+    if "torch" in sys.modules:
+        _TORCH_SEED.seed = None
+        _seed_torch(sys.modules["torch"], seed)
+    else:
+        _TORCH_SEED.seed = seed
+        if _TORCH_SEED not in sys.meta_path:
+            sys.meta_path.insert(0, _TORCH_SEED)
     return np.random.default_rng(seed)
 
 
@@ -201,14 +249,13 @@ def run_summary() -> str:
     str
         For example ``Ran at smoke scale on cpu (CPU, 1 threads).``
     """
-    try:
-        import torch
-
+    torch = sys.modules.get("torch")
+    if torch is None:  # nothing in this run needed torch: numpy and scikit-learn on the CPU
+        device = "cpu (torch not used)"
+    else:
         dev = get_device("auto")
         name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"CPU, {torch.get_num_threads()} threads"
         device = f"{dev} ({name})"
-    except ImportError:  # pragma: no cover
-        device = "cpu (torch not installed)"
     scale = current_scale()
     where = "interactively (the book-scale defaults)" if scale == "interactive" else f"at {scale} scale"
     return f"Ran {where} on {device}."

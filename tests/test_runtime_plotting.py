@@ -36,6 +36,31 @@ def test_seed_everything_reproduces_numpy_and_torch():
         runtime.as_generator(1.5)
 
 
+def test_seed_everything_seeds_torch_when_it_is_first_imported():
+    """Before torch is imported, seed_everything leaves it unimported and seeds it on import, as if seeded at once."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from cflib import runtime\n"
+        "runtime.seed_everything(5)\n"
+        "assert 'torch' not in sys.modules\n"
+        "print(runtime.run_summary())\n"
+        "import torch, torch.nn\n"
+        "assert torch.__spec__.loader is torch.__loader__ and type(torch.__loader__).__name__ != '_Loader'\n"
+        "print(torch.rand(3).tolist())\n"
+        "runtime.seed_everything(6)\n"  # torch imported now: seeded at once
+        "print(torch.rand(3).tolist())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert "torch not used" in out[0]
+    torch.manual_seed(5)
+    assert out[1] == str(torch.rand(3).tolist())
+    torch.manual_seed(6)
+    assert out[2] == str(torch.rand(3).tolist())
+
+
 def test_environment_report_names_scale_and_device(monkeypatch):
     monkeypatch.setenv("CFLIB_SCALE", "smoke")
     text = runtime.environment_report()
