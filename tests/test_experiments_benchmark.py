@@ -1046,3 +1046,91 @@ def test_book_notebooks_run_the_benchmark_config_defaults():
         shared = [k for k in params if k in defaults and k not in evaluation_only and k != "device"]
         assert len(shared) >= 9, (name, shared)
         assert {k: params[k] for k in shared} == {k: defaults[k] for k in shared}, name
+
+
+# ----------------------------------------------------------------------------------------------
+# convergence: a model that is still learning decides no comparison of its own (issue 38, item 4)
+# ----------------------------------------------------------------------------------------------
+def _converging(shares: dict[str, float], models=MORPHO, seeds=(0, 1, 2)) -> dict:
+    """Per seed, every model's criterion: converged (0.2 % in the last epochs) unless ``shares`` says otherwise."""
+    from cflib.experiments.benchmark.convergence import Convergence
+
+    return {
+        s: {
+            m: Convergence(m, m, "composition_l2" if m.startswith("gan") else "loss", 30, 3, shares.get(m, 0.002))
+            for m in models
+        }
+        for s in seeds
+    }
+
+
+def _with_convergence(r: dict, shares: dict[str, float]) -> dict:
+    conv = _converging(shares, seeds=tuple(r["seeds"]))
+    return {**r, "seeds": {s: {**x, "convergence": conv[s]} for s, x in r["seeds"].items()}}
+
+
+def test_loss_share_closed_form_and_edges():
+    from cflib.experiments.benchmark.convergence import loss_share
+
+    r, n = 0.8, 30
+    share, k = loss_share(r ** np.arange(n))  # geometric decay: (r^(n-1-k) - r^(n-1)) / (1 - r^(n-1)), k = 3
+    assert k == 3 and loss_share(np.arange(25.0)[::-1])[1] == 3  # ceil(2.5): at least the last 10 %
+    assert share == pytest.approx((r ** (n - 4) - r ** (n - 1)) / (1 - r ** (n - 1)), rel=1e-12)
+    assert loss_share([5.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]) == (0.0, 1)  # flat at the end: converged
+    share, k = loss_share(np.linspace(10, 0, 21))  # a straight line: the last k of 20 steps make k / 20
+    assert k == 3 and share == pytest.approx(3 / 20)
+    assert np.isnan(loss_share([1.0, 2.0, 3.0])[0])  # a loss that rose has not converged
+    assert np.isnan(loss_share([3.0])[0])
+    with pytest.raises(ValueError, match="fraction"):
+        loss_share([3.0, 2.0], fraction=1.0)
+
+
+def test_training_convergence_reads_the_gans_composition_term_and_the_base_of_a_fine_tuned_model():
+    from types import SimpleNamespace
+
+    from cflib.experiments.benchmark.convergence import CONVERGED_SHARE, convergence_table, training_convergence
+
+    vae = SimpleNamespace(model=SimpleNamespace(history_=[{"loss": 10 - 9 * (1 - 0.5**e)} for e in range(20)]))
+    gan = SimpleNamespace(
+        model=SimpleNamespace(history_=[{"loss": 0.0, "composition_l2": 10.0 - e, "critic": 1.0} for e in range(20)])
+    )
+    ft = SimpleNamespace(model=SimpleNamespace(history_=[]))  # read on the GAN it starts from
+    conv = training_convergence({"vae_fixed": vae, "gan": gan, "gan_ft": ft})
+    assert conv["vae_fixed"].converged and conv["vae_fixed"].share <= CONVERGED_SHARE
+    assert conv["gan"].loss == "composition_l2" and conv["gan"].share == pytest.approx(2 / 19)
+    assert conv["gan_ft"] == type(conv["gan"])("gan_ft", "gan", "composition_l2", 20, 2, conv["gan"].share)
+    assert not conv["gan"].converged and "10.5 %" in conv["gan"].text(0) and "composition term" in conv["gan"].text(0)
+    assert "(read on the GAN it starts from)" in conv["gan_ft"].text(1)
+    run = SimpleNamespace(mechanisms={"vae_fixed": vae, "gan": gan, "gan_ft": ft})
+    table = convergence_table({0: run, 1: run})
+    assert list(table["converged"]) == ["yes", "no", "no"] and table.iloc[1, 0] == f"{100 * 2 / 19:.2f}"
+
+
+def test_claims_02_models_still_learning_decide_no_comparison_of_theirs():
+    plain = verdicts(exp.claims_02(morpho_results()))
+    assert verdicts(exp.claims_02(_with_convergence(morpho_results(), {}))) == plain  # converged: as without
+    table = exp.claims_02(_with_convergence(morpho_results(), {"hvae": 0.04})).set_index("key")
+    # C1 compares the HVAE with the VAEs: undecided with the criterion's reading; C6 compares the two VAEs: as before
+    assert plain["C1"] == vd.REPRODUCED and table.loc["C1", "verdict"] == vd.UNDECIDED
+    assert "have not converged" in table.loc["C1", "rule"] and "HVAE made 4.0 %" in table.loc["C1", "rule"]
+    assert "training them longer" in table.loc["C1", "note"]
+    assert table.loc["C6", "verdict"] == plain["C6"] == vd.REPRODUCED
+    # a bar one still-learning model passes stands (E2: do(t) against do(i) of every model); one it fails is undecided
+    assert table.loc["E2", "verdict"] == vd.REPRODUCED
+    failing = morpho_results(mae={"hvae": 1.2})
+    assert verdicts(exp.claims_02(failing))["E1"] == vd.NOT_REPRODUCED
+    assert verdicts(exp.claims_02(_with_convergence(failing, {"hvae": 0.04})))["E1"] == vd.UNDECIDED
+    assert verdicts(exp.claims_02(_with_convergence(failing, {"gan": 0.04})))["E1"] == vd.NOT_REPRODUCED
+
+
+def test_claims_learning_a_bar_failed_while_still_learning_is_undecided():
+    good = dict.fromkeys(MORPHO, 0.9)
+    bad = _learning({**good, "gan_ft": 0.4}, dict.fromkeys(MORPHO, 6.0))
+    assert verdicts(exp.claims_learning(bad))["L1-digit"] == vd.NOT_REPRODUCED
+    seeds = tuple(bad["runs"])
+    learning = {**bad, "convergence": _converging({"gan_ft": 0.05}, seeds=seeds)}
+    assert verdicts(exp.claims_learning(learning))["L1-digit"] == vd.UNDECIDED
+    other = {**bad, "convergence": _converging({"hvae": 0.05}, seeds=seeds)}  # another model still learning: no excuse
+    assert verdicts(exp.claims_learning(other))["L1-digit"] == vd.NOT_REPRODUCED
+    passing = {**_learning(good, dict.fromkeys(MORPHO, 6.0)), "convergence": _converging({"gan_ft": 0.05}, seeds=seeds)}
+    assert verdicts(exp.claims_learning(passing))["L1-digit"] == vd.REPRODUCED  # a bar already cleared stands

@@ -26,8 +26,9 @@ The package holds one idea per module:
   chapter's tables and figures
 - :mod:`~cflib.experiments.benchmark.morphosynth`: notebook 01's learned intensity flow and dataset figures
 - :mod:`~cflib.experiments.benchmark.agreement`: notebook 04's metrics against the truth, with its figure
-- :mod:`~cflib.experiments.benchmark.parts`, :mod:`~cflib.experiments.benchmark.seeds` and
-  :mod:`~cflib.experiments.benchmark.intervals`: the verdict helpers of the claims
+- :mod:`~cflib.experiments.benchmark.parts`, :mod:`~cflib.experiments.benchmark.seeds`,
+  :mod:`~cflib.experiments.benchmark.convergence` and :mod:`~cflib.experiments.benchmark.intervals`: the verdict
+  helpers of the claims (a comparison of models that are still learning is undecided)
 - ``claims_morphosynth`` (:func:`claims_01`, :func:`claims_02`), ``claims_smileyfaces``
   (:func:`claims_03`), ``claims_learning`` (:func:`claims_learning`) and ``claims_metrics``
   (:func:`claims_04`): one ``claims_<nn>`` function per notebook that turns the measured results into
@@ -51,6 +52,7 @@ from .claims_metrics import claims_04
 from .claims_morphosynth import PAPER_TABLE5, claims_01, claims_02
 from .claims_smileyfaces import claims_03
 from .config import BASELINES, MODEL_LABELS, MODELS, BenchmarkConfig, DatasetSpec, dataset_spec
+from .convergence import CONVERGED_SHARE, convergence_table, training_convergence
 from .evaluation import EvalContext, evaluate_scm
 from .figures import (
     composition_grid,
@@ -95,6 +97,9 @@ __all__ = [
     "run_seeds",
     "seed_table",
     "learning_results",
+    "convergence_table",
+    "training_convergence",
+    "CONVERGED_SHARE",
     "claims_learning",
     "LEARNING_BAR",
     "PAPER_TABLE5",

@@ -142,19 +142,28 @@ class _Benchmark02:
     def lower(self, a: str, b: str, dist: str, m: int) -> Part:
         L, comp = MODEL_LABELS, self.comp
         return self.seeds.paired(
-            f"composition {dist} m={m}: {L[a]} - {L[b]}", lambda r: comp(r, a, dist, m) - comp(r, b, dist, m), "below"
+            f"composition {dist} m={m}: {L[a]} - {L[b]}",
+            lambda r: comp(r, a, dist, m) - comp(r, b, dist, m),
+            "below",
+            models=(a, b),
         )
 
     def higher(self, a: str, b: str, dist: str, m: int) -> Part:
         L, comp = MODEL_LABELS, self.comp
         return self.seeds.paired(
-            f"composition {dist} m={m}: {L[a]} - {L[b]}", lambda r: comp(r, a, dist, m) - comp(r, b, dist, m), "above"
+            f"composition {dist} m={m}: {L[a]} - {L[b]}",
+            lambda r: comp(r, a, dist, m) - comp(r, b, dist, m),
+            "above",
+            models=(a, b),
         )
 
     def grows(self, mdl: str, dist: str) -> Part:
         L, comp, cycles = MODEL_LABELS, self.comp, self.cycles
         return self.seeds.paired(
-            f"{L[mdl]} {dist}: m={cycles} - m=1", lambda r: comp(r, mdl, dist, cycles) - comp(r, mdl, dist, 1), "above"
+            f"{L[mdl]} {dist}: m={cycles} - m=1",
+            lambda r: comp(r, mdl, dist, cycles) - comp(r, mdl, dist, 1),
+            "above",
+            models=(mdl,),
         )
 
     def mean(self, mdl: str, dist: str = "l1_pixel", m: int = 1) -> float:
@@ -169,7 +178,9 @@ class _Benchmark02:
 
     def eff_part(self, label: str, a: str, b: str, attr: str, do_a: str, do_b: str | None, side: str) -> Part:
         eff = self.eff
-        return self.seeds.paired(label, lambda r: eff(r, a, attr, do_a) - eff(r, b, attr, do_b or do_a), side)
+        return self.seeds.paired(
+            label, lambda r: eff(r, a, attr, do_a) - eff(r, b, attr, do_b or do_a), side, models=(a, b)
+        )
 
     @staticmethod
     def per(r: Mapping[str, Any], mdl: str, what: str) -> np.ndarray:
@@ -181,7 +192,7 @@ class _Benchmark02:
     def per_part(self, what: str, a: str, b: str, side: str) -> Part:
         L, per = MODEL_LABELS, self.per
         label = f"{'CLD' if what == 'cld' else what.upper()} {L[a]} - {L[b]}"
-        return self.seeds.paired(label, lambda r: per(r, a, what) - per(r, b, what), side)
+        return self.seeds.paired(label, lambda r: per(r, a, what) - per(r, b, what), side, models=(a, b))
 
 
 def claims_02(results: Mapping[str, Any]) -> pd.DataFrame:

@@ -49,7 +49,10 @@ class _Benchmark03:
     def comp_part(self, a: str, b: str, dist: str, m: int, side: str) -> Part:
         L, comp = MODEL_LABELS, self.comp
         return self.seeds.paired(
-            f"{dist} composition m={m}: {L[a]} - {L[b]}", lambda r: comp(r, a, dist, m) - comp(r, b, dist, m), side
+            f"{dist} composition m={m}: {L[a]} - {L[b]}",
+            lambda r: comp(r, a, dist, m) - comp(r, b, dist, m),
+            side,
+            models=(a, b),
         )
 
     def mean(self, mdl: str, dist: str, m: int) -> float:
@@ -71,12 +74,16 @@ class _Benchmark03:
             lambda k: f1_difference(S.runs[k]["per_image"], a, b, attr),
             side,
             threshold,
+            models=(a, b),
         )
 
     def grows(self, mdl: str, dist: str) -> Part:
         L, comp, cycles = MODEL_LABELS, self.comp, self.cycles
         return self.seeds.paired(
-            f"{L[mdl]} {dist}: m={cycles} - m=1", lambda r: comp(r, mdl, dist, cycles) - comp(r, mdl, dist, 1), "above"
+            f"{L[mdl]} {dist}: m={cycles} - m=1",
+            lambda r: comp(r, mdl, dist, cycles) - comp(r, mdl, dist, 1),
+            "above",
+            models=(mdl,),
         )
 
     @staticmethod
@@ -95,12 +102,13 @@ class _Benchmark03:
             lambda j: verdicts.mean_interval(per(S.runs[j], mdl, what), unit="test images"),
             side,
             threshold,
+            models=(mdl,),
         )
 
     def per_part(self, label: str, what: str, a: str, b: str, side: str) -> Part:
         """The per-image difference of ``what`` between ``a`` and ``b``."""
         per = self.per
-        return self.seeds.paired(label, lambda r: per(r, a, what) - per(r, b, what), side)
+        return self.seeds.paired(label, lambda r: per(r, a, what) - per(r, b, what), side, models=(a, b))
 
 
 def claims_03(results: Mapping[str, Any]) -> pd.DataFrame:

@@ -42,6 +42,9 @@ class Part:
         The boundary it was decided against (the nearer edge for a band).
     n : int
         Units of the interval (0 when its method names none).
+    criterion : str
+        When the models it reads have not converged (:func:`~cflib.experiments.benchmark.convergence.guard`): the
+        convergence criterion's reading, which made it undecided; else ``""``.
 
     Raises
     ------
@@ -53,6 +56,7 @@ class Part:
     decision: verdicts.Decision
     threshold: float
     n: int
+    criterion: str = ""
 
     def __post_init__(self) -> None:
         if self.decision.interval is None:
@@ -197,7 +201,12 @@ def join_parts(parts: Sequence[Part], what: str, more: str = MORE_TEST_IMAGES) -
         iv = shown.interval
         gap = abs(iv.estimate - shown.threshold) if iv.defined else 0.0
         unit = "training seeds" if "training seed" in iv.method else "units"
-        if iv.method.endswith("1 training seed"):
+        if shown.criterion:
+            note = (
+                f"{shown.label}: the models have not converged ({shown.criterion}); training them longer decides it, "
+                "not more units (params/full.yaml sets the epochs of paper scale)."
+            )
+        elif iv.method.endswith("1 training seed"):
             note = f"{shown.label}: decided on one training seed, and a model comparison needs at least two ({more})."
         elif not iv.defined or shown.n < 2:
             note = f"{shown.label}: no interval at {shown.n} {unit}; more {unit} would decide it ({more})."

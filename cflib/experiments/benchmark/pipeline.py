@@ -22,6 +22,7 @@ from ...data.morphosynth import MorphoSynth, make_morphosynth
 from ...data.smileyfaces import SmileyFaces, make_smileyfaces
 from ...scm.deep import DeepSCM, IdentityImage, OracleImage
 from .config import MODEL_LABELS, BenchmarkConfig, DatasetSpec
+from .convergence import training_convergence
 from .evaluation import (
     evaluate_models,
     evaluate_scm,
@@ -250,9 +251,10 @@ def learning_results(results: Mapping[int, BenchmarkResult]) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``models`` (trained keys), ``parents``, ``kinds`` and ``runs``: ``seed -> {model -> {"true_error":
+        ``models`` (trained keys), ``parents``, ``kinds``, ``runs``: ``seed -> {model -> {"true_error":
         (n,) mean over interventions, "effectiveness": {attribute: (n,) per-image outcome under do(attribute)},
-        "target": {attribute: (n,) the intervened value}}}``.
+        "target": {attribute: (n,) the intervened value}}}`` and ``convergence``: ``seed ->``
+        :func:`~cflib.experiments.benchmark.convergence.training_convergence` of its trained models.
     """
     first = next(iter(results.values()))
     parents = tuple(first.figures["do_values"])
@@ -266,7 +268,13 @@ def learning_results(results: Mapping[int, BenchmarkResult]) -> dict[str, Any]:
             }
             for mdl, per in r.per_image.items()
         }
-    return {"models": tuple(first.config.models), "parents": parents, "kinds": dict(first.context.kinds), "runs": runs}
+    return {
+        "models": tuple(first.config.models),
+        "parents": parents,
+        "kinds": dict(first.context.kinds),
+        "runs": runs,
+        "convergence": {s: training_convergence(r.mechanisms) for s, r in results.items()},
+    }
 
 
 #: The keys of :func:`benchmark_results` that :func:`claims_02` and :func:`claims_03` read.
@@ -294,7 +302,8 @@ def seed_results(runs: Mapping[int, BenchmarkResult], *, temperature: float | No
     -------
     dict
         ``seed ->`` :func:`benchmark_results` of that run with the HVAEs' per-image results at the matched
-        temperature, plus ``temperature``.
+        temperature, plus ``temperature`` and ``convergence`` (the trained models'
+        :func:`~cflib.experiments.benchmark.convergence.training_convergence`).
     """
     if not isinstance(runs, Mapping) or not runs:
         raise ValueError(
@@ -312,5 +321,5 @@ def seed_results(runs: Mapping[int, BenchmarkResult], *, temperature: float | No
                 per_image[mdl] = evaluate_scm(r.context, with_temperature(r, mdl, t), f"{MODEL_LABELS[mdl]} T={t:g}")[
                     "per_image"
                 ]
-        out[s] = {**res, "per_image": per_image, "temperature": t}
+        out[s] = {**res, "per_image": per_image, "temperature": t, "convergence": training_convergence(r.mechanisms)}
     return out

@@ -9,6 +9,7 @@ import numpy as np
 
 from ... import verdicts
 from .config import MODEL_LABELS
+from .convergence import guard, unconverged
 from .intervals import N_BOOT_FRECHET, FrechetDistances
 from .parts import Part, side_part
 
@@ -24,7 +25,9 @@ class SeedUnits:
     Parameters
     ----------
     runs : mapping
-        ``seed ->`` results with ``per_image`` and ``real_features`` (:func:`seed_results`).
+        ``seed ->`` results with ``per_image`` and ``real_features`` (:func:`seed_results`), and optionally
+        ``convergence`` (:func:`~cflib.experiments.benchmark.convergence.training_convergence`): a comparison of
+        models that have not converged is then undecided (:func:`~cflib.experiments.benchmark.convergence.guard`).
     models : sequence of str
         Models every seed must hold.
     frechet : sequence of str
@@ -40,6 +43,10 @@ class SeedUnits:
         Seeds.
     frechet : list of FrechetDistances
         Per seed (with bootstrap draws only for one seed, where the image-level interval is shown).
+    trained : tuple of str
+        Models with a convergence criterion (the trained ones).
+    still_learning : dict
+        Model -> the criterion's reading, for the trained models that have not converged in some seed.
     """
 
     def __init__(self, runs: Any, models: Sequence[str], *, frechet: Sequence[str] = ()) -> None:
@@ -51,6 +58,9 @@ class SeedUnits:
             missing = [m for m in models if m not in r.get("per_image", {})]
             if missing:
                 raise ValueError(f"results['seeds'][{s!r}] lacks the per-image results of {missing}")
+        convergence = {s: r["convergence"] for s, r in runs.items() if "convergence" in r}
+        self.trained = tuple(next(iter(convergence.values()))) if convergence else ()
+        self.still_learning = unconverged(convergence) if convergence else {}
         draws = N_BOOT_FRECHET if self.n == 1 else 0
         self.frechet = (
             [FrechetDistances(r["real_features"], r["per_image"], frechet, draws=draws) for r in self.runs]
@@ -65,6 +75,7 @@ class SeedUnits:
         image_interval: Callable[[int], verdicts.Interval],
         side: str,
         threshold: float = 0.0,
+        models: Sequence[str] = (),
     ) -> Part:
         """One comparison: ``stat(k)`` is seed ``k``'s estimate, ``image_interval(k)`` its interval over test images.
 
@@ -80,6 +91,9 @@ class SeedUnits:
             Where the claim puts the quantity.
         threshold : float
             The boundary.
+        models : sequence of str
+            The models it reads: when trained ones among them have not converged, the part is undecided
+            (:func:`~cflib.experiments.benchmark.convergence.guard`).
 
         Returns
         -------
@@ -87,11 +101,18 @@ class SeedUnits:
         """
         if self.n == 1:
             p = side_part(label, image_interval(0), side, threshold)
-            return Part(label, verdicts.one_seed(p.decision), threshold, p.n)
-        return side_part(label, verdicts.seed_interval([stat(k) for k in range(self.n)]), side, threshold)
+            p = Part(label, verdicts.one_seed(p.decision), threshold, p.n)
+        else:
+            p = side_part(label, verdicts.seed_interval([stat(k) for k in range(self.n)]), side, threshold)
+        return guard(p, models, self.trained, self.still_learning)
 
     def paired(
-        self, label: str, diff: Callable[[Mapping[str, Any]], np.ndarray], side: str, threshold: float = 0.0
+        self,
+        label: str,
+        diff: Callable[[Mapping[str, Any]], np.ndarray],
+        side: str,
+        threshold: float = 0.0,
+        models: Sequence[str] = (),
     ) -> Part:
         """A comparison of per-image paired differences ``diff(run)``: each seed's estimate is their mean.
 
@@ -105,6 +126,8 @@ class SeedUnits:
             Where the claim puts the mean difference.
         threshold : float
             The boundary.
+        models : sequence of str
+            The models it reads (see :meth:`part`).
 
         Returns
         -------
@@ -116,6 +139,7 @@ class SeedUnits:
             lambda k: verdicts.mean_interval(diff(self.runs[k]), unit="test images"),
             side,
             threshold,
+            models,
         )
 
     def frechet_diff(self, a: str, b: str, side: str, label: str | None = None) -> Part:
@@ -139,6 +163,7 @@ class SeedUnits:
             lambda k: self.frechet[k].point[a] - self.frechet[k].point[b],
             lambda k: self.frechet[k].diff(a, b),
             side,
+            models=(a, b),
         )
 
     def mean(self, value: Callable[[Mapping[str, Any]], float]) -> float:
