@@ -81,8 +81,8 @@ class Convergence:
         if not np.isfinite(self.share):
             return f"{label}: {what} did not fall over its {self.epochs} epochs (seed {seed})"
         return (
-            f"{label} made {100 * self.share:.1f} % of {what}'s decrease in its last {self.last} of {self.epochs} "
-            f"epochs (seed {seed}), above {100 * CONVERGED_SHARE:g} %"
+            f"{label} made {100 * self.share:.1f} % of the decrease of {what} in its last {self.last} of "
+            f"{self.epochs} epochs (seed {seed}), above {100 * CONVERGED_SHARE:g} %"
         )
 
 
@@ -102,7 +102,7 @@ def loss_share(losses: Sequence[float], fraction: float = LAST_FRACTION) -> tupl
         ``(loss[-1 - k] - loss[-1]) / (loss[0] - loss[-1])`` with ``k`` the epochs read; ``nan`` when the loss did not
         fall over the training or there are fewer than two epochs.
     k : int
-        The epochs read: ``ceil(fraction * epochs)``, at least one.
+        The epochs read: ``ceil(fraction * epochs)``, at least one and at most ``epochs - 1``.
     """
     arr = np.asarray(losses, float)
     if arr.ndim != 1:
