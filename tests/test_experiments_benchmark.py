@@ -994,7 +994,9 @@ def test_run_seeds_cache_and_seed_table(tmp_path):
     }
     runs = exp.run_seeds(kw, seeds=(0, 1), cache=tmp_path)
     cached = sorted(p.name for p in tmp_path.glob("*.pt"))
-    assert len(cached) == 2 * 3 and all(n.startswith("benchmark-morphosynth-") for n in cached)
+    # per seed: three image models, three anti-causal predictors and the CLD's VAE
+    assert len(cached) == 2 * (3 + 3 + 1) and all(n.startswith("benchmark-morphosynth-") for n in cached)
+    assert sum("-predictor-" in n for n in cached) == 2 * 3 and sum("-cld-vae-" in n for n in cached) == 2
     again = exp.run_benchmark(
         kw, cache=tmp_path, seed=1, n_test=40, cycles=3
     )  # scoring settings are not in the key: loaded
@@ -1134,3 +1136,31 @@ def test_claims_learning_a_bar_failed_while_still_learning_is_undecided():
     assert verdicts(exp.claims_learning(other))["L1-digit"] == vd.NOT_REPRODUCED
     passing = {**_learning(good, dict.fromkeys(MORPHO, 6.0)), "convergence": _converging({"gan_ft": 0.05}, seeds=seeds)}
     assert verdicts(exp.claims_learning(passing))["L1-digit"] == vd.REPRODUCED  # a bar already cleared stands
+
+
+def test_predictors_and_the_cld_vae_come_back_from_the_cache_unchanged(tmp_path):
+    """A notebook that scores another's models loads their instruments: the same predictions, features and posterior."""
+    from cflib.experiments.benchmark.training import cld_encoder, train_predictors
+    from cflib.models.predictors import AntiCausalPredictor
+
+    cfg = exp.BenchmarkConfig(size=16, n_train=64, predictor_epochs=1, cld_vae_epochs=1, width=8, hidden=16)
+    train = make_morphosynth(64, size=16, seed=0)
+    x = np.asarray(train.x, np.float32) * np.float32(cfg.spec.scale)
+    first, _ = train_predictors(cfg, cfg.spec, x, train, cache=tmp_path)
+    again, _ = train_predictors(cfg, cfg.spec, x, train, cache=tmp_path)
+    assert len(list(tmp_path.glob("benchmark-morphosynth-predictor-*.pt"))) == 3
+    for p in cfg.spec.parents:
+        assert isinstance(again[p], AntiCausalPredictor) and again[p].kind == first[p].kind
+        np.testing.assert_array_equal(again[p].predict(x), first[p].predict(x))
+        maps_a, emb_a = first[p].feature_maps(x, return_embedding=True)
+        maps_b, emb_b = again[p].feature_maps(x, return_embedding=True)
+        np.testing.assert_array_equal(emb_a, emb_b)
+        assert all(np.array_equal(a, b) for a, b in zip(maps_a, maps_b, strict=True))
+    assert (again["t"].loc_, again["t"].scale_) == (first["t"].loc_, first["t"].scale_) != (0.0, 1.0)
+    enc = cld_encoder(cfg, x, cfg.spec, cache=tmp_path)
+    enc_again = cld_encoder(cfg, x, cfg.spec, cache=tmp_path)
+    for a, b in zip(enc(x), enc_again(x), strict=True):
+        np.testing.assert_array_equal(a, b)
+    first["d"].oracle.save(tmp_path / "oracle.pt")  # a bare CNN: no kind or scale to read back
+    with pytest.raises(ValueError, match="not written by save"):
+        AntiCausalPredictor.load(tmp_path / "oracle.pt")

@@ -7,7 +7,9 @@ Fréchet features read. Moved here from :mod:`cflib.metrics.benchmark_metrics` (
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -176,3 +178,48 @@ class AntiCausalPredictor:
     def embed(self, images: np.ndarray) -> np.ndarray:
         """Penultimate features ``(n, hidden)`` (the paper's per-predictor composition embedding)."""
         return self.feature_maps(images, return_embedding=True)[1]
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the CNN (constructor arguments, weights, history) and the target's kind and scale (atomic).
+
+        Parameters
+        ----------
+        path : path-like
+            Target file.
+
+        Returns
+        -------
+        pathlib.Path
+        """
+        from ._train import save_model
+
+        oracle = self.oracle
+        extra = {"history": oracle.history_, "predictor": {"kind": self.kind, "loc": self.loc_, "scale": self.scale_}}
+        return save_model(oracle, path, oracle._config, extra)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], device: str = "auto") -> AntiCausalPredictor:
+        """Load a predictor written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : path-like
+            File written by :meth:`save`.
+        device : str
+            ``"auto"``, ``"cpu"`` or ``"cuda"``.
+
+        Returns
+        -------
+        AntiCausalPredictor
+        """
+        from ._train import load_model
+        from .oracles import CNNOracle
+
+        oracle, extra = load_model(CNNOracle, path, device)
+        if "predictor" not in extra:
+            raise ValueError(f"{path} holds a CNNOracle without a predictor's kind and scale: not written by save()")
+        oracle.history_ = list(extra.get("history", []))
+        pred = cls.__new__(cls)
+        pred.oracle, pred.context = oracle.eval(), ()
+        pred.kind, pred.loc_, pred.scale_ = (extra["predictor"][k] for k in ("kind", "loc", "scale"))
+        return pred

@@ -103,9 +103,9 @@ def run_benchmark(
     config : BenchmarkConfig or mapping, optional
         Settings (a mapping is turned into a :class:`BenchmarkConfig`).
     cache : bool or path-like
-        Keep the trained image models in the shared model cache (:func:`cflib.runtime.fit_cached`,
-        default ``_build/cache/models``) and load them when the same model is asked for again; a path
-        names another cache folder; ``False`` always trains.
+        Keep the trained image models, the anti-causal predictors and the CLD's VAE in the shared model cache
+        (:func:`cflib.runtime.fit_cached`, default ``_build/cache/models``) and load them when the same model is
+        asked for again; a path names another cache folder; ``False`` always trains.
     **overrides
         Fields of :class:`BenchmarkConfig` to override.
 
@@ -131,7 +131,7 @@ def run_benchmark(
     timings["data"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    predictors, predictors_ft = train_predictors(cfg, spec, x_train, train)
+    predictors, predictors_ft = train_predictors(cfg, spec, x_train, train, cache=cache)
     timings["predictors"] = time.perf_counter() - t0
     quality = predictor_quality(predictors, test, obs)
     distances, embed = metric_distances(predictors)
@@ -143,7 +143,7 @@ def run_benchmark(
     scms = _deep_scms(cfg, spec, test, learned_attr, true_attr, mechs)
 
     t0 = time.perf_counter()
-    cld_encode = cld_encoder(cfg, x_train, spec)
+    cld_encode = cld_encoder(cfg, x_train, spec, cache=cache)
     timings["CLD encoder"] = time.perf_counter() - t0
     ctx = evaluation_context(
         cfg,

@@ -1,7 +1,8 @@
 """Training of the benchmark's models: anti-causal predictors, attribute mechanisms, image mechanisms, the CLD's VAE.
 
-The image mechanisms go through the shared model cache (:func:`cflib.runtime.fit_cached`); the
-predictors, the intensity flow and the CLD's VAE are small and train on every run.
+The image mechanisms, the anti-causal predictors and the CLD's VAE go through the shared model cache
+(:func:`cflib.runtime.fit_cached`), so a notebook that scores the models of another (the metrics notebook after
+the MorphoSynth benchmark) trains none of them again; the intensity flow is small and trains on every run.
 """
 
 from __future__ import annotations
@@ -30,8 +31,33 @@ if TYPE_CHECKING:
     from ...models.vae import ConditionalVAE
 
 
+def _cached(
+    cfg: BenchmarkConfig,
+    cache: bool | str | os.PathLike[str],
+    name: str,
+    cls: LoadsItself,
+    fit: Callable[[], _Model],
+    key: Mapping[str, Any],
+) -> _Model:
+    """``fit()``, or its model from the shared cache (``cache`` as in :func:`train_image_models`)."""
+    if cache is False:
+        return fit()
+    return fit_cached(
+        fit,
+        load=lambda path: cls.load(path, device=cfg.device),
+        name=f"benchmark-{cfg.dataset}-{name}",
+        key=key,
+        code=[cls],
+        cache_dir=None if cache is True else cache,
+    )
+
+
 def train_predictors(
-    cfg: BenchmarkConfig, spec: DatasetSpec, x_train: np.ndarray, train: MorphoSynth | SmileyFaces
+    cfg: BenchmarkConfig,
+    spec: DatasetSpec,
+    x_train: np.ndarray,
+    train: MorphoSynth | SmileyFaces,
+    cache: bool | str | os.PathLike[str] = True,
 ) -> tuple[dict[str, AntiCausalPredictor], dict[str, AntiCausalPredictor] | None]:
     """Anti-causal predictors (evaluation), and a second set for counterfactual fine-tuning.
 
@@ -48,6 +74,9 @@ def train_predictors(
         Training images on the models' scale.
     train : MorphoSynth or SmileyFaces
         The training units (the parents' values).
+    cache : bool or path-like
+        Keep the predictors in the shared model cache (keyed on the images, the targets and the settings) and
+        load them when asked again; a path names another cache folder; ``False`` always trains.
 
     Returns
     -------
@@ -57,39 +86,38 @@ def train_predictors(
         Parent -> binary classifier for the HVAE's counterfactual fine-tuning, or ``None``.
     """
     shape = (spec.channels, cfg.size, cfg.size)
-    predictors = {}
-    for j, p in enumerate(spec.parents):
-        kind = spec.kinds[p]
-        pred = AntiCausalPredictor(
-            shape,
-            kind,
-            n_classes=10 if kind == "multiclass" else None,
-            width=cfg.width,
-            hidden=cfg.hidden,
-            seed=cfg.seed + j,
+
+    def predictor(name: str, kind: str, x: np.ndarray, y: np.ndarray, seed: int) -> AntiCausalPredictor:
+        n_classes = 10 if kind == "multiclass" else None
+        balance = kind != "regression"
+        return _cached(
+            cfg,
+            cache,
+            name,
+            AntiCausalPredictor,
+            lambda: AntiCausalPredictor(
+                shape, kind, n_classes=n_classes, width=cfg.width, hidden=cfg.hidden, seed=seed
+            ).fit(x, y, epochs=cfg.predictor_epochs, balance=balance, device=cfg.device, seed=seed),
+            {
+                "model": name,
+                "x": x,
+                "y": np.asarray(y),
+                "settings": {"kind": kind, "width": cfg.width, "hidden": cfg.hidden, "seed": seed},
+                "epochs": cfg.predictor_epochs,
+            },
         )
-        predictors[p] = pred.fit(
-            x_train,
-            getattr(train, p),
-            epochs=cfg.predictor_epochs,
-            balance=kind != "regression",
-            device=cfg.device,
-            seed=cfg.seed + j,
-        )
+
+    predictors = {
+        p: predictor(f"predictor-{p}", spec.kinds[p], x_train, getattr(train, p), cfg.seed + j)
+        for j, p in enumerate(spec.parents)
+    }
     predictors_ft = None
     if "hvae_cf" in cfg.models:
         half = np.arange(len(x_train)) % 2 == 1
-        predictors_ft = {}
-        for j, p in enumerate(spec.parents):
-            pred = AntiCausalPredictor(shape, "binary", width=cfg.width, hidden=cfg.hidden, seed=cfg.seed + 100 + j)
-            predictors_ft[p] = pred.fit(
-                x_train[half],
-                getattr(train, p)[half],
-                epochs=cfg.predictor_epochs,
-                balance=True,
-                device=cfg.device,
-                seed=cfg.seed + 100 + j,
-            )
+        predictors_ft = {
+            p: predictor(f"predictor-ft-{p}", "binary", x_train[half], getattr(train, p)[half], cfg.seed + 100 + j)
+            for j, p in enumerate(spec.parents)
+        }
     return predictors, predictors_ft
 
 
@@ -467,7 +495,7 @@ def _encoder_finetuned_gan(run: _ImageTraining, g: ConditionalGAN) -> Conditiona
 
 
 def cld_encoder(
-    cfg: BenchmarkConfig, x: np.ndarray, spec: DatasetSpec
+    cfg: BenchmarkConfig, x: np.ndarray, spec: DatasetSpec, cache: bool | str | os.PathLike[str] = True
 ) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """Unconditional VAE for the CLD: the project's VAE with a constant (uninformative) parent.
 
@@ -479,6 +507,8 @@ def cld_encoder(
         Training images on the models' scale.
     spec : DatasetSpec
         The dataset's image format.
+    cache : bool or path-like
+        Keep the VAE in the shared model cache (as :func:`train_predictors`).
 
     Returns
     -------
@@ -490,26 +520,38 @@ def cld_encoder(
     from ...models.vae import ConditionalVAE
 
     shape = (spec.channels, cfg.size, cfg.size)
-    vae = ConditionalVAE(
-        shape,
-        1,
-        latent_dim=cfg.latent_dim,
-        likelihood="bernoulli",
-        beta=1.0,
-        width=cfg.width,
-        hidden=cfg.hidden,
-        seed=cfg.seed + 1,
-    )
-    zero = np.zeros((len(x), 1), np.float32)
-    vae.fit(
-        x,
-        zero,
-        epochs=cfg.cld_vae_epochs,
-        batch_size=cfg.batch_size,
-        lr=cfg.lr,
-        device=cfg.device,
-        seed=cfg.seed,
-        show_progress=False,
+
+    def fit() -> ConditionalVAE:
+        vae = ConditionalVAE(
+            shape,
+            1,
+            latent_dim=cfg.latent_dim,
+            likelihood="bernoulli",
+            beta=1.0,
+            width=cfg.width,
+            hidden=cfg.hidden,
+            seed=cfg.seed + 1,
+        )
+        zero = np.zeros((len(x), 1), np.float32)
+        return vae.fit(
+            x,
+            zero,
+            epochs=cfg.cld_vae_epochs,
+            batch_size=cfg.batch_size,
+            lr=cfg.lr,
+            device=cfg.device,
+            seed=cfg.seed,
+            show_progress=False,
+        )
+
+    settings = ("latent_dim", "width", "hidden", "seed", "cld_vae_epochs", "batch_size", "lr")
+    vae = _cached(
+        cfg,
+        cache,
+        "cld-vae",
+        ConditionalVAE,
+        fit,
+        {"model": "cld-vae", "x": x, "settings": {f: getattr(cfg, f) for f in settings}},
     )
 
     def encode(images: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
