@@ -922,8 +922,9 @@ def changes_markdown(df: pd.DataFrame, before: pd.DataFrame) -> str:
         "",
         "What moved since the earlier report: how the verdicts moved, then every claim whose verdict or kind",
         "changed, with the paper's words, the old and new rule and why. A criterion changes only to match the",
-        "paper's words, to decide on an interval instead of a point, or to take training seeds as the units of a",
-        "model comparison; no threshold is tuned on the book's own results.",
+        "paper's words, to decide on an interval instead of a point, to take training seeds as the units of a",
+        "model comparison, or to leave undecided what cannot decide a claim (models that have not converged, a",
+        "metric degenerate on the substitute data); no threshold is tuned on the book's own results.",
         "",
     ]
     now = set(zip(df["notebook"], df["key"], strict=True))
