@@ -38,8 +38,10 @@ def _cached(
     cls: LoadsItself,
     fit: Callable[[], _Model],
     key: Mapping[str, Any],
+    code: Sequence[Any] = (),
 ) -> _Model:
-    """``fit()``, or its model from the shared cache (``cache`` as in :func:`train_image_models`)."""
+    """``fit()``, or its model from the shared cache (``cache`` as in :func:`train_image_models`), keyed on ``key``
+    and the code of ``cls`` and ``code``."""
     if cache is False:
         return fit()
     return fit_cached(
@@ -47,7 +49,7 @@ def _cached(
         load=lambda path: cls.load(path, device=cfg.device),
         name=f"benchmark-{cfg.dataset}-{name}",
         key=key,
-        code=[cls],
+        code=[cls, *code],
         cache_dir=None if cache is True else cache,
     )
 
@@ -229,24 +231,15 @@ class _ImageTraining:
 
     def trained(self, name: str, cls: LoadsItself, fit: Callable[[], _Model], code: Sequence[Any] = ()) -> _Model:
         """``fit()``, or its model from the shared cache (keyed on the data, ``name``'s settings and the code)."""
-        cfg, cache = self.cfg, self.cache
+        cfg = self.cfg
         t0 = time.perf_counter()
-        if cache is False:
-            model = fit()
-        else:
-            model = fit_cached(
-                fit,
-                load=lambda path: cls.load(path, device=cfg.device),
-                name=f"benchmark-{cfg.dataset}-{name}",
-                key={
-                    "model": name,
-                    "x": self.x,
-                    "pa": self.pa,
-                    "settings": {f: getattr(cfg, f) for f in (*_SHARED_SETTINGS, *_TRAINING_SETTINGS[name])},
-                },
-                code=[cls, *code],
-                cache_dir=None if cache is True else cache,
-            )
+        key = {
+            "model": name,
+            "x": self.x,
+            "pa": self.pa,
+            "settings": {f: getattr(cfg, f) for f in (*_SHARED_SETTINGS, *_TRAINING_SETTINGS[name])},
+        }
+        model = _cached(cfg, self.cache, name, cls, fit, key, code)
         self.timings[f"train {name}"] = time.perf_counter() - t0
         return model
 
