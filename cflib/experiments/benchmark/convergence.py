@@ -213,12 +213,9 @@ def guard(part: Part, models: Sequence[str], trained: Sequence[str], still_learn
     """
     reads = [m for m in dict.fromkeys(models) if m in trained]
     bad = [still_learning[m] for m in reads if m in still_learning]
-    if not bad:
-        return part
-    comparison = len(reads) >= 2
-    if not comparison and part.decision.verdict not in (verdicts.NOT_REPRODUCED, verdicts.UNDECIDED):
-        return part
-    if part.decision.verdict not in (verdicts.REPRODUCED, verdicts.NOT_REPRODUCED, verdicts.UNDECIDED):
+    # a comparison of trained models moves whatever it read; a bar for one model only when it is not cleared
+    moves = (verdicts.NOT_REPRODUCED, verdicts.UNDECIDED) + ((verdicts.REPRODUCED,) if len(reads) >= 2 else ())
+    if not bad or part.decision.verdict not in moves:
         return part
     criterion = "; ".join(bad)
     return replace(part, decision=verdicts.not_converged(part.decision, criterion), criterion=criterion)
