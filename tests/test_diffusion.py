@@ -87,6 +87,48 @@ def test_seeded_and_deterministic(ldm, data):
     np.testing.assert_allclose(other.encode(data.images[:3]), ldm.encode(data.images[:3]), atol=1e-5)
 
 
+def test_counterfactuals_of_the_same_images_share_one_abduction_and_equal_fresh_ones(data):
+    model = LatentDiffusion(TINY, seed=0).fit(
+        data.images, data.A, vae_epochs=1, diffusion_epochs=1, batch_size=32, device="cpu", seed=0
+    )
+    x, A = data.images[:6], data.A[:6]
+    kw = {"t_star": 40, "steps": 4, "guidance": 2.0}
+
+    def fresh(a_new, images=x, labels=A):
+        model._last_abduction = None  # no remembered inversion: abduction computed anew
+        return model.counterfactual(images, labels, a_new, **kw)
+
+    expected = [fresh(a) for a in range(3)]
+    model._last_abduction = None
+    calls = []
+    invert = model._invert_latent
+    model._invert_latent = lambda *args: calls.append(1) or invert(*args)
+    try:
+        got = [model.counterfactual(x, A, a, **kw) for a in range(3)]
+        assert len(calls) == 1  # one inversion for the three targets
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(g, e)  # bit-identical to an abduction computed for each target
+        # other images, other factual labels or another noise level are inverted again
+        model.counterfactual(x[:5], A[:5], 1, **kw)
+        model.counterfactual(x, (A + 1) % 3, 1, **kw)
+        model.counterfactual(x, A, 1, t_star=30, steps=4)
+        assert len(calls) == 4
+        # new weights (in place, as an optimiser or load_state_dict writes them) forget the inversion
+        with torch.no_grad():
+            next(model.unet.parameters()).add_(0.01)
+        after = model.counterfactual(x, A, 2, **kw)
+        assert len(calls) == 5
+        # invert() shares the remembered inversion and hands out a copy: writing into it changes nothing
+        zt = model.invert(x, A, t_star=40, steps=4)
+        zt += 1.0
+        assert len(calls) == 5
+        np.testing.assert_array_equal(model.counterfactual(x, A, 2, **kw), after)
+    finally:
+        model._invert_latent = invert
+    np.testing.assert_array_equal(after, fresh(2))
+    assert not np.array_equal(after, expected[2])
+
+
 def test_save_load_roundtrip(ldm, data, tmp_path):
     path = ldm.save(tmp_path / "m.pt")
     back = LatentDiffusion.load(path, device="cpu")

@@ -34,6 +34,7 @@ to the device, so a seed gives the same noise on either.
 from __future__ import annotations
 
 import copy
+import hashlib
 import math
 import os
 from collections.abc import Sequence
@@ -51,6 +52,11 @@ from ._train import check_grey_images, optimizer_step, shuffled_batches, train
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 __all__ = ["LDMConfig", "LatentDiffusion", "fit_cldm_pair", "fit_latent_diffusion", "independence_weights"]
+
+
+def _digest(a: np.ndarray) -> bytes:
+    """A 16-byte digest of an array's bytes (a key of :meth:`LatentDiffusion._abducted`)."""
+    return hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=16).digest()
 
 
 class LatentTransform(Protocol):
@@ -242,6 +248,7 @@ class LatentDiffusion(nn.Module):
         self.register_buffer("alphas_cumprod", self.ddpm.alphas_cumprod.clone().float())
         self.register_buffer("latent_scale", torch.ones(()))
         self.history: dict[str, list[float]] = {"vae": [], "diffusion": []}
+        self._last_abduction: tuple[tuple, np.ndarray] | None = None  # see _abducted
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -710,7 +717,9 @@ class LatentDiffusion(nn.Module):
         self.eval()
         x = self._images(images)
         cond = self._condition(self._labels(A, x.shape[0]), aux, required=True)
-        return self._invert_latent(self._encode_tensor(x).cpu().numpy(), cond, t_star, steps, None)
+        return self._abducted(
+            self._encode_tensor(x).cpu().numpy(), cond, t_star, steps
+        ).copy()  # the remembered one stays intact
 
     def _ddim_move(self, z: torch.Tensor, eps: torch.Tensor, t_from: int, t_to: int) -> torch.Tensor:
         a_from, a_to = self._abar(t_from), self._abar(t_to)
@@ -820,7 +829,8 @@ class LatentDiffusion(nn.Module):
         new = self._labels(a_new, x.shape[0], name="a_new")
         self._check_aux_guidance(aux_guidance)
         if abduction == "ddim":
-            zt = self._invert_latent(self.encode(x), cond, t_star, steps, disentangler)
+            z0 = self.encode(x)
+            zt = self._abducted(z0 if disentangler is None else disentangler.transform(z0), cond, t_star, steps)
         elif abduction == "forward":
             self._grid(t_star, steps)
             z0 = self.encode(x)
@@ -835,13 +845,23 @@ class LatentDiffusion(nn.Module):
             zt, new.numpy(), aux=aux, t_star=t_star, steps=steps, guidance=guidance, aux_guidance=aux_guidance
         )
 
+    def _abducted(self, z: np.ndarray, cond: torch.Tensor, t_star: int, steps: int) -> np.ndarray:
+        """The DDIM inversion of the clean latents ``z`` under their factual condition, remembered for the next call.
+
+        Counterfactuals of the same images under several targets (one :meth:`counterfactual` call per target)
+        share their abduction: it depends on the latents, the factual labels, ``t_star``, ``steps`` and the
+        UNet's weights, not on ``a_new``. The key holds all five (the weights by their in-place update
+        counters, so training or loading weights forgets it), and the last inversion alone is kept.
+        """
+        weights = tuple(p._version for m in (self.unet, self.label_embedding) for p in m.parameters())
+        key = (z.shape, z.dtype.str, _digest(z), _digest(cond.cpu().numpy()), int(t_star), int(steps), weights)
+        if self._last_abduction is None or self._last_abduction[0] != key:
+            self._last_abduction = (key, self._invert_latent(z, cond, t_star, steps))
+        return self._last_abduction[1]
+
     @torch.no_grad()
-    def _invert_latent(
-        self, z0: np.ndarray, cond: torch.Tensor, t_star: int, steps: int, disentangler: LatentTransform | None
-    ) -> np.ndarray:
+    def _invert_latent(self, z0: np.ndarray, cond: torch.Tensor, t_star: int, steps: int) -> np.ndarray:
         z = torch.as_tensor(z0)
-        if disentangler is not None:
-            z = torch.as_tensor(disentangler.transform(z.numpy()))
         grid = self._grid(t_star, steps)
         out = []
         for sl in self._batches(z.shape[0], 256):
