@@ -52,9 +52,11 @@ def claims_learning(results: Mapping[str, Any]) -> pd.DataFrame:
     faces = all(kinds[p] == "binary" for p in parents)
     convergence = results.get("convergence") or {}
 
+    # per seed: the models trained there and those still learning, read once for all of the seed's bars
+    learning = {s: (tuple(conv), unconverged({s: conv})) for s, conv in convergence.items() if conv}
+
     def checked(part: Part, mdl: str, s: Any) -> Part:
-        conv = convergence.get(s)
-        return guard(part, (mdl,), tuple(conv), unconverged({s: conv})) if conv else part
+        return guard(part, (mdl,), *learning[s]) if s in learning else part
 
     parts: list[Part] = []
     ours: dict[str, float] = {}
