@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -123,8 +125,20 @@ def test_counterfactuals_of_the_same_images_share_one_abduction_and_equal_fresh_
         zt += 1.0
         assert len(calls) == 5
         np.testing.assert_array_equal(model.counterfactual(x, A, 2, **kw), after)
+        # another UNet whose weights have the same update counters is another model: inverted again
+        trained = model.unet
+        first, second = copy.deepcopy(trained), copy.deepcopy(trained)
+        for p in second.parameters():
+            p.data.add_(0.01)  # through .data: new values, the same counters as the first copy's
+        model.unet = first
+        model.counterfactual(x, A, 2, **kw)
+        model.unet = second
+        other = model.counterfactual(x, A, 2, **kw)
+        assert len(calls) == 7
     finally:
         model._invert_latent = invert
+    np.testing.assert_array_equal(other, fresh(2))
+    model.unet = trained
     np.testing.assert_array_equal(after, fresh(2))
     assert not np.array_equal(after, expected[2])
 

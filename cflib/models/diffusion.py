@@ -850,10 +850,10 @@ class LatentDiffusion(nn.Module):
 
         Counterfactuals of the same images under several targets (one :meth:`counterfactual` call per target)
         share their abduction: it depends on the latents, the factual labels, ``t_star``, ``steps`` and the
-        UNet's weights, not on ``a_new``. The key holds all five (the weights by their in-place update
-        counters, so training or loading weights forgets it), and the last inversion alone is kept.
+        UNet's weights, not on ``a_new``. The key holds all five (the weights by their tensors and in-place update
+        counters, so training, loading weights or another UNet forgets it), and the last inversion alone is kept.
         """
-        weights = tuple(p._version for m in (self.unet, self.label_embedding) for p in m.parameters())
+        weights = tuple((id(p), p._version) for m in (self.unet, self.label_embedding) for p in m.parameters())
         key = (z.shape, z.dtype.str, _digest(z), _digest(cond.cpu().numpy()), int(t_star), int(steps), weights)
         if self._last_abduction is None or self._last_abduction[0] != key:
             self._last_abduction = (key, self._invert_latent(z, cond, t_star, steps))
