@@ -46,6 +46,7 @@ import yaml
 
 from .kernels import KernelStartError, env_number
 from .paths import build_dir, notebooks_dir, repo_root
+from .runtime import cpu_kernels
 
 __all__ = [
     "SCALES",
@@ -528,7 +529,9 @@ def cache_key(notebook: str, scale: str, parameters: Mapping[str, Any]) -> str:
     -------
     str
         Hex digest over the source cells (outputs ignored), declared dependencies, parameters,
-        scale, the kernel's thread count (:func:`kernel_threads`) and the runner's injection version. The ``cflib`` modules a run imported are recorded in its stamp and checked separately
+        scale, the kernel's thread count (:func:`kernel_threads`), the instruction set of torch's CPU kernels
+        (:func:`cflib.runtime.cpu_kernels`) and the runner's injection version. The ``cflib`` modules a run imported
+        are recorded in its stamp and checked separately
         (:func:`is_cached`), so editing one chapter's module does not re-run the other chapters.
     """
     return hashlib.sha256(
@@ -539,6 +542,7 @@ def cache_key(notebook: str, scale: str, parameters: Mapping[str, Any]) -> str:
                 "scale": scale,
                 "runner": _RUNNER_VERSION,
                 "threads": kernel_threads(),
+                "cpu": cpu_kernels(),
             },
             sort_keys=True,
             default=str,
@@ -654,8 +658,11 @@ def _modules_cell(path: Path) -> nbformat.NotebookNode:
         "        return None\n"
         f"_pkgs = {{p: _version(p) for p in {list(RECEIPT_PACKAGES)!r}}}\n"
         "_device = f'CPU ({_os.cpu_count()} cores, {_platform.machine()})'\n"
-        "if 'torch' in _sys.modules and _sys.modules['torch'].cuda.is_available():\n"
-        "    _device = 'CUDA: ' + _sys.modules['torch'].cuda.get_device_name(0)\n"
+        "_torch = _sys.modules.get('torch')\n"
+        "if _torch is not None and _torch.cuda.is_available():\n"
+        "    _device = 'CUDA: ' + _torch.cuda.get_device_name(0)\n"
+        "elif _torch is not None:  # the instruction set of torch's CPU kernels changes trained models' numbers\n"
+        "    _device = f'CPU ({_os.cpu_count()} cores, {_platform.machine()}, {_torch.backends.cpu.get_cpu_capability()} kernels)'\n"
         f"with open({str(path)!r}, 'w') as _f:\n"
         "    _json.dump({'modules': _mods, 'python': _platform.python_version(), 'packages': _pkgs,\n"
         "               'device': _device}, _f)\n"

@@ -33,6 +33,7 @@ __all__ = [
     "fingerprint",
     "code_fingerprint",
     "fit_cached",
+    "cpu_kernels",
 ]
 
 try:
@@ -204,6 +205,35 @@ def current_scale() -> str:
     return os.environ.get("CFLIB_SCALE", "interactive")
 
 
+@functools.cache
+def cpu_kernels() -> str:
+    """The machine's architecture and the vector instruction set torch's CPU kernels use, e.g. ``x86_64 AVX512``.
+
+    Trained models depend on it as on the thread count: torch picks its convolution, matrix and reduction kernels
+    by the widest instruction set the CPU has (``ATEN_CPU_CAPABILITY`` and ``ONEDNN_MAX_CPU_ISA`` lower it), and
+    kernels of another width sum in another order. The rounding differences grow over thousands of training steps
+    into other weights, so the same seed trains other models on an AVX2 and an AVX-512 machine, and a verdict near
+    its bar can read differently. The caches of executed notebooks and trained models are keyed on this string, so
+    a cache carried to another machine is not mixed with results computed there.
+
+    Returns
+    -------
+    str
+        ``platform.machine()`` and ``torch.backends.cpu.get_cpu_capability()``; the architecture alone when torch
+        is not installed.
+    """
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency of the image chapters
+        return platform.machine()
+    return f"{platform.machine()} {torch.backends.cpu.get_cpu_capability()}"
+
+
+def _cpu_name(torch: Any) -> str:
+    """``CPU, <threads> threads, <instruction set> kernels``: what a CPU result depends on."""
+    return f"CPU, {torch.get_num_threads()} threads, {torch.backends.cpu.get_cpu_capability()} kernels"
+
+
 def environment_report(
     packages: tuple[str, ...] = ("cflib", "numpy", "scipy", "pandas", "scikit-learn", "torch"),
 ) -> str:
@@ -230,7 +260,7 @@ def environment_report(
         import torch
 
         dev = get_device("auto")
-        name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"CPU, {torch.get_num_threads()} threads"
+        name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else _cpu_name(torch)
         lines.append(f"device       {dev} ({name})")
     except ImportError:  # pragma: no cover
         lines.append("device       cpu (torch not installed)")
@@ -247,14 +277,14 @@ def run_summary() -> str:
     Returns
     -------
     str
-        For example ``Ran at smoke scale on cpu (CPU, 1 threads).``
+        For example ``Ran at smoke scale on cpu (CPU, 1 threads, AVX2 kernels).``
     """
     torch = sys.modules.get("torch")
     if torch is None:  # nothing in this run needed torch: numpy and scikit-learn on the CPU
         device = "cpu (torch not used)"
     else:
         dev = get_device("auto")
-        name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"CPU, {torch.get_num_threads()} threads"
+        name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else _cpu_name(torch)
         device = f"{dev} ({name})"
     scale = current_scale()
     where = "interactively (the book-scale defaults)" if scale == "interactive" else f"at {scale} scale"
@@ -565,7 +595,7 @@ def fit_cached(
         raise ValueError(f"name must be a non-empty file-name prefix without slashes, got {name!r}")
     from .paths import cache_dir as default_cache
 
-    digest = fingerprint({"key": key, "code": code_fingerprint(*code)})
+    digest = fingerprint({"key": key, "code": code_fingerprint(*code), "cpu": cpu_kernels()})
     folder = Path(cache_dir) if cache_dir is not None else default_cache() / "models"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}-{digest[:16]}.pt"

@@ -38,6 +38,14 @@ def test_two_clean_runs_record_the_same_values(notebook, tmp_path, monkeypatch):
     assert runs[0] == runs[1]
 
 
+def test_cpu_kernels_key_the_notebook_cache(monkeypatch):
+    """A warm build must not reuse a notebook executed where torch's kernels use another instruction set."""
+    nb = NOTEBOOKS[0]
+    one = runner.cache_key(nb, "smoke", {})
+    monkeypatch.setattr(runner, "cpu_kernels", lambda: "x86_64 OTHER")
+    assert runner.cache_key(nb, "smoke", {}) != one
+
+
 def test_thread_count_is_set_in_the_kernel_and_keys_the_cache(monkeypatch):
     """A warm build must not reuse a notebook executed with another BLAS thread count (some float sums
     depend on it), and every kernel gets the count explicitly."""

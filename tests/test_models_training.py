@@ -439,6 +439,34 @@ class _Box:
             return cls(json.load(f))
 
 
+def test_fit_cached_does_not_load_a_model_trained_with_other_cpu_kernels(tmp_path, monkeypatch):
+    """A model cache carried to a machine whose torch kernels use another instruction set (AVX2 against AVX-512:
+    other summation orders, other weights from the same seed) trains the model there instead of loading it."""
+    fits = []
+
+    def fit(value):
+        fits.append(value)
+        return _Box(value)
+
+    here = runtime.fit_cached(lambda: fit(1.0), load=_Box.load, key={"x": 1}, code=[_Box], cache_dir=tmp_path)
+    monkeypatch.setattr(runtime, "cpu_kernels", lambda: "x86_64 OTHER")
+    there = runtime.fit_cached(lambda: fit(2.0), load=_Box.load, key={"x": 1}, code=[_Box], cache_dir=tmp_path)
+    assert fits == [1.0, 2.0] and there.value == 2.0 and there.cache_path != here.cache_path
+
+
+def test_cpu_kernels_names_the_instruction_set_torch_computes_with():
+    """The string follows torch's kernel choice, including a capability lowered by ATEN_CPU_CAPABILITY."""
+    import platform
+    import subprocess
+
+    assert runtime.cpu_kernels() == f"{platform.machine()} {torch.backends.cpu.get_cpu_capability()}"
+    code = "from cflib import runtime; import torch; print(runtime.cpu_kernels()); print(runtime.run_summary())"
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "default"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == [f"{platform.machine()} DEFAULT", out.splitlines()[1]]
+    assert "DEFAULT kernels" in out.splitlines()[1]
+
+
 def test_fit_cached_trains_once_per_key_across_threads_and_writes_atomically(tmp_path):
     fits = []
 
