@@ -3,6 +3,10 @@ column is the claims' verdict, and the staged page carries the verdict table und
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 from cflib import claims
 from cflib.experiments import calibration as cal
 
@@ -79,3 +83,32 @@ def test_stage_writes_the_papers_index_page_and_the_toc_lists_it(tmp_path, monke
     toc = yaml.safe_load((site / "_toc.yml").read_text())
     back = next(p for p in toc["parts"] if p["caption"] == "Back matter")
     assert {"file": "book/" + book.PAPERS_INDEX.removesuffix(".md")} in back["chapters"]
+
+
+# A claim key (C10, Fig1-3c, L2-truth, DONE-1, K3) and a verdict word within a clause of each other, not glued.
+_KEY = r"\b[A-Z][A-Za-z]*\d+[A-Za-z0-9]*(?:-\w+)*"
+_VERDICT = r"(?:not reproduced|reproduced|undecided|not checkable|differs with the substitute data)"
+_TYPED = re.compile(rf"{_KEY}[^.\n`{{}}|]{{0,30}}?\b{_VERDICT}|\b{_VERDICT}\b[^.\n`{{}}|]{{0,12}}?{_KEY}")
+
+
+def _prose():
+    """(where, text) of every markdown cell of the notebooks and every page under book/."""
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted((root / "notebooks").rglob("*.ipynb")):
+        for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+            if cell["cell_type"] == "markdown":
+                yield f"{path.relative_to(root)} cell {i}", "".join(cell["source"])
+    for path in sorted((root / "book").rglob("*.md")):
+        yield str(path.relative_to(root)), path.read_text()
+
+
+def test_the_text_glues_the_verdicts_it_names():
+    """A sentence that names a claim and its verdict takes the verdict from the claim ({glue:text}`claim-KEY`, or
+    `path::claim-KEY:s` on a part page), so it stays true where the verdict reads otherwise: on another machine
+    (trained models depend on the CPU's kernels) or at another scale."""
+    for typed in ("(C10 is not reproduced)", "(Fig1-3c, not reproduced: every", "C15c is *not checkable here*"):
+        assert _TYPED.search(typed), typed
+    for glued in ("(C10: {glue:text}`claim-C10`)", "C12 reads {glue:text}`/notebooks/a.ipynb::claim-C12:s`"):
+        assert not _TYPED.search(glued), glued
+    typed = [f"{where}: {m.group(0)!r}" for where, text in _prose() for m in _TYPED.finditer(text)]
+    assert not typed, "verdicts typed in the text (glue them from the claim):\n" + "\n".join(typed)
